@@ -1,0 +1,71 @@
+"""Reference models that never look at the video: chance and constant answers."""
+
+from __future__ import annotations
+
+import re
+
+from lmms_eval.api.model import lmms
+
+from vdg_tasks.seeding import rng_for
+
+LETTERS = "ABCDEF"
+_OPTION_LINE = re.compile(r"^\s*([A-F])[.)]\s", re.MULTILINE)
+
+
+def count_options(prompt: str) -> int:
+    """Number of lettered options ("A. ...", "B) ...") in a prompt; 4 when none can be seen."""
+    letters = set(_OPTION_LINE.findall(prompt))
+    return len(letters) if letters else 4
+
+
+class _TextOnlyModel(lmms):
+    """Answers every request from the prompt (and the question id) alone."""
+
+    is_simple = True
+
+    def answer(self, prompt: str, question_id: str) -> str:
+        raise NotImplementedError
+
+    def generate_until(self, requests) -> list[str]:
+        answers = []
+        for context, _gen_kwargs, _doc_to_visual, doc_id, task, split in [r.args for r in requests]:
+            doc = self.task_dict[task][split][doc_id]
+            answers.append(self.answer(context, str(doc.get("question_id", doc_id))))
+        return answers
+
+    def generate_until_multi_round(self, requests) -> list[str]:
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests):
+        raise NotImplementedError(f"{type(self).__name__} only answers generate_until requests")
+
+
+class VdgChance(_TextOnlyModel):
+    """A uniform guess among the prompt's options, seeded from (``seed``, question id).
+
+    The stream is private to (seed, question): it can never replay the stream that generated the
+    data (the seed-002 article's 100%-accurate "random" baseline), and it is the same under every
+    condition, so a chance model's VDG is exactly 0 question by question.
+    """
+
+    def __init__(self, seed: int | str = 0, **kwargs) -> None:
+        super().__init__()
+        self.seed = int(seed)
+
+    def answer(self, prompt: str, question_id: str) -> str:
+        n = count_options(prompt)
+        return LETTERS[int(rng_for("vdg_chance", self.seed, question_id).integers(n))]
+
+
+class VdgConstant(_TextOnlyModel):
+    """Always answers ``letter``: the letter-bias baseline."""
+
+    def __init__(self, letter: str = "A", **kwargs) -> None:
+        super().__init__()
+        letter = str(letter).strip().upper()
+        if letter not in LETTERS:
+            raise ValueError(f"vdg_constant: letter must be one of {', '.join(LETTERS)}, got {letter!r}")
+        self.letter = letter
+
+    def answer(self, prompt: str, question_id: str) -> str:
+        return self.letter

@@ -1,0 +1,1 @@
+"""Analyses: tidy frame in, tidy frame out, each with declared columns (``COLUMNS``)."""

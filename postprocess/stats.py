@@ -1,0 +1,694 @@
+"""Statistics for per-question correctness: intervals, bootstraps and paired tests.
+
+Pure functions on arrays and counts; each returns a frozen dataclass whose fields are documented
+and never change with the arguments (``.as_dict()`` gives a flat dict for a table row).
+Randomness enters only as an integer ``seed`` (derive it with
+``vdg_tasks.seeding.stable_seed``); every bootstrap uses ``np.random.default_rng(seed)``.
+
+Conventions
+-----------
+- Bootstrap CIs are percentile intervals: ``np.quantile`` (default ``linear`` method) of the
+  resampled means at ``(1 - level) / 2`` and ``1 - (1 - level) / 2``.
+- Resampling n items with replacement is the same, in distribution, as drawing multinomial counts
+  over the distinct values (or distinct cluster (sum, size) pairs) with probabilities equal to
+  their frequencies. When there are few distinct values (a VDG in {-1, 0, +1}) the counts are drawn
+  directly (``resampler="multinomial"``); otherwise item indices are drawn
+  (``resampler="index"``). Both are vectorized over resamples; ``"auto"`` picks by the data only,
+  so a result is a function of (data, seed, n_resamples, level).
+- McNemar: b01 counts pairs with (a, b) = (0, 1), b10 pairs with (1, 0). The corrected statistic
+  is ``(|b01 - b10| - 1)^2 / (b01 + b10)`` exactly as statsmodels
+  ``mcnemar(table, exact=False, correction=True)`` computes it: not clamped at zero, so
+  ``b01 == b10`` gives ``1 / (b01 + b10)`` rather than 0 (p slightly below 1).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats as _st
+
+from vdg_tasks.seeding import stable_seed
+
+__all__ = [
+    "BootstrapCI",
+    "Chi2Result",
+    "FisherResult",
+    "GroupedBootstrapCI",
+    "Interval",
+    "McNemarResult",
+    "Resampler",
+    "TostResult",
+    "bootstrap_grouped",
+    "bootstrap_mean",
+    "chi2_uniform",
+    "cohen_h",
+    "fisher",
+    "holm",
+    "mcnemar",
+    "paired_bootstrap_diff",
+    "tost_paired",
+    "wilson",
+]
+
+Resampler = Literal["auto", "multinomial", "index"]
+
+# "auto" draws multinomial counts when distinct outcomes * _MULTINOMIAL_RATIO <= items: one
+# binomial draw per outcome costs about 20 times one index draw (measured, numpy 2.x).
+_MULTINOMIAL_RATIO = 20
+# Largest resamples-by-outcomes block held in memory at once; draws are made in consecutive
+# chunks of one stream, which gives exactly the numbers one large draw would.
+_CHUNK_ELEMENTS = 1 << 22
+
+
+class _Record:
+    """Mixin: ``as_dict()`` for a frozen dataclass."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (nested tuples kept as tuples)."""
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Interval(_Record):
+    """A proportion k / n with its Wilson score interval."""
+
+    estimate: float
+    """The observed proportion k / n."""
+    low: float
+    """Lower end of the Wilson interval, in [0, 1]."""
+    high: float
+    """Upper end of the Wilson interval, in [0, 1]."""
+    level: float
+    """Two-sided confidence level, e.g. 0.95."""
+    k: int
+    """Number of successes."""
+    n: int
+    """Number of trials."""
+
+
+@dataclass(frozen=True)
+class BootstrapCI(_Record):
+    """A mean with its percentile bootstrap interval."""
+
+    estimate: float
+    """Mean of the values over all items (for a difference: mean(a) - mean(b))."""
+    low: float
+    """Percentile at (1 - level) / 2 of the resampled means."""
+    high: float
+    """Percentile at 1 - (1 - level) / 2 of the resampled means."""
+    level: float
+    """Two-sided confidence level, e.g. 0.95."""
+    n: int
+    """Number of items (questions)."""
+    n_clusters: int
+    """Number of resampled units: clusters if given, else equal to n."""
+    n_resamples: int
+    """Number of bootstrap resamples."""
+    seed: int
+    """Seed passed to np.random.default_rng."""
+    resampler: str
+    """How resamples were drawn: "multinomial" (counts over distinct outcomes) or "index"."""
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedBootstrapCI(_Record):
+    """Percentile bootstrap intervals of the mean for many groups (one array entry per group)."""
+
+    groups: np.ndarray
+    """Group ids, sorted as np.unique sorts them."""
+    estimate: np.ndarray
+    """Mean of the values in each group."""
+    low: np.ndarray
+    """Lower percentile end per group."""
+    high: np.ndarray
+    """Upper percentile end per group."""
+    n: np.ndarray
+    """Number of items per group."""
+    n_clusters: np.ndarray
+    """Number of resampled units per group (clusters if given, else n)."""
+    seeds: np.ndarray
+    """Seed used per group: stable_seed(seed, group) (uint64-safe Python ints, dtype object)."""
+    resampler: np.ndarray
+    """Resampler used per group ("multinomial" or "index")."""
+    level: float
+    """Two-sided confidence level, shared by all groups."""
+    n_resamples: int
+    """Number of bootstrap resamples, shared by all groups."""
+    seed: int
+    """Base seed the per-group seeds derive from."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Columns as lists (one entry per group), scalars repeated: ready for pd.DataFrame."""
+        m = len(self.groups)
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = v.tolist() if isinstance(v, np.ndarray) else [v] * m
+        return out
+
+    def ci(self, group: Any) -> BootstrapCI:
+        """The interval of one group as a BootstrapCI."""
+        hits = np.flatnonzero(self.groups == group)
+        if hits.size != 1:
+            raise ValueError(f"Group {group!r} is not among the {len(self.groups)} groups of this result.")
+        i = int(hits[0])
+        return BootstrapCI(
+            estimate=float(self.estimate[i]),
+            low=float(self.low[i]),
+            high=float(self.high[i]),
+            level=self.level,
+            n=int(self.n[i]),
+            n_clusters=int(self.n_clusters[i]),
+            n_resamples=self.n_resamples,
+            seed=int(self.seeds[i]),
+            resampler=str(self.resampler[i]),
+        )
+
+
+@dataclass(frozen=True)
+class McNemarResult(_Record):
+    """McNemar test on the discordant pairs of two paired binary outcomes."""
+
+    b01: int
+    """Pairs with (a, b) = (0, 1): first wrong, second right."""
+    b10: int
+    """Pairs with (a, b) = (1, 0): first right, second wrong."""
+    chi2_cc: float
+    """(|b01 - b10| - 1)^2 / (b01 + b10), as statsmodels computes it (not clamped at 0)."""
+    p_cc: float
+    """Chi-square (1 df) survival function of chi2_cc."""
+    p_exact: float
+    """Two-sided exact binomial test of b01 successes in b01 + b10 trials at p = 0.5."""
+
+
+@dataclass(frozen=True)
+class FisherResult(_Record):
+    """Fisher's exact test on the 2x2 table ((a, b), (c, d))."""
+
+    table: tuple[tuple[int, int], tuple[int, int]]
+    """The table as ((a, b), (c, d))."""
+    odds_ratio: float
+    """Sample odds ratio a*d / (b*c); inf when b*c = 0."""
+    p_greater: float
+    """One-sided p-value, alternative: odds ratio > 1."""
+    p_less: float
+    """One-sided p-value, alternative: odds ratio < 1."""
+    p_two_sided: float
+    """Two-sided p-value (scipy's convention: tables at most as likely as the observed one)."""
+
+
+@dataclass(frozen=True)
+class TostResult(_Record):
+    """Two one-sided paired t-tests (TOST) for equivalence of two paired means within +-margin."""
+
+    diff: float
+    """Mean paired difference mean(a - b)."""
+    se: float
+    """Standard error of diff: sample SD (ddof=1) of a - b over sqrt(n)."""
+    low: float
+    """Lower end of the (1 - 2 alpha) t interval for diff."""
+    high: float
+    """Upper end of the (1 - 2 alpha) t interval for diff."""
+    level: float
+    """Confidence level of [low, high]: 1 - 2 alpha."""
+    p_lower: float
+    """p-value of H0: diff <= -margin against diff > -margin (t, n - 1 df)."""
+    p_upper: float
+    """p-value of H0: diff >= +margin against diff < +margin (t, n - 1 df)."""
+    p_tost: float
+    """max(p_lower, p_upper): p-value of the equivalence test."""
+    alpha: float
+    """Significance level of each one-sided test."""
+    equivalent: bool
+    """p_tost < alpha (equivalently, [low, high] lies inside (-margin, margin))."""
+    margin: float
+    """Equivalence margin on the difference scale."""
+    n: int
+    """Number of pairs."""
+
+
+@dataclass(frozen=True)
+class Chi2Result(_Record):
+    """Pearson chi-square goodness-of-fit test against equal expected counts."""
+
+    chi2: float
+    """Sum over categories of (observed - expected)^2 / expected."""
+    df: int
+    """Degrees of freedom: number of categories - 1."""
+    p: float
+    """Chi-square survival function of chi2 at df."""
+
+
+# ----------------------------------------------------------------------------------- validation
+
+
+def _count(x: Any, name: str) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise ValueError(f"{name} must be a non-negative integer count, got {x!r}.")
+    x = int(x)
+    if x < 0:
+        raise ValueError(f"{name} must be a non-negative integer count, got {x}.")
+    return x
+
+
+def _level(level: Any, name: str = "level") -> float:
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"{name} must be a number strictly between 0 and 1, got {level!r}.")
+    return float(level)
+
+
+def _values(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: need at least one value.")
+    if arr.dtype == bool:
+        arr = arr.astype(np.float64)
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name} must hold real numbers or booleans, got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(
+            f"{name}[{bad}] is {arr[bad]}: values must be finite (drop or recode failed items first)."
+        )
+    return arr
+
+
+def _ids(x: Any, n: int, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}.")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but values has {n}: give one id per value.")
+    return arr
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
+        raise ValueError(
+            f"seed must be a non-negative int (derive one with vdg_tasks.seeding.stable_seed), got {seed!r}."
+        )
+    return int(seed)
+
+
+def _n_resamples(n_resamples: Any) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive int, got {n_resamples!r}.")
+    return int(n_resamples)
+
+
+def _resampler(resampler: Any) -> str:
+    if resampler not in ("auto", "multinomial", "index"):
+        raise ValueError(f"resampler must be 'auto', 'multinomial' or 'index', got {resampler!r}.")
+    return str(resampler)
+
+
+def _probability(p: Any, name: str) -> float:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"{name} must be a proportion in [0, 1], got {p!r}.")
+    return float(p)
+
+
+def _count_array(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}.")
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise ValueError(f"{name} must hold integer counts, got dtype {arr.dtype}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must hold integer counts, got {arr.tolist()}.")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must hold non-negative counts, got {arr.tolist()}.")
+    return arr.astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------ intervals
+
+
+def wilson(k: int, n: int, level: float = 0.95) -> Interval:
+    """Wilson score interval for k successes in n trials.
+
+    Equals statsmodels ``proportion_confint(k, n, alpha=1 - level, method="wilson")`` (clipped to
+    [0, 1] as statsmodels clips).
+    """
+    k = _count(k, "k")
+    n = _count(n, "n")
+    level = _level(level)
+    if n == 0:
+        raise ValueError("n is 0: a proportion needs at least one trial.")
+    if k > n:
+        raise ValueError(f"k = {k} exceeds n = {n}: successes cannot outnumber trials.")
+    z = float(_st.norm.isf((1.0 - level) / 2.0))
+    p = k / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2.0 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
+    # At k = 0 (k = n) the end is 0 (1) exactly; the formula leaves ~1e-17 of rounding there.
+    return Interval(
+        estimate=p,
+        low=0.0 if k == 0 else min(max(center - half, 0.0), 1.0),
+        high=1.0 if k == n else min(max(center + half, 0.0), 1.0),
+        level=level,
+        k=k,
+        n=n,
+    )
+
+
+# ------------------------------------------------------------------------------------ bootstrap
+
+
+def _chunks(n_resamples: int, width: int) -> list[int]:
+    size = max(1, _CHUNK_ELEMENTS // max(width, 1))
+    return [min(size, n_resamples - start) for start in range(0, n_resamples, size)]
+
+
+def _distinct_pairs(sums: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (sum, size) rows sorted by sum then size, and how many units share each.
+
+    Exchangeable units share a pair. With singleton units this is exactly np.unique(sums), so a
+    cluster bootstrap over singleton clusters draws the very numbers of the plain one.
+    """
+    order = np.lexsort((sizes, sums))
+    s, z = sums[order], sizes[order]
+    starts = np.flatnonzero(np.concatenate([[True], (s[1:] != s[:-1]) | (z[1:] != z[:-1])]))
+    freq = np.diff(np.append(starts, s.shape[0]))
+    return np.column_stack([s[starts], z[starts]]), freq
+
+
+def _resampled_means(
+    values: np.ndarray,
+    clusters: np.ndarray | None,
+    rng: np.random.Generator,
+    n_resamples: int,
+    resampler: str,
+) -> tuple[np.ndarray, int, str]:
+    """Resampled means (length n_resamples), the number of resampled units, and the resampler used."""
+    n = values.shape[0]
+    if clusters is None:
+        sums = values
+        sizes = np.ones(n, dtype=np.float64)
+    else:
+        _, inverse = np.unique(clusters, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        sums = np.bincount(inverse, weights=values)
+        sizes = np.bincount(inverse).astype(np.float64)
+    units = sums.shape[0]
+    pairs, freq = _distinct_pairs(sums, sizes)
+    if resampler == "auto":
+        resampler = "multinomial" if pairs.shape[0] * _MULTINOMIAL_RATIO <= units else "index"
+    out = np.empty(n_resamples, dtype=np.float64)
+    start = 0
+    if resampler == "multinomial":
+        pvals = freq / units
+        for size in _chunks(n_resamples, pairs.shape[0]):
+            counts = rng.multinomial(units, pvals, size=size)
+            out[start : start + size] = (counts @ pairs[:, 0]) / (counts @ pairs[:, 1])
+            start += size
+    else:
+        for size in _chunks(n_resamples, units):
+            idx = rng.integers(0, units, size=(size, units))
+            out[start : start + size] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+            start += size
+    return out, units, resampler
+
+
+def _percentiles(means: np.ndarray, level: float) -> tuple[float, float]:
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def bootstrap_mean(
+    values: Any,
+    n_resamples: int = 2000,
+    *,
+    seed: int,
+    level: float = 0.95,
+    clusters: Any = None,
+    resampler: Resampler = "auto",
+) -> BootstrapCI:
+    """Percentile bootstrap CI of the mean of per-item values.
+
+    For a paired comparison pass the per-question differences (e.g. VDG = correct(orig) -
+    correct(black)). With ``clusters`` (one id per value, e.g. the video id of each question)
+    whole clusters are resampled with replacement and each resampled mean is
+    sum of resampled values / number of resampled items.
+    """
+    vals = _values(values, "values")
+    n_resamples = _n_resamples(n_resamples)
+    seed = _seed(seed)
+    level = _level(level)
+    resampler = _resampler(resampler)
+    cl = None if clusters is None else _ids(clusters, vals.shape[0], "clusters")
+    rng = np.random.default_rng(seed)
+    means, units, used = _resampled_means(vals, cl, rng, n_resamples, resampler)
+    low, high = _percentiles(means, level)
+    return BootstrapCI(
+        estimate=float(vals.mean()),
+        low=low,
+        high=high,
+        level=level,
+        n=int(vals.shape[0]),
+        n_clusters=units,
+        n_resamples=n_resamples,
+        seed=seed,
+        resampler=used,
+    )
+
+
+def _group_seed_part(group: Any) -> Any:
+    return group.item() if isinstance(group, np.generic) else group
+
+
+def bootstrap_grouped(
+    values: Any,
+    groups: Any,
+    n_resamples: int = 2000,
+    *,
+    seed: int,
+    level: float = 0.95,
+    clusters: Any = None,
+    resampler: Resampler = "auto",
+) -> GroupedBootstrapCI:
+    """``bootstrap_mean`` for every group at once (e.g. group = model|benchmark|condition).
+
+    Group g is bootstrapped with its own stream, seed ``stable_seed(seed, g)`` (g as a Python
+    scalar), so its interval does not depend on which other groups are present and equals
+    ``bootstrap_mean(values[groups == g], n_resamples, seed=stable_seed(seed, g), ...)``.
+    Cost: one sort plus, per group, one vectorized draw (about 0.5 ms for 3000 VDG values and 2000
+    resamples).
+    """
+    vals = _values(values, "values")
+    gid = _ids(groups, vals.shape[0], "groups")
+    cl = None if clusters is None else _ids(clusters, vals.shape[0], "clusters")
+    n_resamples = _n_resamples(n_resamples)
+    seed = _seed(seed)
+    level = _level(level)
+    resampler = _resampler(resampler)
+
+    uniq, inverse = np.unique(gid, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=len(uniq)))])
+    m = len(uniq)
+    est, low, high = np.empty(m), np.empty(m), np.empty(m)
+    n_items = np.empty(m, dtype=np.int64)
+    n_units = np.empty(m, dtype=np.int64)
+    seeds = np.empty(m, dtype=object)
+    used = np.empty(m, dtype=object)
+    for i in range(m):
+        rows = order[bounds[i] : bounds[i + 1]]
+        gvals = vals[rows]
+        gseed = stable_seed(seed, _group_seed_part(uniq[i]))
+        rng = np.random.default_rng(gseed)
+        means, units, how = _resampled_means(
+            gvals, None if cl is None else cl[rows], rng, n_resamples, resampler
+        )
+        est[i] = gvals.mean()
+        low[i], high[i] = _percentiles(means, level)
+        n_items[i] = gvals.shape[0]
+        n_units[i] = units
+        seeds[i] = gseed
+        used[i] = how
+    return GroupedBootstrapCI(
+        groups=uniq,
+        estimate=est,
+        low=low,
+        high=high,
+        n=n_items,
+        n_clusters=n_units,
+        seeds=seeds,
+        resampler=used,
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+
+
+def paired_bootstrap_diff(
+    a: Any,
+    b: Any,
+    n_resamples: int = 2000,
+    *,
+    seed: int,
+    level: float = 0.95,
+    clusters: Any = None,
+    resampler: Resampler = "auto",
+) -> BootstrapCI:
+    """Percentile bootstrap CI of mean(a) - mean(b) over paired items (pairs resampled together).
+
+    For binary a, b the pair has four joint outcomes; resampling pairs is a multinomial over them,
+    and merging (0, 0) and (1, 1) (both difference 0) leaves a multinomial over a - b in
+    {-1, 0, +1}. So this is exactly ``bootstrap_mean(a - b, ...)`` with the same seed, and works
+    for any real-valued paired scores, not only binary ones.
+    """
+    av = _values(a, "a")
+    bv = _values(b, "b")
+    if av.shape != bv.shape:
+        raise ValueError(f"a and b must be paired (same length), got {av.shape[0]} and {bv.shape[0]}.")
+    return bootstrap_mean(
+        av - bv, n_resamples, seed=seed, level=level, clusters=clusters, resampler=resampler
+    )
+
+
+# ---------------------------------------------------------------------------------------- tests
+
+
+def mcnemar(b01: int, b10: int) -> McNemarResult:
+    """McNemar test from the discordant counts b01 = #(0, 1) and b10 = #(1, 0).
+
+    chi2_cc matches statsmodels ``mcnemar([[., b01], [b10, .]], exact=False, correction=True)``
+    and p_exact matches ``exact=True`` (= scipy ``binomtest(b01, b01 + b10, 0.5)``).
+    """
+    b01 = _count(b01, "b01")
+    b10 = _count(b10, "b10")
+    total = b01 + b10
+    if total == 0:
+        raise ValueError(
+            "b01 = b10 = 0: there are no discordant pairs, so McNemar's test is undefined "
+            "(the two arms agree on every item)."
+        )
+    chi2 = (abs(b01 - b10) - 1) ** 2 / total
+    return McNemarResult(
+        b01=b01,
+        b10=b10,
+        chi2_cc=float(chi2),
+        p_cc=float(_st.chi2.sf(chi2, 1)),
+        p_exact=float(_st.binomtest(b01, total, 0.5).pvalue),
+    )
+
+
+def fisher(a: int, b: int, c: int, d: int) -> FisherResult:
+    """Fisher's exact test on ((a, b), (c, d)) via scipy.stats.fisher_exact (sample odds ratio)."""
+    a, b, c, d = (_count(v, name) for v, name in ((a, "a"), (b, "b"), (c, "c"), (d, "d")))
+    table = ((a, b), (c, d))
+    margins = {"row (a, b)": a + b, "row (c, d)": c + d, "column (a, c)": a + c, "column (b, d)": b + d}
+    empty = [name for name, total in margins.items() if total == 0]
+    if empty:
+        raise ValueError(
+            f"Table {table} has an empty {' and '.join(empty)}: the odds ratio and the test are undefined."
+        )
+    res_two = _st.fisher_exact(table, alternative="two-sided")
+    return FisherResult(
+        table=table,
+        odds_ratio=float(res_two.statistic),
+        p_greater=float(_st.fisher_exact(table, alternative="greater").pvalue),
+        p_less=float(_st.fisher_exact(table, alternative="less").pvalue),
+        p_two_sided=float(res_two.pvalue),
+    )
+
+
+def tost_paired(a: Any, b: Any, margin: float = 0.05, alpha: float = 0.05) -> TostResult:
+    """Equivalence (TOST) of two paired means, e.g. two models' correctness on the same questions.
+
+    Uses d = a - b: two one-sided t-tests (n - 1 df) of mean(d) against -margin and +margin;
+    p_tost = max of the two. Matches statsmodels ``ttost_paired(a, b, -margin, margin)``.
+    """
+    av = _values(a, "a")
+    bv = _values(b, "b")
+    if av.shape != bv.shape:
+        raise ValueError(f"a and b must be paired (same length), got {av.shape[0]} and {bv.shape[0]}.")
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not float(margin) > 0:
+        raise ValueError(f"margin must be a positive number, got {margin!r}.")
+    alpha = _level(alpha, "alpha")
+    if alpha >= 0.5:
+        raise ValueError(f"alpha must be below 0.5 (the interval has level 1 - 2 alpha), got {alpha}.")
+    n = av.shape[0]
+    if n < 2:
+        raise ValueError(f"Need at least 2 pairs for a standard error, got {n}.")
+    d = av - bv
+    sd = float(d.std(ddof=1))
+    if sd == 0.0:
+        raise ValueError(
+            f"All {n} paired differences equal {d[0]}: zero variance, so the t statistics are undefined."
+        )
+    margin = float(margin)
+    diff = float(d.mean())
+    se = sd / math.sqrt(n)
+    df = n - 1
+    p_lower = float(_st.t.sf((diff + margin) / se, df))
+    p_upper = float(_st.t.cdf((diff - margin) / se, df))
+    crit = float(_st.t.isf(alpha, df))
+    p_tost = max(p_lower, p_upper)
+    return TostResult(
+        diff=diff,
+        se=se,
+        low=diff - crit * se,
+        high=diff + crit * se,
+        level=1.0 - 2.0 * alpha,
+        p_lower=p_lower,
+        p_upper=p_upper,
+        p_tost=p_tost,
+        alpha=alpha,
+        equivalent=bool(p_tost < alpha),
+        margin=margin,
+        n=n,
+    )
+
+
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm step-down adjusted p-values, in the input order.
+
+    Equals statsmodels ``multipletests(pvalues, method="holm")[1]``.
+    """
+    p = _values(pvalues, "pvalues")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"pvalues must lie in [0, 1], got {p[(p < 0) | (p > 1)].tolist()}.")
+    m = p.shape[0]
+    order = np.argsort(p, kind="mergesort")
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m, dtype=np.float64)
+    out[order] = np.minimum(stepped, 1.0)
+    return out
+
+
+def cohen_h(p1: float, p2: float) -> float:
+    """Cohen's h effect size between two proportions: 2 asin(sqrt p1) - 2 asin(sqrt p2)."""
+    p1 = _probability(p1, "p1")
+    p2 = _probability(p2, "p2")
+    return 2.0 * math.asin(math.sqrt(p1)) - 2.0 * math.asin(math.sqrt(p2))
+
+
+def chi2_uniform(counts: Any) -> Chi2Result:
+    """Pearson chi-square test of counts against a uniform expectation (df = categories - 1).
+
+    Equals ``scipy.stats.chisquare(counts)``.
+    """
+    obs = _count_array(counts, "counts")
+    if obs.shape[0] < 2:
+        raise ValueError(f"counts needs at least 2 categories, got {obs.shape[0]}.")
+    total = int(obs.sum())
+    if total == 0:
+        raise ValueError("counts are all zero: the expected counts would be 0 and the test undefined.")
+    expected = total / obs.shape[0]
+    chi2 = float(((obs - expected) ** 2).sum() / expected)
+    df = obs.shape[0] - 1
+    return Chi2Result(chi2=chi2, df=df, p=float(_st.chi2.sf(chi2, df)))

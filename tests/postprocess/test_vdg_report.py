@@ -1,0 +1,79 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from postprocess.analyses.ladder import ladder_table
+from postprocess.analyses.vdg import COLUMNS, vdg_table
+from postprocess.io import load_runs
+from postprocess.report import build_tables, write_report
+from tests.fakelogs import sample, write_run
+
+
+def _random_run(tmp_path, n=120, seed=3, with_error=True):
+    rng = np.random.default_rng(seed)
+    truth = {}
+    per_task = {c: [] for c in ("orig", "black", "single", "shuffled", "ordered")}
+    for i in range(n):
+        qid, tt = f"v{i:03d}-1", f"T{i % 3}"
+        for cond in per_task:
+            right = bool(
+                rng.random() < {"orig": 0.8, "ordered": 0.75, "shuffled": 0.7, "single": 0.5, "black": 0.3}[cond]
+            )
+            err = with_error and cond == "orig" and i == 7
+            pred = "A" if right else "B"
+            per_task[cond].append(
+                sample(qid, cond, None if err else pred, task_type=tt, error="VideoDecodeError: x" if err else None)
+            )
+            truth[(qid, cond)] = (right, tt, err)
+    run = write_run(tmp_path / "run", "m", {f"vdgsynth_vdg_{c}": s for c, s in per_task.items()})
+    return run, truth
+
+
+def test_vdg_matches_an_independent_count(tmp_path):
+    run, truth = _random_run(tmp_path)
+    table = vdg_table(load_runs([run]), n_resamples=500)
+    assert list(table.columns) == list(COLUMNS)
+    overall = table[table.task_type == "Overall"].iloc[0]
+    kept = [q for (q, c), (_, _, err) in truth.items() if c == "orig" and not err]
+    orig = np.array([truth[(q, "orig")][0] for q in kept])
+    black = np.array([truth[(q, "black")][0] for q in kept])
+    assert overall.n == len(kept) == 119 and overall.n_error == 1
+    np.testing.assert_allclose(overall.acc_orig, orig.mean(), atol=1e-12)
+    np.testing.assert_allclose(overall.vdg, orig.mean() - black.mean(), atol=1e-12)
+    assert overall.d == int((orig & ~black).sum()) and overall.c == int((~orig & black).sum())
+    assert overall.ci_low < overall.vdg < overall.ci_high
+    per_type = table[table.task_type != "Overall"]
+    assert per_type.n.sum() == overall.n and set(per_type.task_type) == {"T0", "T1", "T2"}
+
+
+def test_missing_incorrect_scores_errors_wrong(tmp_path):
+    run, truth = _random_run(tmp_path)
+    overall = vdg_table(load_runs([run]), n_resamples=200, missing="incorrect").query("task_type == 'Overall'").iloc[0]
+    assert overall.n == 120 and overall.n_error == 0 and overall.missing_policy == "incorrect"
+
+
+def test_ladder_deltas_sum_to_the_vdg_on_the_same_questions(tmp_path):
+    run, _ = _random_run(tmp_path)
+    frame = load_runs([run])
+    ladder = ladder_table(frame).set_index("task_type")
+    vdg = vdg_table(frame, n_resamples=100).set_index("task_type")
+    for tt in ladder.index:
+        total = ladder.loc[tt, ["spatial", "diversity", "temporal", "sampling"]].sum()
+        assert total == pytest.approx(ladder.loc[tt, "acc_orig"] - ladder.loc[tt, "acc_black"])
+        assert ladder.loc[tt, "acc_orig"] - ladder.loc[tt, "acc_black"] == pytest.approx(vdg.loc[tt, "vdg"])
+
+
+def test_bootstrap_is_seeded_from_stable_ids(tmp_path):
+    run, _ = _random_run(tmp_path)
+    frame = load_runs([run])
+    a, b = vdg_table(frame, n_resamples=300), vdg_table(frame, n_resamples=300)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_report_files_and_markdown(tmp_path):
+    run, _ = _random_run(tmp_path)
+    md = write_report(build_tables(load_runs([run]), n_resamples=200), tmp_path / "out")
+    for name in ("vdg.csv", "ladder.csv", "coverage.csv", "report.md"):
+        assert (tmp_path / "out" / name).is_file()
+    assert "Visual Dependency Gap by task type" in md and "| Overall" in md
+    assert "errors" in md  # the error row is flagged

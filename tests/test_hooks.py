@@ -1,0 +1,86 @@
+"""The lmms-eval adapter: logged records, errors instead of crashes."""
+
+from __future__ import annotations
+
+import pytest
+
+import vdg_tasks.hooks as hooks
+from tests.test_cache import write_source
+from vdg_tasks.benchmarks import BENCHMARKS
+from vdg_tasks.conditions import CONDITIONS
+
+
+@pytest.fixture()
+def doc(tmp_path, monkeypatch):
+    monkeypatch.setenv("VDG_CACHE", str(tmp_path / "cache"))
+    hooks._resolve.cache_clear()
+    src = write_source(tmp_path / "v1.mp4")
+    return {
+        "question_id": "v1-2",
+        "videoID": "v1",
+        "video": str(src),
+        "task_type": "multi_frame",
+        "duration": "short",
+        "options": ["A. red", "B. green", "C. blue", "D. white"],
+        "answer": "C",
+    }
+
+
+def test_hooks_exist_for_every_benchmark_and_condition():
+    for bench in BENCHMARKS:
+        for cond in CONDITIONS:
+            assert callable(getattr(hooks, f"{bench}__{cond}__doc_to_visual"))
+            assert callable(getattr(hooks, f"{bench}__{cond}__process_results"))
+
+
+def test_record_has_everything_the_join_needs(doc):
+    out = hooks.vdgsynth__shuffled__process_results(doc, ["The answer is C."])
+    rec = out["vdg"]
+    assert rec["benchmark"] == "vdgsynth" and rec["condition"] == "shuffled"
+    assert rec["condition_params"] == {"k": 32, "order": "shuffled"}
+    assert (rec["question_id"], rec["video_id"], rec["task_type"], rec["duration"]) == ("v1-2", "v1", "multi_frame",
+                                                                                        "short")
+    assert (rec["pred"], rec["status"], rec["correct"], rec["error"]) == ("C", "ok", True, None)
+    assert rec["visual_key"]
+
+
+def test_unparsed_answer_is_scored_wrong_and_counted(doc):
+    rec = hooks.vdgsynth__orig__process_results(doc, ["I cannot tell."])["vdg"]
+    assert (rec["pred"], rec["status"], rec["correct"]) == (None, "unparsed", False)
+
+
+def test_missing_video_is_an_error_row_and_the_model_gets_a_placeholder(doc, tmp_path):
+    doc["video"] = str(tmp_path / "gone.mp4")
+    visual = hooks.vdgsynth__black__doc_to_visual(doc)
+    assert len(visual) == 1 and visual[0].endswith("placeholder-64x64-1s.mp4")
+    rec = hooks.vdgsynth__black__process_results(doc, ["C"])["vdg"]
+    assert rec["status"] == "error" and rec["correct"] is None and rec["pred"] is None
+    assert "gone.mp4" in rec["error"]
+
+
+def test_corrupt_video_is_an_error_row(doc, tmp_path):
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"\x00" * 4096)
+    doc["video"] = str(bad)
+    rec = hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]
+    assert rec["status"] == "error" and "bad.mp4" in rec["error"]
+
+
+def test_doc_to_visual_returns_the_materialized_file(doc):
+    (path,) = hooks.vdgsynth__single__doc_to_visual(doc)
+    assert path != doc["video"] and path.endswith(".mp4")
+    (orig,) = hooks.vdgsynth__orig__doc_to_visual(doc)
+    assert orig == doc["video"]
+
+
+def test_videomme_missing_video_does_not_exit(doc, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    rec = hooks.videomme__orig__process_results({**doc, "videoID": "nonexistent"}, ["C"])["vdg"]
+    assert rec["status"] == "error" and "does not exist" in rec["error"]
+    assert "videomme_perception_score" not in hooks.videomme__orig__process_results({**doc, "videoID": "x"}, ["C"])
+
+
+def test_aggregate_accuracy_skips_errors():
+    recs = [{"status": "ok", "correct": True}, {"status": "unparsed", "correct": False},
+            {"status": "error", "correct": None}]
+    assert hooks.aggregate_accuracy(recs) == 0.5

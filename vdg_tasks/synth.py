@@ -1,0 +1,355 @@
+"""``vdgsynth``: a tiny synthetic video benchmark whose ladder is known by construction.
+
+Each video is a border ring in one constant colour around a centre rectangle whose colour changes
+through ``S`` equal-length scenes (``S`` in {3, 4}). Every video gets one question per task type;
+each type needs exactly one more rung of the vdg ladder than the one before it
+(see ``EXPECTED_LADDER``). The questions use the Video-MME record layout, so lmms-eval's
+``videomme_doc_to_text`` builds the prompt.
+
+Every random choice is drawn from ``rng_for("vdgsynth", seed, video_id, <purpose>)``: videos are
+independent of each other and of how many are generated, and no global stream is touched.
+
+Usage::
+
+    python -m vdg_tasks.synth OUT_DIR [--n-videos 12] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+
+import av
+import numpy as np
+
+from vdg_tasks.conditions import DEFAULT_KEY_FRAMES, LADDER
+from vdg_tasks.seeding import rng_for
+
+__all__ = [
+    "BENCHMARK",
+    "EXPECTED_LADDER",
+    "PALETTE",
+    "TASK_TYPES",
+    "VideoSpec",
+    "WORDS",
+    "border_px",
+    "centre_box",
+    "generate",
+    "make_questions",
+    "middle_scenes",
+    "nearest_colour",
+    "render_frames",
+    "rgb_to_yuv420p",
+    "video_spec",
+]
+
+BENCHMARK = "vdgsynth"
+
+#: Named colours, pairwise far apart in RGB (>= 80) and none dark: the probe's "world knowledge".
+PALETTE: Mapping[str, tuple[int, int, int]] = MappingProxyType(
+    {
+        "red": (220, 30, 30),
+        "green": (30, 170, 40),
+        "blue": (30, 60, 220),
+        "yellow": (240, 225, 30),
+        "cyan": (30, 215, 225),
+        "magenta": (215, 40, 200),
+        "orange": (245, 140, 20),
+        "purple": (120, 40, 160),
+        "white": (245, 245, 245),
+        "gray": (128, 128, 128),
+    }
+)
+
+#: Words the text-only question quotes from.
+WORDS: tuple[str, ...] = (
+    "falcon",
+    "harbor",
+    "lantern",
+    "meadow",
+    "pebble",
+    "quartz",
+    "saddle",
+    "thistle",
+    "velvet",
+    "walnut",
+    "willow",
+    "ember",
+)
+
+#: Task types in ladder order: each needs one more rung than the one before.
+TASK_TYPES: tuple[str, ...] = ("text_only", "single_frame", "multi_frame", "temporal_order")
+
+#: Task type -> the lowest ladder rung at which an ideal viewer can answer it (below it: chance).
+#: ``text_only`` is answerable from the question alone (``black``); ``single_frame`` from any one
+#: frame (``single``); ``multi_frame`` needs a scene the middle frame does not show, i.e. several
+#: distinct frames in any order (``shuffled``); ``temporal_order`` needs their order (``ordered``).
+EXPECTED_LADDER: Mapping[str, str] = MappingProxyType(
+    {
+        "text_only": "black",
+        "single_frame": "single",
+        "multi_frame": "shuffled",
+        "temporal_order": "ordered",
+    }
+)
+if tuple(EXPECTED_LADDER[t] for t in TASK_TYPES) != LADDER[:4]:  # pragma: no cover - import-time check
+    raise RuntimeError(f"EXPECTED_LADDER no longer follows conditions.LADDER {LADDER}; update synth.py.")
+
+LETTERS = ("A", "B", "C", "D")
+_BACKGROUND = (70, 70, 70)
+_STATIC_NOISE = 6  # +- amplitude of a per-video fixed texture
+_FRAME_NOISE = 3  # +- amplitude of per-frame noise
+
+
+def border_px(width: int, height: int) -> int:
+    """Thickness of the border ring: one sixth of the short side (20 px at 160x120)."""
+    return max(2, round(min(width, height) / 6))
+
+
+def centre_box(width: int, height: int) -> tuple[int, int, int, int]:
+    """The centre rectangle as (x0, y0, x1, y1), half the frame in each dimension, centred."""
+    return (width // 4, height // 4, width - width // 4, height - height // 4)
+
+
+def nearest_colour(rgb: Sequence[float]) -> str:
+    """Name of the palette colour nearest (Euclidean RGB) to ``rgb``."""
+    names = list(PALETTE)
+    table = np.array([PALETTE[n] for n in names], dtype=np.float64)
+    d = ((table - np.asarray(rgb, dtype=np.float64)) ** 2).sum(axis=1)
+    return names[int(np.argmin(d))]
+
+
+@dataclass(frozen=True)
+class VideoSpec:
+    """Ground truth of one synthetic video (not written to the jsonl; recomputed from the seed).
+
+    Attributes:
+        video_id: ``s000``, ``s001``, ...
+        border: palette name of the constant border ring.
+        scenes: palette names of the centre rectangle, one per scene, in time order; distinct, none
+            equal to ``border``.
+        n_frames: number of frames (``fps * seconds``).
+    """
+
+    video_id: str
+    border: str
+    scenes: tuple[str, ...]
+    n_frames: int
+
+    def scene_of(self, frame: int) -> int:
+        """Index of the scene that frame ``frame`` belongs to (scenes have equal length +-1)."""
+        if not 0 <= frame < self.n_frames:
+            raise ValueError(f"frame {frame} outside 0..{self.n_frames - 1} of video {self.video_id}")
+        return frame * len(self.scenes) // self.n_frames
+
+
+def middle_scenes(spec: VideoSpec, k: int = DEFAULT_KEY_FRAMES) -> frozenset[int]:
+    """Scenes any "middle key frame" can fall in: frames within 2 key-frame spacings of the centre.
+
+    ``single`` holds the middle of ``k`` key frames; whether that is key frame ``k//2`` or
+    ``(k-1)//2``, and at a segment centre or edge, it lies in this window.
+    """
+    n = spec.n_frames
+    half = 2 * n / k
+    lo = max(0, int(np.floor(n / 2 - half)))
+    hi = min(n - 1, int(np.ceil(n / 2 + half)))
+    return frozenset(spec.scene_of(f) for f in range(lo, hi + 1))
+
+
+def _video_id(i: int) -> str:
+    return f"s{i:03d}"
+
+
+def video_spec(video_id: str, seed: int = 0, n_frames: int = 128) -> VideoSpec:
+    """The seeded colours of ``video_id``."""
+    rng = rng_for(BENCHMARK, seed, video_id, "colours")
+    n_scenes = int(rng.choice([3, 4]))
+    names = list(PALETTE)
+    picked = rng.permutation(len(names))[: 1 + n_scenes]
+    border = names[picked[0]]
+    scenes = tuple(names[j] for j in picked[1:])
+    return VideoSpec(video_id, border, scenes, n_frames)
+
+
+def render_frames(spec: VideoSpec, seed: int, width: int, height: int) -> Iterator[np.ndarray]:
+    """Yield the RGB frames (``uint8``, height x width x 3) of ``spec`` in order."""
+    rng = rng_for(BENCHMARK, seed, spec.video_id, "texture")
+    static = rng.integers(-_STATIC_NOISE, _STATIC_NOISE + 1, size=(height, width, 1), dtype=np.int16)
+    b = border_px(width, height)
+    x0, y0, x1, y1 = centre_box(width, height)
+    base = np.empty((height, width, 3), dtype=np.int16)
+    base[:] = _BACKGROUND
+    border_rgb = np.array(PALETTE[spec.border], dtype=np.int16)
+    base[:b], base[-b:], base[:, :b], base[:, -b:] = border_rgb, border_rgb, border_rgb, border_rgb
+    for f in range(spec.n_frames):
+        frame = base.copy()
+        frame[y0:y1, x0:x1] = PALETTE[spec.scenes[spec.scene_of(f)]]
+        noise = rng.integers(-_FRAME_NOISE, _FRAME_NOISE + 1, size=(height, width, 1), dtype=np.int16)
+        yield np.clip(frame + static + noise, 0, 255).astype(np.uint8)
+
+
+def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
+    """BT.601 limited-range planar YUV 4:2:0 (PyAV's ``yuv420p`` ndarray layout, (h*3/2) x w).
+
+    Converted here in numpy, so the encoder's input does not depend on the libswscale build.
+    """
+    h, w, _ = rgb.shape
+    r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
+    y = 16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255
+    cb = 128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255
+    cr = 128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255
+
+    def sub(c: np.ndarray) -> np.ndarray:
+        return c.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+
+    out = np.concatenate([y.ravel(), sub(cb).ravel(), sub(cr).ravel()]).reshape(h * 3 // 2, w)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def _encode(path: Path, frames: Iterable[np.ndarray], width: int, height: int, fps: int, crf: int = 18) -> None:
+    """H.264 in an mp4, byte-reproducible for equal frames on one PyAV build.
+
+    x264's output depends on its thread count (auto = the machine's cores), so one thread; and
+    with macroblock-tree rate control on, identical input gave different bytes from run to run
+    (PyAV 15.1, x264 core 165), so ``mbtree=0``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    with av.open(str(tmp), mode="w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=Fraction(fps))
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"crf": str(crf), "preset": "veryfast", "x264-params": "mbtree=0"}
+        stream.codec_context.thread_count = 1
+        for i, rgb in enumerate(frames):
+            frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(rgb), format="yuv420p")
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    tmp.replace(path)
+
+
+def _mc(rng: np.random.Generator, correct: str, distractors: Sequence[str], letter: str) -> tuple[list[str], str]:
+    """Options with ``correct`` at ``letter`` and the (shuffled) distractors elsewhere."""
+    if len(distractors) != 3 or correct in distractors:
+        raise ValueError(f"need 3 distractors different from {correct!r}, got {list(distractors)}")
+    others = [distractors[j] for j in rng.permutation(3)]
+    pos = LETTERS.index(letter)
+    texts = others[:pos] + [correct] + others[pos:]
+    return [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=True)], letter
+
+
+def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
+    """The four question records of one video, in ``TASK_TYPES`` order of question_id suffix 1..4.
+
+    Each video uses every answer letter exactly once (a seeded permutation over its four
+    questions), so letters are exactly balanced overall and random within each task type.
+    """
+    vid = spec.video_id
+    palette = list(PALETTE)
+    letters = [LETTERS[j] for j in rng_for(BENCHMARK, seed, vid, "letters").permutation(4)]
+    absent = [c for c in palette if c != spec.border and c not in spec.scenes]
+
+    def pick(purpose: str, pool: Sequence[str], n: int) -> list[str]:
+        r = rng_for(BENCHMARK, seed, vid, purpose)
+        return [pool[j] for j in r.permutation(len(pool))[:n]]
+
+    # text_only: the word is in the question.
+    words = pick("words", WORDS, 4)
+    text_q = f"The narrator of this clip says the word '{words[0]}'. Which word does the narrator say?"
+    # single_frame: the border colour.
+    border_d = pick("border", [c for c in palette if c != spec.border], 3)
+    # multi_frame: a scene the middle frame cannot show; distractors never appear.
+    excluded = middle_scenes(spec)
+    eligible = [c for i, c in enumerate(spec.scenes) if i not in excluded]
+    multi_correct = pick("multi_correct", eligible, 1)[0]
+    multi_d = pick("multi_distractors", absent, 3)
+    # temporal_order: every scene colour is an option, filled up with absent colours.
+    fillers = pick("temporal_fillers", absent, 4 - len(spec.scenes))
+    temporal_d = list(spec.scenes[1:]) + fillers
+
+    specs = [
+        ("text_only", text_q, words[0], words[1:]),
+        ("single_frame", "What colour is the border of the video?", spec.border, border_d),
+        (
+            "multi_frame",
+            "Which of these colours does the centre square show at some point?",
+            multi_correct,
+            multi_d,
+        ),
+        ("temporal_order", "Which colour does the centre square show first?", spec.scenes[0], temporal_d),
+    ]
+    records = []
+    for i, ((task_type, question, correct, distractors), letter) in enumerate(
+        zip(specs, letters, strict=True), start=1
+    ):
+        options, answer = _mc(rng_for(BENCHMARK, seed, vid, "order", task_type), correct, distractors, letter)
+        records.append(
+            {
+                "question_id": f"{vid}-{i}",
+                "videoID": vid,
+                "video_id": vid,
+                "video": video_path,
+                "duration": "short",
+                "task_type": task_type,
+                "question": question,
+                "options": options,
+                "answer": answer,
+            }
+        )
+    return records
+
+
+def generate(
+    out_dir: Path,
+    n_videos: int = 12,
+    seed: int = 0,
+    width: int = 160,
+    height: int = 120,
+    fps: int = 8,
+    seconds: int = 16,
+) -> Path:
+    """Write ``out_dir/videos/<video_id>.mp4`` and ``out_dir/questions.jsonl``; return the jsonl path.
+
+    Videos are H.264 (libx264, CRF 18, preset veryfast, yuv420p), byte-reproducible. Record
+    fields follow lmms-eval's Video-MME docs: question_id, videoID, video_id, video (absolute mp4
+    path), duration, task_type, question, options (``["A. red", ...]``), answer (``"A"``..``"D"``).
+    """
+    n_frames = fps * seconds
+    if n_frames < 2 * DEFAULT_KEY_FRAMES:
+        raise ValueError(
+            f"fps*seconds = {n_frames} frames; vdgsynth needs >= {2 * DEFAULT_KEY_FRAMES} "
+            f"(twice the {DEFAULT_KEY_FRAMES} key frames the hold conditions use). Raise fps or seconds."
+        )
+    if n_videos < 1:
+        raise ValueError(f"n_videos must be >= 1, got {n_videos}")
+    if width % 2 or height % 2 or min(width, height) < 24:
+        raise ValueError(f"width and height must be even and >= 24 for yuv420p, got {width}x{height}")
+    out_dir = Path(out_dir).resolve()
+    records: list[dict] = []
+    for i in range(n_videos):
+        vid = _video_id(i)
+        spec = video_spec(vid, seed, n_frames)
+        path = out_dir / "videos" / f"{vid}.mp4"
+        _encode(path, render_frames(spec, seed, width, height), width, height, fps)
+        records.extend(make_questions(spec, seed, str(path)))
+    jsonl = out_dir / "questions.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return jsonl
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--n-videos", type=int, default=12)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(generate(args.out_dir, n_videos=args.n_videos, seed=args.seed))
+
+
+if __name__ == "__main__":
+    main()
