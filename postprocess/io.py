@@ -16,14 +16,17 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
 
 from __future__ import annotations
 
+import csv
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
+
+from vdg_tasks.parse import LETTERS, parse_answer
 
 RECORD_KEY = "vdg"
 
@@ -163,15 +166,17 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
 
 
-def _dedupe(frame: pd.DataFrame) -> pd.DataFrame:
-    """A valid record supersedes an error record of the same key; two valid records must agree."""
+def _dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:
+    """A valid record supersedes an error record of the same key; two different valid answers are
+    an error naming both sources, unless ``on_duplicate="last"`` (the last one read wins)."""
     dup = frame.duplicated(list(KEY), keep=False)
     if not dup.any():
         return frame
     keep = []
     for _, group in frame[dup].groupby(list(KEY), sort=False):
         valid = group[group["status"] != "error"]
-        if valid["pred"].astype(str).nunique() > 1 or valid["status"].nunique() > 1:
+        disagree = valid["pred"].astype(str).nunique() > 1 or valid["status"].nunique() > 1
+        if disagree and on_duplicate == "error":
             a, b = valid.iloc[0], valid.iloc[1]
             raise LogError(
                 f"question {a['question_id']} ({a['model']}, {a['benchmark']}, {a['condition']}) has two different "
@@ -201,24 +206,139 @@ def _check_question_sets(frame: pd.DataFrame) -> None:
                 missing = sorted(union - ids)
                 raise LogError(
                     f"{model} / {benchmark}: condition {cond!r} lacks {len(missing)} of {len(union)} questions "
-                    f"the other conditions have (e.g. {', '.join(missing[:3])}); was it run with --limit or on another split?"
+                    f"the other conditions have (e.g. {', '.join(missing[:3])}); "
+                    "was it run with --limit or on another split?"
                 )
 
 
-def load_runs(runs: Iterable[RunDir | str | Path]) -> pd.DataFrame:
-    """Read every samples log under the given folders into one checked, de-duplicated frame."""
+def load_frame(
+    runs: Iterable[RunDir | str | Path] = (),
+    predictions: Iterable[tuple[str, str | Path]] = (),
+    benchmark: str | None = None,
+    on_duplicate: Literal["error", "last"] = "error",
+) -> pd.DataFrame:
+    """lmms-eval output folders and prediction files -> one checked, de-duplicated tidy frame.
+
+    ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``); ``benchmark`` names
+    their benchmark when the records do not. See the module docstring for the columns.
+    """
     frames = []
     for run in runs:
         run = run if isinstance(run, RunDir) else RunDir.parse(str(run))
         frames += [read_samples(f, run.label) for f in samples_files(run.path)]
+    for model, path in predictions:
+        frames.append(read_predictions(Path(path), model, benchmark))
     if not frames:
-        raise LogError("no run folders given")
+        raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")
     frame = pd.concat(frames, ignore_index=True)
-    frame = _dedupe(frame)
+    frame = _dedupe(frame, on_duplicate)
     _check_settings(frame)
     _check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")
     return frame.reset_index(drop=True)
+
+
+#: Condition names other harnesses use for vdg's conditions.
+CONDITION_ALIASES = {
+    "original": "orig",
+    "singleframe": "single",
+    "single_frame": "single",
+    "blackscreen": "black",
+    "black_screen": "black",
+    "shuffle": "shuffled",
+    "order": "ordered",
+}
+_PREDICTION_FIELDS = ("condition", "question_id", "task_type", "ground_truth", "prediction")
+
+
+def normalise_condition(name: str) -> str:
+    key = str(name).strip().lower()
+    return CONDITION_ALIASES.get(key, key)
+
+
+def _prediction_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(``file:line`` or ``file[#i]``, record) for a JSON array, JSONL or CSV predictions file."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with path.open(newline="") as f:
+            for lineno, rec in enumerate(csv.DictReader(f), 2):
+                yield f"{path}:{lineno}", {k: (v if v != "" else None) for k, v in rec.items()}
+        return
+    text = path.read_text()
+    if suffix == ".json" or text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LogError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, list):
+            raise LogError(f"{path}: expected a JSON array of prediction records")
+        for i, rec in enumerate(data):
+            yield f"{path}[#{i}]", rec
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                yield f"{path}:{lineno}", json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LogError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+
+
+def _prediction_row(rec: Any, where: str, model: str | None, benchmark: str | None) -> dict[str, Any]:
+    if not isinstance(rec, dict):
+        raise LogError(f"{where}: a prediction record must be an object")
+    missing = [k for k in _PREDICTION_FIELDS if k not in rec]
+    if missing:
+        raise LogError(f"{where}: missing field(s) {', '.join(missing)} (need {', '.join(_PREDICTION_FIELDS)})")
+    model = rec.get("model") or model
+    benchmark = rec.get("benchmark") or benchmark
+    if not model or not benchmark:
+        raise LogError(f"{where}: no model/benchmark: give MODEL=FILE and --benchmark, or fields in the record")
+    answer = str(rec["ground_truth"]).strip().upper()
+    prediction, error = rec.get("prediction"), rec.get("error")
+    if prediction is None or (isinstance(prediction, float) and prediction != prediction) or error:
+        # No answer: the pipeline failed (a decode error, an OOM), not the model.
+        status, pred, correct = "error", None, None
+        error = str(error) if error else "null prediction"
+    else:
+        parsed = parse_answer(str(prediction), n_options=max(4, LETTERS.index(answer) + 1 if answer in LETTERS else 4))
+        status, pred, correct, error = parsed.status, parsed.letter, parsed.letter == answer, None
+        claimed = rec.get("correct")
+        if claimed is not None and str(claimed).strip().lower() in ("true", "false", "1", "0"):
+            if (str(claimed).strip().lower() in ("true", "1")) != correct:
+                raise LogError(
+                    f"{where}: 'correct' is {claimed!r} but prediction {prediction!r} vs ground truth {answer!r} "
+                    f"says {correct}"
+                )
+    video_id = rec.get("video_id") or rec.get("videoID") or ""
+    return {
+        "model": model,
+        "model_settings": "",
+        "benchmark": benchmark,
+        "condition": normalise_condition(rec["condition"]),
+        "question_id": str(rec["question_id"]),
+        "video_id": str(video_id),
+        "task_type": str(rec["task_type"]),
+        "duration": str(rec.get("duration") or ""),
+        "answer": answer,
+        "pred": pred,
+        "status": status,
+        "error": error,
+        "correct": correct,
+        "source": where,
+    }
+
+
+def read_predictions(path: Path, model: str | None = None, benchmark: str | None = None) -> pd.DataFrame:
+    """A predictions file from any harness (JSON array, JSONL or CSV) as tidy rows.
+
+    Records need condition, question_id, task_type, ground_truth, prediction; optional correct
+    (checked against prediction == ground_truth), error, model, benchmark, video_id/videoID,
+    duration. A null prediction, or a record with an error, is an ``error`` row.
+    """
+    if not path.is_file():
+        raise LogError(f"{path}: no such predictions file")
+    rows = [_prediction_row(rec, where, model, benchmark) for where, rec in _prediction_records(path)]
+    return pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
 
 
 def conditions_present(frame: pd.DataFrame, model: str, benchmark: str) -> Sequence[str]:

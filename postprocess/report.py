@@ -7,21 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
-from postprocess.analyses.ladder import ladder_table
-from postprocess.analyses.vdg import vdg_table
-
-
-def build_tables(frame: pd.DataFrame, n_resamples: int = 2000, missing: str = "exclude") -> dict[str, pd.DataFrame]:
-    """Every table of the report, by file stem."""
-    tables = {"coverage": coverage_table(frame)}
-    conditions = set(frame["condition"])
-    if {"orig", "black"} <= conditions:
-        tables["vdg"] = vdg_table(frame, n_resamples=n_resamples, missing=missing)  # type: ignore[arg-type]
-    ladder = ladder_table(frame, missing=missing)  # type: ignore[arg-type]
-    if len(ladder):
-        tables["ladder"] = ladder
-    return tables
+from postprocess.analyses.coverage import UNPARSED_FLAG
 
 
 def _fmt(table: pd.DataFrame, columns: list[str]) -> str:
@@ -38,7 +24,7 @@ _SIGNED = {"vdg", "ci_low", "ci_high", "spatial", "diversity", "temporal", "samp
 
 def render_markdown(tables: Mapping[str, pd.DataFrame]) -> str:
     parts = ["# vdg report", ""]
-    if "vdg" in tables:
+    if len(tables.get("vdg", ())):
         vdg = tables["vdg"]
         level = vdg["ci_level"].iloc[0] if len(vdg) else 0.95
         parts += [
@@ -69,7 +55,7 @@ def render_markdown(tables: Mapping[str, pd.DataFrame]) -> str:
             ),
             "",
         ]
-    if "ladder" in tables:
+    if len(tables.get("ladder", ())):
         parts += [
             "## Ladder",
             "",

@@ -274,9 +274,7 @@ def _values(x: Any, name: str) -> np.ndarray:
     arr = arr.astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(
-            f"{name}[{bad}] is {arr[bad]}: values must be finite (drop or recode failed items first)."
-        )
+        raise ValueError(f"{name}[{bad}] is {arr[bad]}: values must be finite (drop or recode failed items first).")
     return arr
 
 
@@ -319,9 +317,7 @@ def _count_array(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}.")
-    if arr.dtype == bool or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ValueError(f"{name} must hold integer counts, got dtype {arr.dtype}.")
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must hold integer counts, got {arr.tolist()}.")
@@ -509,9 +505,7 @@ def bootstrap_grouped(
         gvals = vals[rows]
         gseed = stable_seed(seed, _group_seed_part(uniq[i]))
         rng = np.random.default_rng(gseed)
-        means, units, how = _resampled_means(
-            gvals, None if cl is None else cl[rows], rng, n_resamples, resampler
-        )
+        means, units, how = _resampled_means(gvals, None if cl is None else cl[rows], rng, n_resamples, resampler)
         est[i] = gvals.mean()
         low[i], high[i] = _percentiles(means, level)
         n_items[i] = gvals.shape[0]
@@ -554,9 +548,7 @@ def paired_bootstrap_diff(
     bv = _values(b, "b")
     if av.shape != bv.shape:
         raise ValueError(f"a and b must be paired (same length), got {av.shape[0]} and {bv.shape[0]}.")
-    return bootstrap_mean(
-        av - bv, n_resamples, seed=seed, level=level, clusters=clusters, resampler=resampler
-    )
+    return bootstrap_mean(av - bv, n_resamples, seed=seed, level=level, clusters=clusters, resampler=resampler)
 
 
 # ---------------------------------------------------------------------------------------- tests
@@ -627,9 +619,7 @@ def tost_paired(a: Any, b: Any, margin: float = 0.05, alpha: float = 0.05) -> To
     d = av - bv
     sd = float(d.std(ddof=1))
     if sd == 0.0:
-        raise ValueError(
-            f"All {n} paired differences equal {d[0]}: zero variance, so the t statistics are undefined."
-        )
+        raise ValueError(f"All {n} paired differences equal {d[0]}: zero variance, so the t statistics are undefined.")
     margin = float(margin)
     diff = float(d.mean())
     se = sd / math.sqrt(n)

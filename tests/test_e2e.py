@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.io import load_runs
+from postprocess.io import load_frame
 from vdg_tasks.cli import main as vdg_main
 from vdg_tasks.synth import generate
 from vdg_tasks.yamlgen import write_all
@@ -94,7 +94,7 @@ def report(world, runs):
     assert vdg_main(["report", *(f"{k}={v}" for k, v in runs.items()), "--out", str(out), "--resamples", "500"]) == 0
     return {name: pd.read_csv(out / f"{name}.csv") for name in ("vdg", "ladder", "coverage")} | {
         "md": (out / "report.md").read_text(),
-        "frame": load_runs([f"{k}={v}" for k, v in runs.items()]),
+        "frame": load_frame([f"{k}={v}" for k, v in runs.items()]),
     }
 
 
@@ -171,7 +171,7 @@ def test_tiny_qwen2_vl_through_the_real_harness(world, tmp_path):
     model_dir = build_tiny_qwen2vl(tmp_path / "tiny-qwen2vl")
     out = lmms_eval(world["env"], tmp_path / "qwen", world["tasks"], "qwen2_vl", "vdgsynth_vdg_orig,vdgsynth_vdg_black",
                     "--model_args", f"pretrained={model_dir},{TINY_QWEN_MODEL_ARGS}", "--limit", "12")
-    frame = load_runs([out])
+    frame = load_frame([out])
     assert set(frame.model) == {"qwen2_vl:tiny-qwen2vl"}
     assert set(frame.condition) == {"orig", "black"}
     per_question = frame.pivot(index="question_id", columns="condition", values="status")

@@ -59,15 +59,16 @@ def _cmd_materialize(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from postprocess.io import LogError, load_runs
-    from postprocess.report import build_tables, write_report
+    from postprocess.analyses import Options, run_all
+    from postprocess.io import LogError, load_frame
+    from postprocess.report import write_report
 
     try:
-        frame = load_runs(args.runs)
+        frame = load_frame(args.runs)
     except LogError as exc:
         print(f"vdg report: {exc}", file=sys.stderr)
         return 2
-    tables = build_tables(frame, n_resamples=args.resamples, missing=args.missing)
+    tables = run_all(frame, Options(missing=args.missing, n_resamples=args.resamples))
     print(write_report(tables, Path(args.out)))
     return 0
 

@@ -1,1 +1,25 @@
-"""Analyses: tidy frame in, tidy frame out, each with declared columns (``COLUMNS``)."""
+"""Analyses: tidy frame in, tidy frames out, each with declared columns.
+
+``ANALYSES`` lists every output table in report order; ``run_all`` computes them all.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from postprocess.analyses import coverage, ladder, vdg
+from postprocess.analyses.base import Analysis, Options
+
+ANALYSES: tuple[Analysis, ...] = (
+    *coverage.ANALYSES,
+    *vdg.ANALYSES,
+    *ladder.ANALYSES,
+)
+
+
+def run_all(frame: pd.DataFrame, options: Options = Options()) -> dict[str, pd.DataFrame]:
+    """Every analysis by name; each table has exactly its declared columns (possibly no rows)."""
+    return {a.name: a.run(frame, options) for a in ANALYSES}
+
+
+__all__ = ["ANALYSES", "Analysis", "Options", "run_all"]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Literal
 
 import pandas as pd
 
-MissingPolicy = Literal["exclude", "incorrect"]
+from postprocess.analyses.base import MissingPolicy
+
 OVERALL = "Overall"
 
 
@@ -23,7 +23,10 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
         raise ValueError(f"missing policy must be 'exclude' or 'incorrect', got {missing!r}")
     absent = [c for c in conditions if c not in set(frame["condition"])]
     if absent:
-        raise ValueError(f"condition(s) {', '.join(absent)} missing for {frame['model'].iloc[0]}")
+        raise ValueError(
+            f"condition(s) {', '.join(absent)} missing for model {frame['model'].iloc[0]!r} "
+            f"(it has {', '.join(sorted(set(frame['condition'])))})"
+        )
     sub = frame[frame["condition"].isin(conditions)]
     wide = sub.pivot(index="question_id", columns="condition", values=["correct", "status"])
     meta = sub.drop_duplicates("question_id").set_index("question_id")[["video_id", "task_type"]]

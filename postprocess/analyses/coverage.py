@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from postprocess.analyses.base import Analysis, Options
+
 #: Above this share of unparsed answers a run measures format compliance, not comprehension.
 UNPARSED_FLAG = 0.05
 
@@ -21,7 +23,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def coverage_table(frame: pd.DataFrame) -> pd.DataFrame:
+def coverage_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     counts = (
         frame.assign(
             ok=frame["status"] == "ok",
@@ -48,3 +50,10 @@ def coverage_table(frame: pd.DataFrame) -> pd.DataFrame:
         flags.append(",".join(parts))
     counts["flag"] = flags
     return counts[list(COLUMNS)]
+
+
+ANALYSES = (
+    Analysis(
+        "coverage", "Per condition: answered, unparsed and failed questions, with flags.", COLUMNS, coverage_table
+    ),
+)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import MissingPolicy, by_task_type, paired
+from postprocess.analyses._paired import by_task_type, paired
+from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.stats import bootstrap_mean
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS
+from vdg_tasks.seeding import stable_seed
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -14,23 +18,42 @@ COLUMNS: dict[str, str] = {
     "rungs": "the ladder conditions present for this model, joined by '>'",
     "n": "questions answered under every rung present",
     "n_error": "questions excluded because some rung has no answer",
-    **{f"acc_{rung}": f"accuracy under {rung} (NaN when not run)" for rung in LADDER},
-    **{name: f"acc_{upper} - acc_{lower} (NaN when either rung is missing)" for name, upper, lower in LADDER_DELTAS},
+    **{f"acc_{rung}": f"accuracy under {rung} (empty when not run)" for rung in LADDER},
+    **{
+        column: entry
+        for name, upper, lower in LADDER_DELTAS
+        for column, entry in (
+            (name, f"acc_{upper} - acc_{lower} (empty when either rung is missing)"),
+            (f"{name}_ci_low", f"lower bound of the paired bootstrap CI of {name}"),
+            (f"{name}_ci_high", f"upper bound of the paired bootstrap CI of {name}"),
+        )
+    },
+    "temporal_definition": "ordered - shuffled, or orig - shuffled when there is no ordered rung (as the paper)",
+    "ci_level": "confidence level of the CIs",
+    "n_resamples": "bootstrap resamples",
     "missing_policy": "exclude or incorrect",
 }
 
 
-def ladder_table(frame: pd.DataFrame, missing: MissingPolicy = "exclude") -> pd.DataFrame:
-    """Accuracy at each rung and the deltas, per (model, benchmark, task type); columns as in ``COLUMNS``."""
+def _deltas(rungs: list[str]) -> list[tuple[str, str, str]]:
+    """Declared deltas whose rungs are present; without `ordered`, temporal = orig - shuffled."""
+    out = [(n, u, lo) for n, u, lo in LADDER_DELTAS if u in rungs and lo in rungs]
+    if "ordered" not in rungs and {"orig", "shuffled"} <= set(rungs):
+        out.append(("temporal", "orig", "shuffled"))
+    return out
+
+
+def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Accuracy at each rung and the deltas with CIs, per (model, benchmark, task type)."""
     rows = []
     for (model, benchmark), group in frame.groupby(["model", "benchmark"], sort=True):
         rungs = [r for r in LADDER if r in set(group["condition"])]
         if len(rungs) < 2:
             continue
-        table = paired(group, rungs, missing)
+        table = paired(group, rungs, options.missing)
+        deltas = _deltas(rungs)
         for task_type, part in by_task_type(table):
             kept = part[~part["error"]]
-            acc = {r: (kept[f"correct_{r}"].mean() if len(kept) else float("nan")) for r in rungs}
             row = {
                 "model": model,
                 "benchmark": benchmark,
@@ -38,11 +61,36 @@ def ladder_table(frame: pd.DataFrame, missing: MissingPolicy = "exclude") -> pd.
                 "rungs": ">".join(rungs),
                 "n": len(kept),
                 "n_error": int(part["error"].sum()),
-                "missing_policy": missing,
+                "temporal_definition": "ordered - shuffled" if "ordered" in rungs else "orig - shuffled",
+                "ci_level": options.ci_level,
+                "n_resamples": options.n_resamples,
+                "missing_policy": options.missing,
             }
             for rung in LADDER:
-                row[f"acc_{rung}"] = acc.get(rung, float("nan"))
-            for name, upper, lower in LADDER_DELTAS:
-                row[name] = acc[upper] - acc[lower] if upper in acc and lower in acc else float("nan")
+                row[f"acc_{rung}"] = kept[f"correct_{rung}"].mean() if rung in rungs and len(kept) else np.nan
+            for name, upper, lower in deltas:
+                diff = kept[f"correct_{upper}"].astype(int).to_numpy() - kept[f"correct_{lower}"].astype(int).to_numpy()
+                row[name] = diff.mean() if len(diff) else np.nan
+                if len(diff):
+                    ci = bootstrap_mean(
+                        diff,
+                        n_resamples=options.n_resamples,
+                        seed=stable_seed("ladder", name, model, benchmark, task_type),
+                        level=options.ci_level,
+                        clusters=kept["video_id"].to_numpy() if options.cluster else None,
+                    )
+                    row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci.low, ci.high
             rows.append(row)
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    if not rows:
+        return empty(COLUMNS)
+    return pd.DataFrame(rows).reindex(columns=list(COLUMNS))
+
+
+ANALYSES = (
+    Analysis(
+        "ladder",
+        "Accuracy at each ladder rung and the spatial, diversity, temporal and sampling deltas with CIs.",
+        COLUMNS,
+        ladder_table,
+    ),
+)

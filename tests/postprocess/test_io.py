@@ -1,6 +1,6 @@
 import pytest
 
-from postprocess.io import LogError, RunDir, load_runs, model_label
+from postprocess.io import LogError, RunDir, load_frame, model_label
 from tests.fakelogs import sample, write_run
 
 
@@ -17,7 +17,7 @@ def _two_conditions(tmp_path, model="m", model_args="", black_ids=("q1-1", "q2-1
 
 
 def test_rows_carry_status_and_correctness(tmp_path):
-    frame = load_runs([_two_conditions(tmp_path)])
+    frame = load_frame([_two_conditions(tmp_path)])
     assert len(frame) == 4
     row = frame[(frame.condition == "orig") & (frame.question_id == "q2-1")].iloc[0]
     assert row.status == "unparsed" and not row.correct
@@ -27,7 +27,7 @@ def test_rows_carry_status_and_correctness(tmp_path):
 
 def test_label_from_command_line_and_from_pretrained(tmp_path):
     run = _two_conditions(tmp_path)
-    assert set(load_runs([RunDir.parse(f"mine={run}")]).model) == {"mine"}
+    assert set(load_frame([RunDir.parse(f"mine={run}")]).model) == {"mine"}
     assert (
         model_label({"model": "qwen2_vl", "model_args": "pretrained=/w/Qwen2-VL-7B/,device=cpu"})
         == "qwen2_vl:Qwen2-VL-7B"
@@ -38,18 +38,18 @@ def test_refuses_runs_whose_settings_differ(tmp_path):
     a = write_run(tmp_path / "a", "m", {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "A")]}, "max_num_frames=32")
     b = write_run(tmp_path / "b", "m", {"vdgsynth_vdg_black": [sample("q1-1", "black", "A")]}, "max_num_frames=16")
     with pytest.raises(LogError, match="different settings.*max_num_frames=32.*max_num_frames=16"):
-        load_runs([a, b])
+        load_frame([a, b])
 
 
 def test_device_placement_is_not_a_setting(tmp_path):
     a = write_run(tmp_path / "a", "m", {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "A")]}, "k=1,device=cuda:0")
     b = write_run(tmp_path / "b", "m", {"vdgsynth_vdg_black": [sample("q1-1", "black", "A")]}, "k=1,device=cuda:1")
-    assert len(load_runs([a, b])) == 2
+    assert len(load_frame([a, b])) == 2
 
 
 def test_refuses_question_sets_that_differ(tmp_path):
     with pytest.raises(LogError, match="condition 'black' lacks 1 of 2 questions .*q2-1"):
-        load_runs([_two_conditions(tmp_path, black_ids=("q1-1",))])
+        load_frame([_two_conditions(tmp_path, black_ids=("q1-1",))])
 
 
 def test_bad_json_line_names_file_and_line(tmp_path):
@@ -57,20 +57,20 @@ def test_bad_json_line_names_file_and_line(tmp_path):
     f = next(run.glob("*_samples_vdgsynth_vdg_black.jsonl"))
     f.write_text(f.read_text() + "{not json\n")
     with pytest.raises(LogError, match=r"samples_vdgsynth_vdg_black\.jsonl:3: not valid JSON"):
-        load_runs([run])
+        load_frame([run])
 
 
 def test_samples_without_vdg_record_are_refused(tmp_path):
     run = write_run(tmp_path / "r", "m", {"videomme": [{"doc_id": 0, "videomme_perception_score": {}}]})
     with pytest.raises(LogError, match="no 'vdg' record"):
-        load_runs([run])
+        load_frame([run])
 
 
 def test_missing_results_json_is_named(tmp_path):
     run = _two_conditions(tmp_path)
     next(run.glob("*_results.json")).unlink()
     with pytest.raises(LogError, match="no 20261130_120000_results.json beside it"):
-        load_runs([run])
+        load_frame([run])
 
 
 def test_retried_question_valid_record_supersedes_error(tmp_path):
@@ -86,7 +86,7 @@ def test_retried_question_valid_record_supersedes_error(tmp_path):
     retry = write_run(
         tmp_path / "2", "m", {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "A")]}, stamp="20261130_110000"
     )
-    frame = load_runs([first, retry])
+    frame = load_frame([first, retry])
     assert list(frame[frame.condition == "orig"].status) == ["ok"]
 
 
@@ -94,4 +94,4 @@ def test_two_different_valid_answers_are_an_error_naming_both_sources(tmp_path):
     first = write_run(tmp_path / "1", "m", {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "A")]}, stamp="20261130_1")
     second = write_run(tmp_path / "2", "m", {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "B")]}, stamp="20261130_2")
     with pytest.raises(LogError, match=r"two different answers: 'A' at .*1/20261130_1_samples.*'B' at .*2/20261130_2"):
-        load_runs([first, second])
+        load_frame([first, second])

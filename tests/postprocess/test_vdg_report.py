@@ -4,8 +4,9 @@ import pytest
 
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import COLUMNS, vdg_table
-from postprocess.io import load_runs
-from postprocess.report import build_tables, write_report
+from postprocess.io import load_frame
+from postprocess.analyses import Options, run_all
+from postprocess.report import write_report
 from tests.fakelogs import sample, write_run
 
 
@@ -31,7 +32,7 @@ def _random_run(tmp_path, n=120, seed=3, with_error=True):
 
 def test_vdg_matches_an_independent_count(tmp_path):
     run, truth = _random_run(tmp_path)
-    table = vdg_table(load_runs([run]), n_resamples=500)
+    table = vdg_table(load_frame([run]), Options(n_resamples=500))
     assert list(table.columns) == list(COLUMNS)
     overall = table[table.task_type == "Overall"].iloc[0]
     kept = [q for (q, c), (_, _, err) in truth.items() if c == "orig" and not err]
@@ -48,15 +49,15 @@ def test_vdg_matches_an_independent_count(tmp_path):
 
 def test_missing_incorrect_scores_errors_wrong(tmp_path):
     run, truth = _random_run(tmp_path)
-    overall = vdg_table(load_runs([run]), n_resamples=200, missing="incorrect").query("task_type == 'Overall'").iloc[0]
+    overall = vdg_table(load_frame([run]), Options(n_resamples=200, missing="incorrect")).query("task_type == 'Overall'").iloc[0]
     assert overall.n == 120 and overall.n_error == 0 and overall.missing_policy == "incorrect"
 
 
 def test_ladder_deltas_sum_to_the_vdg_on_the_same_questions(tmp_path):
     run, _ = _random_run(tmp_path)
-    frame = load_runs([run])
+    frame = load_frame([run])
     ladder = ladder_table(frame).set_index("task_type")
-    vdg = vdg_table(frame, n_resamples=100).set_index("task_type")
+    vdg = vdg_table(frame, Options(n_resamples=100)).set_index("task_type")
     for tt in ladder.index:
         total = ladder.loc[tt, ["spatial", "diversity", "temporal", "sampling"]].sum()
         assert total == pytest.approx(ladder.loc[tt, "acc_orig"] - ladder.loc[tt, "acc_black"])
@@ -65,14 +66,14 @@ def test_ladder_deltas_sum_to_the_vdg_on_the_same_questions(tmp_path):
 
 def test_bootstrap_is_seeded_from_stable_ids(tmp_path):
     run, _ = _random_run(tmp_path)
-    frame = load_runs([run])
-    a, b = vdg_table(frame, n_resamples=300), vdg_table(frame, n_resamples=300)
+    frame = load_frame([run])
+    a, b = vdg_table(frame, Options(n_resamples=300)), vdg_table(frame, Options(n_resamples=300))
     pd.testing.assert_frame_equal(a, b)
 
 
 def test_report_files_and_markdown(tmp_path):
     run, _ = _random_run(tmp_path)
-    md = write_report(build_tables(load_runs([run]), n_resamples=200), tmp_path / "out")
+    md = write_report(run_all(load_frame([run]), Options(n_resamples=200)), tmp_path / "out")
     for name in ("vdg.csv", "ladder.csv", "coverage.csv", "report.md"):
         assert (tmp_path / "out" / name).is_file()
     assert "Visual Dependency Gap by task type" in md and "| Overall" in md

@@ -148,6 +148,30 @@ def test_output_keeps_size_rate_and_length(outputs, source, condition):
         assert not container.streams.audio
 
 
+@pytest.mark.slow
+def test_colour_description_is_kept(tmp_path):
+    src = tmp_path / "bt709.mp4"
+    with av.open(str(src), "w") as out:
+        stream = out.add_stream("libx264", rate=10)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        ctx = stream.codec_context
+        ctx.colorspace, ctx.color_primaries, ctx.color_trc = 1, 1, 1  # BT.709
+        for i in range(20):
+            frame = av.VideoFrame.from_ndarray(np.full((72, 64), 16 + 10 * i, np.uint8), format="yuv420p")
+            frame.pts = i
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    for condition in ("ordered", "crf38"):
+        dst = tmp_path / f"{condition}.mp4"
+        if condition == "ordered":
+            write_held(src, dst, k=4, order="ordered", seed=0)
+        else:
+            render(CONDITIONS[condition], src, dst, seed=0)
+        with av.open(str(dst)) as container:
+            ctx = container.streams.video[0].codec_context
+            assert (int(ctx.colorspace), int(ctx.color_primaries), int(ctx.color_trc)) == (1, 1, 1)
+
+
 # --------------------------------------------------------------------------------------------
 # 2. Within-segment exactness (every decoded frame, not only the sampled ones)
 
@@ -218,6 +242,18 @@ def test_corrupt_file_names_the_path(tmp_path):
         with pytest.raises(VideoDecodeError, match="corrupt.mp4"):
             render(CONDITIONS[name], corrupt, dst, seed=0)
         assert not dst.exists()
+
+
+def test_audio_only_file_has_no_video_stream(tmp_path):
+    path = tmp_path / "audio.m4a"
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("aac", rate=16000)
+        frame = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+        frame.sample_rate, frame.pts = 16000, 0
+        out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    with pytest.raises(VideoDecodeError, match="audio.m4a: has no video stream"):
+        probe(path)
 
 
 def test_validate_reads_a_good_file(source_k8):

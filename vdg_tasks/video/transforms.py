@@ -10,9 +10,9 @@ Flat grey is predicted exactly by intra DC prediction, so those P frames carry n
 motion: every macroblock is P_Skip, and a P_Skip frame decodes to a copy of its reference whatever
 the reference shows. The same encoder then encodes each held picture (black, or a decoded key frame)
 once, as a forced IDR. A held run of ``L`` frames is written as ``IDR, P_1, ..., P_{m-1}`` repeated
-(``m <= G``), with the packets' timestamps shifted; since the stream has no B frames, decode order is
-presentation order and a repetition can be cut short. Every frame of a run therefore decodes to the
-same pixels as its IDR, bit for bit.
+(``m <= G = min(SKIP_TEMPLATE_FRAMES, longest run)``), with the packets' timestamps shifted; since
+the stream has no B frames, decode order is presentation order and a repetition can be cut short.
+Every frame of a run therefore decodes to the same pixels as its IDR, bit for bit.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ __all__ = [
 HoldOrder = Literal["ordered", "shuffled", "single"]
 
 #: Longest run of P_Skip frames after one IDR in a held picture (the IDR interval of held outputs).
-SKIP_TEMPLATE_FRAMES = 64
+SKIP_TEMPLATE_FRAMES = 128
 #: libx264 settings for held pictures: high quality IDRs, no B frames, IDRs only where we force them.
 HOLD_PRESET = "superfast"
 HOLD_CRF = 14
@@ -155,14 +155,18 @@ def _even_dims(info: VideoInfo, src: PathLike) -> None:
         )
 
 
+#: FFmpeg's "unspecified" value of each colour field (AVCOL_SPC/PRI/TRC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED).
+_UNSPECIFIED_COLOR = {"colorspace": 2, "color_range": 0, "color_primaries": 2, "color_trc": 2}
+
+
 def _copy_color(dst_ctx: av.codec.context.CodecContext, src_ctx: av.codec.context.CodecContext | None) -> None:
     """Carry the source's colour description (matrix, range, primaries, transfer) to the output."""
     if src_ctx is None:
         return
-    for name in ("colorspace", "color_range", "color_primaries", "color_trc"):
+    for name, unspecified in _UNSPECIFIED_COLOR.items():
         try:
             value = getattr(src_ctx, name)
-            if value:
+            if value is not None and int(value) != unspecified:
                 setattr(dst_ctx, name, value)
         except (AttributeError, TypeError, ValueError):  # older PyAV or an unmapped value: keep default
             pass
@@ -228,7 +232,7 @@ class _HeldEncoder:
             self._packets[int(packet.pts)] = bytes(packet)
 
     def add_picture(self, frame: av.VideoFrame) -> int:
-        """Encode ``frame`` as a forced IDR; returns a handle for :meth:`finish`'s ``pictures``."""
+        """Encode ``frame`` as a forced IDR; returns its key in the IDR dict that :meth:`finish` returns."""
         info = self.info
         if frame.format.name != "yuv420p" or frame.width != info.width or frame.height != info.height:
             frame = frame.reformat(width=info.width, height=info.height, format="yuv420p")
