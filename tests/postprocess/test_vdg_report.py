@@ -2,10 +2,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from postprocess.analyses import Options, run_all
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import COLUMNS, vdg_table
 from postprocess.io import load_frame
-from postprocess.analyses import Options, run_all
 from postprocess.report import write_report
 from tests.fakelogs import sample, write_run
 
@@ -49,7 +49,11 @@ def test_vdg_matches_an_independent_count(tmp_path):
 
 def test_missing_incorrect_scores_errors_wrong(tmp_path):
     run, truth = _random_run(tmp_path)
-    overall = vdg_table(load_frame([run]), Options(n_resamples=200, missing="incorrect")).query("task_type == 'Overall'").iloc[0]
+    overall = (
+        vdg_table(load_frame([run]), Options(n_resamples=200, missing="incorrect"))
+        .query("task_type == 'Overall'")
+        .iloc[0]
+    )
     assert overall.n == 120 and overall.n_error == 0 and overall.missing_policy == "incorrect"
 
 
