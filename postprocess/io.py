@@ -16,14 +16,14 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
 
 from __future__ import annotations
 
-import csv
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from vdg_tasks.parse import LETTERS, parse_answer
@@ -235,7 +235,14 @@ def load_frame(
     _check_settings(frame)
     _check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")
-    return frame.reset_index(drop=True)
+    return _none_for_missing(frame).reset_index(drop=True)
+
+
+def _none_for_missing(table: pd.DataFrame) -> pd.DataFrame:
+    """One missing-value marker in pred and error: None (NaN != NaN would split "no answer" apart)."""
+    for column in ("pred", "error"):
+        table[column] = table[column].astype(object).where(table[column].notna(), None)
+    return table
 
 
 #: Condition names other harnesses use for vdg's conditions.
@@ -256,76 +263,48 @@ def normalise_condition(name: str) -> str:
     return CONDITION_ALIASES.get(key, key)
 
 
-def _prediction_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(``file:line`` or ``file[#i]``, record) for a JSON array, JSONL or CSV predictions file."""
+def _prediction_table(path: Path) -> pd.DataFrame:
+    """The raw records of a JSON array, JSONL or CSV predictions file, with a ``_where`` column."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with path.open(newline="") as f:
-            for lineno, rec in enumerate(csv.DictReader(f), 2):
-                yield f"{path}:{lineno}", {k: (v if v != "" else None) for k, v in rec.items()}
-        return
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        table["_where"] = [f"{path}:{i}" for i in range(2, len(table) + 2)]
+        return table
     text = path.read_text()
     if suffix == ".json" or text.lstrip().startswith("["):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise LogError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-        if not isinstance(data, list):
-            raise LogError(f"{path}: expected a JSON array of prediction records")
-        for i, rec in enumerate(data):
-            yield f"{path}[#{i}]", rec
-        return
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise LogError(f"{path}: expected a JSON array of prediction records (objects)")
+        table = pd.DataFrame.from_records(data)
+        table["_where"] = [f"{path}[#{i}]" for i in range(len(table))]
+        return table
+    records, where = [], []
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                yield f"{path}:{lineno}", json.loads(line)
+                records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise LogError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            where.append(f"{path}:{lineno}")
+    table = pd.DataFrame.from_records(records)
+    table["_where"] = where
+    return table
 
 
-def _prediction_row(rec: Any, where: str, model: str | None, benchmark: str | None) -> dict[str, Any]:
-    if not isinstance(rec, dict):
-        raise LogError(f"{where}: a prediction record must be an object")
-    missing = [k for k in _PREDICTION_FIELDS if k not in rec]
-    if missing:
-        raise LogError(f"{where}: missing field(s) {', '.join(missing)} (need {', '.join(_PREDICTION_FIELDS)})")
-    model = rec.get("model") or model
-    benchmark = rec.get("benchmark") or benchmark
-    if not model or not benchmark:
-        raise LogError(f"{where}: no model/benchmark: give MODEL=FILE and --benchmark, or fields in the record")
-    answer = str(rec["ground_truth"]).strip().upper()
-    prediction, error = rec.get("prediction"), rec.get("error")
-    if prediction is None or (isinstance(prediction, float) and prediction != prediction) or error:
-        # No answer: the pipeline failed (a decode error, an OOM), not the model.
-        status, pred, correct = "error", None, None
-        error = str(error) if error else "null prediction"
-    else:
-        parsed = parse_answer(str(prediction), n_options=max(4, LETTERS.index(answer) + 1 if answer in LETTERS else 4))
-        status, pred, correct, error = parsed.status, parsed.letter, parsed.letter == answer, None
-        claimed = rec.get("correct")
-        if claimed is not None and str(claimed).strip().lower() in ("true", "false", "1", "0"):
-            if (str(claimed).strip().lower() in ("true", "1")) != correct:
-                raise LogError(
-                    f"{where}: 'correct' is {claimed!r} but prediction {prediction!r} vs ground truth {answer!r} "
-                    f"says {correct}"
-                )
-    video_id = rec.get("video_id") or rec.get("videoID") or ""
-    return {
-        "model": model,
-        "model_settings": "",
-        "benchmark": benchmark,
-        "condition": normalise_condition(rec["condition"]),
-        "question_id": str(rec["question_id"]),
-        "video_id": str(video_id),
-        "task_type": str(rec["task_type"]),
-        "duration": str(rec.get("duration") or ""),
-        "answer": answer,
-        "pred": pred,
-        "status": status,
-        "error": error,
-        "correct": correct,
-        "source": where,
-    }
+def _letters(predictions: pd.Series, n_options: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(letter or None, ok|unparsed) for answered predictions; bare letters fast, the rest parsed."""
+    text = predictions.astype(object).astype(str).str.strip()
+    position = np.array([LETTERS.find(t) for t in text.str.upper()], dtype=int)
+    bare = text.str.fullmatch(r"[A-Fa-f]").astype(bool) & (position < n_options.to_numpy(dtype=int))
+    letter = text.str.upper().where(bare)
+    status = pd.Series("ok", index=text.index).where(bare)
+    for idx in text.index[~bare]:
+        parsed = parse_answer(text[idx], n_options=int(n_options[idx]))
+        letter[idx], status[idx] = parsed.letter, parsed.status
+    return letter, status
 
 
 def read_predictions(path: Path, model: str | None = None, benchmark: str | None = None) -> pd.DataFrame:
@@ -333,12 +312,73 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
 
     Records need condition, question_id, task_type, ground_truth, prediction; optional correct
     (checked against prediction == ground_truth), error, model, benchmark, video_id/videoID,
-    duration. A null prediction, or a record with an error, is an ``error`` row.
+    duration. A null prediction, or a record with an error, is an ``error`` row (the pipeline
+    failed, not the model); a prediction with no readable letter is ``unparsed`` (scored wrong).
     """
     if not path.is_file():
         raise LogError(f"{path}: no such predictions file")
-    rows = [_prediction_row(rec, where, model, benchmark) for where, rec in _prediction_records(path)]
-    return pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+    raw = _prediction_table(path)
+    if raw.empty:
+        raise LogError(f"{path}: holds no prediction records")
+    missing = [k for k in _PREDICTION_FIELDS if k not in raw.columns]
+    if missing:
+        raise LogError(f"{path}: missing field(s) {', '.join(missing)} (need {', '.join(_PREDICTION_FIELDS)})")
+    raw = raw.astype(object).where(raw.notna(), None)
+    for key in ("condition", "question_id", "task_type", "ground_truth"):
+        empty_at = raw.index[raw[key].isna()]
+        if len(empty_at):
+            raise LogError(f"{raw.at[empty_at[0], '_where']}: '{key}' is empty")
+    for key, fallback in (("model", model), ("benchmark", benchmark)):
+        values = raw[key] if key in raw.columns else pd.Series(None, index=raw.index, dtype=object)
+        raw[key] = values.where(values.notna(), fallback)
+        if raw[key].isna().any():
+            where = raw.at[raw.index[raw[key].isna()][0], "_where"]
+            raise LogError(f"{where}: no {key}: give MODEL=FILE and --benchmark, or a '{key}' field in the record")
+    answer = raw["ground_truth"].astype(str).str.strip().str.upper()
+    n_options = answer.map(lambda a: max(4, LETTERS.find(a) + 1))
+    error_text = raw["error"] if "error" in raw.columns else pd.Series(None, index=raw.index, dtype=object)
+    failed = raw["prediction"].isna() | error_text.notna()
+    letter, status = _letters(raw.loc[~failed, "prediction"], n_options[~failed])
+    pred = pd.Series(None, index=raw.index, dtype=object)
+    pred[~failed] = letter
+    statuses = pd.Series("error", index=raw.index, dtype=object)
+    statuses[~failed] = status
+    correct = pd.Series(pd.NA, index=raw.index, dtype="boolean")
+    correct[~failed] = (pred[~failed] == answer[~failed]).astype(bool)
+    if "correct" in raw.columns:
+        claimed = raw["correct"].map(lambda v: None if v is None else str(v).strip().lower() in ("true", "1"))
+        checked = ~failed & claimed.notna()
+        clash = pd.Series(False, index=raw.index)
+        clash[checked] = claimed[checked].astype(bool).to_numpy() != correct[checked].astype(bool).to_numpy()
+        if clash.any():
+            i = raw.index[clash][0]
+            raise LogError(
+                f"{raw.at[i, '_where']}: 'correct' is {raw.at[i, 'correct']!r} but prediction "
+                f"{raw.at[i, 'prediction']!r} vs ground truth {answer[i]!r} says {bool(correct[i])}"
+            )
+    video = raw["video_id"] if "video_id" in raw.columns else pd.Series(None, index=raw.index, dtype=object)
+    if "videoID" in raw.columns:
+        video = video.where(video.notna(), raw["videoID"])
+    duration = raw["duration"] if "duration" in raw.columns else pd.Series("", index=raw.index, dtype=object)
+    table = pd.DataFrame(
+        {
+            "model": raw["model"].astype(str),
+            "model_settings": "",
+            "benchmark": raw["benchmark"].astype(str),
+            "condition": raw["condition"].map(normalise_condition),
+            "question_id": raw["question_id"].astype(str),
+            "video_id": video.fillna("").astype(str),
+            "task_type": raw["task_type"].astype(str),
+            "duration": duration.fillna("").astype(str),
+            "answer": answer,
+            "pred": pred,
+            "status": statuses,
+            "error": error_text.where(~failed | error_text.notna(), "null prediction").where(failed, None),
+            "correct": correct,
+            "source": raw["_where"],
+        }
+    )
+    return _none_for_missing(table[list(SAMPLE_COLUMNS)].copy())
 
 
 def conditions_present(frame: pd.DataFrame, model: str, benchmark: str) -> Sequence[str]:

@@ -9,6 +9,8 @@ from typing import Literal
 
 import pandas as pd
 
+from vdg_tasks.seeding import stable_seed
+
 MissingPolicy = Literal["exclude", "incorrect"]
 
 
@@ -29,6 +31,8 @@ class Options:
         tier_map: task type -> predicted tier (``high``/``mid``/``low``) of another benchmark.
         temporal_map: task type -> ``single-frame``/``temporal`` bucket (extends the built-in map).
         group_by: the column whose groups collective accuracy counts (a video's questions).
+        seed: an extra part mixed into every seed; ``None`` derives seeds from stable ids alone
+            (analysis, model, benchmark, task type...), so a table never depends on what else ran.
     """
 
     missing: MissingPolicy = "exclude"
@@ -43,6 +47,11 @@ class Options:
     tier_map: Mapping[str, str] = field(default_factory=dict)
     temporal_map: Mapping[str, str] = field(default_factory=dict)
     group_by: str = "video_id"
+    seed: int | None = None
+
+    def seed_for(self, *parts: object) -> int:
+        """The seed of one random procedure, from stable ids (and ``seed`` when given)."""
+        return stable_seed(*parts) if self.seed is None else stable_seed(self.seed, *parts)
 
     def __post_init__(self) -> None:
         if self.missing not in ("exclude", "incorrect"):

@@ -9,7 +9,6 @@ from postprocess.analyses._paired import by_task_type, paired
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import bootstrap_mean
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS
-from vdg_tasks.seeding import stable_seed
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -75,7 +74,7 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                     ci = bootstrap_mean(
                         diff,
                         n_resamples=options.n_resamples,
-                        seed=stable_seed("ladder", name, model, benchmark, task_type),
+                        seed=options.seed_for("ladder", name, model, benchmark, task_type),
                         level=options.ci_level,
                         clusters=kept["video_id"].to_numpy() if options.cluster else None,
                     )

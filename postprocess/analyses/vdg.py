@@ -8,7 +8,6 @@ import pandas as pd
 from postprocess.analyses._paired import by_task_type, paired
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import bootstrap_mean
-from vdg_tasks.seeding import stable_seed
 
 PER_QUESTION_COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -116,7 +115,7 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
                 ci = bootstrap_mean(
                     gap,
                     n_resamples=options.n_resamples,
-                    seed=stable_seed("vdg", model, benchmark, task_type),
+                    seed=options.seed_for("vdg", model, benchmark, task_type),
                     level=options.ci_level,
                     clusters=kept["video_id"].to_numpy() if options.cluster else None,
                 )

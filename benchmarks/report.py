@@ -1,0 +1,182 @@
+"""Speed and memory of the full report on synthetic lmms-eval logs.
+
+Generates samples logs for MODELS x CONDITIONS x QUESTIONS (default 20 x 12 x 3,000 = 720,000
+rows, in the layout lmms-eval writes with --log_samples), then, in a fresh child process per size,
+runs what `vdg report` runs: read + join the logs, every analysis (all bootstraps at 2,000
+resamples), write the CSVs and the markdown (plots off). Prints wall seconds per stage and peak
+RSS, for the full size and a 4x smaller one (a quarter of the questions), and their ratio.
+
+    python benchmarks/report.py [--workdir DIR] [--models 20] [--questions 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CONDITIONS = [
+    "orig",
+    "black",
+    "single",
+    "shuffled",
+    "ordered",
+    "crf13",
+    "crf18",
+    "crf23",
+    "crf28",
+    "crf33",
+    "crf38",
+    "crf43",
+]
+TASK_TYPES = [
+    "Attribute Perception",
+    "Object Recognition",
+    "OCR Problems",
+    "Action Recognition",
+    "Action Reasoning",
+    "Temporal Reasoning",
+]
+# Accuracy of a typical model under each condition (the ladder rises, compression costs a little).
+BASE_ACC = {"orig": 0.62, "black": 0.38, "single": 0.5, "shuffled": 0.58, "ordered": 0.6}
+
+
+def generate(workdir: Path, n_models: int, n_questions: int, seed: int = 0) -> Path:
+    """Write lmms-eval-shaped runs (one folder per model); skipped when already there."""
+    root = workdir / f"logs_{n_models}x{len(CONDITIONS)}x{n_questions}"
+    if (root / "done").is_file():
+        return root
+    rng = np.random.default_rng(seed)
+    qids = [f"{i // 3:04d}-{i % 3 + 1}" for i in range(n_questions)]
+    tasks = [TASK_TYPES[i % len(TASK_TYPES)] for i in range(n_questions)]
+    answers = rng.choice(list("ABCD"), n_questions)
+    ability = rng.random(n_questions)  # question difficulty shared by models: correlated answers
+    for m in range(n_models):
+        folder = root / f"model{m:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = "20261130_120000"
+        (folder / f"{stamp}_results.json").write_text(
+            json.dumps({"config": {"model": f"model{m:02d}", "model_args": ""}})
+        )
+        skill = rng.normal(0, 0.05)
+        for cond in CONDITIONS:
+            acc = BASE_ACC.get(cond, 0.6) + skill
+            right = (ability + rng.normal(0, 0.25, n_questions)) < acc
+            error = rng.random(n_questions) < 0.005
+            wrong = np.array([chr(ord("A") + (ord(a) - ord("A") + 1) % 4) for a in answers])
+            preds = np.where(right, answers, wrong)
+            with (folder / f"{stamp}_samples_bench_vdg_{cond}.jsonl").open("w") as f:
+                for i, q in enumerate(qids):
+                    rec = {
+                        "benchmark": "bench",
+                        "condition": cond,
+                        "condition_params": {},
+                        "transform_version": 1,
+                        "question_id": q,
+                        "video_id": q.split("-")[0],
+                        "task_type": tasks[i],
+                        "duration": "short",
+                        "n_options": 4,
+                        "answer": answers[i],
+                        "visual_key": "",
+                        "pred": None if error[i] else preds[i],
+                        "parse_status": None if error[i] else "ok",
+                        "parse_rule": None if error[i] else "bare_letter",
+                        "status": "error" if error[i] else "ok",
+                        "error": "VideoDecodeError: x" if error[i] else None,
+                        "correct": None if error[i] else bool(preds[i] == answers[i]),
+                    }
+                    f.write(
+                        json.dumps(
+                            {
+                                "doc_id": i,
+                                "target": answers[i],
+                                "filtered_resps": preds[i],
+                                "doc_hash": "h",
+                                "vdg": rec,
+                                "input": "Question?\nA. a\nB. b\nC. c\nD. d",
+                            }
+                        )
+                    )
+                    f.write("\n")
+    (root / "done").write_text("")
+    return root
+
+
+def _measure(root: str, out: str, queue) -> None:
+    from postprocess.analyses import Options, run_all
+    from postprocess.io import load_frame
+    from postprocess.report import write_report
+
+    t0 = time.perf_counter()
+    runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
+    frame = load_frame(runs)
+    t1 = time.perf_counter()
+    tables = run_all(frame, Options(n_resamples=2000))
+    t2 = time.perf_counter()
+    write_report(tables, Path(out))
+    t3 = time.perf_counter()
+    per_table = {}
+    queue.put(
+        {
+            "rows": len(frame),
+            "load_s": t1 - t0,
+            "analyses_s": t2 - t1,
+            "write_s": t3 - t2,
+            "total_s": t3 - t0,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "tables": per_table,
+        }
+    )
+
+
+def measure(root: Path, out: Path) -> dict:
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_measure, args=(str(root), str(out), queue))
+    proc.start()
+    result = queue.get()
+    proc.join()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workdir", default=str(ROOT / ".bench_report"))
+    parser.add_argument("--models", type=int, default=20)
+    parser.add_argument("--questions", type=int, default=3000)
+    args = parser.parse_args()
+    workdir = Path(args.workdir)
+    sizes = [("full", args.questions), ("quarter", args.questions // 4)]
+    results = {}
+    for label, n_q in sizes:
+        t = time.perf_counter()
+        root = generate(workdir, args.models, n_q)
+        print(f"[{label}] logs ready in {time.perf_counter() - t:.1f} s: {root}", flush=True)
+        results[label] = measure(root, workdir / f"report_{label}")
+    print()
+    print(f"{'size':8} {'rows':>8} {'load s':>7} {'analyses s':>10} {'write s':>8} {'total s':>8} {'peak RSS MB':>12}")
+    for label, r in results.items():
+        print(
+            f"{label:8} {r['rows']:>8} {r['load_s']:>7.2f} {r['analyses_s']:>10.2f} {r['write_s']:>8.2f} "
+            f"{r['total_s']:>8.2f} {r['peak_rss_mb']:>12.0f}"
+        )
+    full, quarter = results["full"], results["quarter"]
+    print(
+        f"\nfull / quarter: rows x{full['rows'] / quarter['rows']:.2f}, time x{full['total_s'] / quarter['total_s']:.2f} "
+        f"(linear or better when <= the rows ratio)"
+    )
+    print("targets: full total <= 10 s, peak RSS <= 1500 MB")
+
+
+if __name__ == "__main__":
+    main()

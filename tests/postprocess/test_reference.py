@@ -1,0 +1,89 @@
+"""Every row of the published reference (shared/reference/awg-videomme/expected.csv), recomputed through the public API.
+
+Rows with provenance `paper` reproduce the printed paper; rows with provenance `data` are where the
+printed paper is inconsistent with its own data, and the data decide (see that folder's README).
+Each test maps a group of rows (by table and quantity) to the table and cell vdg computes for it.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from postprocess.analyses import Options, run_all
+from postprocess.io import load_frame
+
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "awg-videomme"
+FILES = {
+    "qwen2vl": [
+        "qwen2vl_results.json",
+        "qwen2vl_black_results.json",
+        "qwen2vl_shuffled_results.json",
+        "qwen2vl_singleframe_results.json",
+    ],
+    "llava": ["llava_results.json", "llava_black_results.json", "llava_shuffled_results.json"],
+    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
+}
+MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
+
+pytestmark = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+
+
+def expected_rows() -> list[dict[str, str]]:
+    with (REFERENCE / "expected.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    predictions = [(m, REFERENCE / f) for m, files in FILES.items() for f in files]
+    return load_frame(predictions=predictions, benchmark="videomme")
+
+
+@pytest.fixture(scope="module")
+def tables(frame):
+    """missing=exclude (the paper's matched convention) and missing=incorrect (null = incorrect)."""
+    return {
+        "exclude": run_all(frame, Options(missing="exclude")),
+        "incorrect": run_all(frame, Options(missing="incorrect")),
+    }
+
+
+def _check(row: dict[str, str], computed: float) -> None:
+    tol = float(row["tolerance"]) if row["tolerance"] else 0.0005
+    assert abs(computed - float(row["value"])) <= tol, (
+        f"{row['table']} {row['quantity']}: computed {computed:.4f}, expected {row['value']} (+-{tol})"
+    )
+
+
+def _rows(table: str, pattern: str) -> list[tuple[dict[str, str], re.Match[str]]]:
+    out = []
+    for row in expected_rows():
+        match = re.fullmatch(pattern, row["quantity"])
+        if row["table"] == table and match:
+            out.append((row, match))
+    assert out, f"no expected rows for {table} {pattern}"
+    return out
+
+
+def test_t1_vdg_and_bootstrap_ci(tables):
+    vdg = tables["exclude"]["vdg"].set_index(["model", "task_type"])
+    rows = _rows("T1", r"(?P<task>.+) (?P<m>Qwen|LLaVA|IV2) (?:VDG \(n=(?P<n>\d+)\)|CI (?P<end>lo|hi))")
+    assert len(rows) == 63
+    for row, m in rows:
+        cell = vdg.loc[(MODEL[m["m"]], m["task"])]
+        if m["n"]:
+            assert cell["n"] == int(m["n"])
+            _check(row, cell["vdg"])
+        else:
+            _check(row, cell["ci_low" if m["end"] == "lo" else "ci_high"])
+
+
+def test_dc_ratio_on_each_models_matched_set(tables):
+    vdg = tables["exclude"]["vdg"].set_index(["model", "task_type"])
+    for row, m in _rows("4.3", r"VME D:C (?P<m>Qwen|LLaVA|IV2)"):
+        _check(row, vdg.loc[(MODEL[m["m"]], "Overall"), "dc_ratio"])
