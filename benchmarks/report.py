@@ -125,7 +125,6 @@ def _measure(root: str, out: str, queue) -> None:
     t2 = time.perf_counter()
     write_report(tables, Path(out))
     t3 = time.perf_counter()
-    per_table = {}
     queue.put(
         {
             "rows": len(frame),
@@ -172,8 +171,8 @@ def main() -> None:
         )
     full, quarter = results["full"], results["quarter"]
     print(
-        f"\nfull / quarter: rows x{full['rows'] / quarter['rows']:.2f}, time x{full['total_s'] / quarter['total_s']:.2f} "
-        f"(linear or better when <= the rows ratio)"
+        f"\nfull / quarter: rows x{full['rows'] / quarter['rows']:.2f}, "
+        f"time x{full['total_s'] / quarter['total_s']:.2f} (linear or better when <= the rows ratio)"
     )
     print("targets: full total <= 10 s, peak RSS <= 1500 MB")
 

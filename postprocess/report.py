@@ -1,98 +1,344 @@
-"""Tables -> files. Rendering only: every number comes from an analysis."""
+"""Tables -> files (CSV, report.md, report.html, report.json, plots). Rendering only.
+
+Every number comes from an analysis (``postprocess.analyses.ANALYSES``); this module formats,
+orders and writes them. It knows a few headline tables by name (``HEADLINE``) and renders any
+other table generically from its declared columns, so a new analysis appears in the HTML and JSON
+reports without a change here, and an absent or empty table is simply skipped.
+
+Files written by ``write_report(tables, out)``:
+
+- ``<name>.csv`` per table (NaN as an empty cell, infinity as ``inf``)
+- ``report.md``: the headline tables, each under a sentence stating its conventions
+- ``report.html``: one self-contained page (inline CSS, plots as base64 PNG, no script): every
+  table, headline first
+- ``report.json``: ``{"format": ..., "options": {...}, "inputs": {...}, "tables": {name:
+  {"description", "columns": {column: description}, "n_rows", "rows": [{column: value}]}}}``;
+  NaN and missing values are ``null``, +/- infinity the strings ``"inf"`` / ``"-inf"``
+- ``plots/*.png`` (see ``postprocess.plots``)
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import dataclasses
+import html
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+import postprocess.analyses as _analyses
+from postprocess.analyses.base import Options
 from postprocess.analyses.coverage import UNPARSED_FLAG
 
+#: Version of the report.json layout.
+JSON_FORMAT = "vdg-report/1"
+#: Rows of one table shown in report.html (the CSV always has every row).
+HTML_MAX_ROWS = 200
+#: Rows of one table shown in report.md.
+MD_MAX_ROWS = 120
 
-def _fmt(table: pd.DataFrame, columns: list[str]) -> str:
-    shown = table[[c for c in columns if c in table.columns]].copy()
-    for col in shown.columns:
-        if pd.api.types.is_float_dtype(shown[col]):
-            pattern = "{:+.3f}" if col in _SIGNED else "{:.3f}"
-            shown[col] = shown[col].map(lambda v, p=pattern: "" if pd.isna(v) else p.format(v))
-    return shown.to_markdown(index=False)
+# ------------------------------------------------------------------------------------ conventions
+
+#: Columns that state a convention rather than a result. When constant over a table they are
+#: stated in the sentence above it instead of repeated in every row.
+CONVENTION_COLUMNS: tuple[str, ...] = (
+    "missing_policy",
+    "ci_level",
+    "n_resamples",
+    "resample_unit",
+    "stability_resamples",
+    "alpha",
+    "equivalence_margin",
+    "margin",
+    "correction",
+    "p_adjust",
+    "adjust",
+    "test",
+    "alternative",
+    "method",
+    "temporal_definition",
+    "tier_high",
+    "tier_low",
+    "group_by",
+    "reference",
+    "baseline",
+    "convention",
+    "seed",
+)
 
 
-_SIGNED = {"vdg", "ci_low", "ci_high", "spatial", "diversity", "temporal", "sampling"}
+def _phrase(column: str, value: Any) -> str:
+    """One convention in words."""
+    if column == "missing_policy":
+        if value == "exclude":
+            return "a question with an error (no answer) in a compared condition is dropped from both arms"
+        if value == "incorrect":
+            return "an error (no answer) is scored wrong"
+    if column == "ci_level" and isinstance(value, (int, float)):
+        return f"{value:.0%} confidence intervals"
+    if column == "n_resamples" and _is_number(value):
+        return f"percentile bootstrap with {int(value)} resamples"
+    if column == "stability_resamples" and _is_number(value):
+        return f"stability over {int(value)} bootstrap resamples"
+    if column == "resample_unit":
+        return f"resampling unit: {value}"
+    if column == "alpha":
+        return f"significance level {value:g}" if _is_number(value) else f"alpha = {value}"
+    if column == "temporal_definition":
+        return f"temporal = {value}"
+    if _is_number(value):
+        return f"{column} = {value:g}"
+    return f"{column} = {value}"
 
 
-def render_markdown(tables: Mapping[str, pd.DataFrame]) -> str:
-    parts = ["# vdg report", ""]
-    if len(tables.get("vdg", ())):
-        vdg = tables["vdg"]
-        level = vdg["ci_level"].iloc[0] if len(vdg) else 0.95
-        parts += [
-            "## Visual Dependency Gap by task type",
-            "",
-            f"VDG = correct(orig) - correct(black), per question; CI: paired percentile bootstrap "
-            f"({int(vdg['n_resamples'].iloc[0]) if len(vdg) else 0} resamples, {level:.0%}); "
-            f"questions with an error in either arm: {vdg['missing_policy'].iloc[0] if len(vdg) else ''}d. "
-            "d / c: questions right only with / only without the video.",
-            "",
-            _fmt(
-                vdg,
-                [
-                    "model",
-                    "benchmark",
-                    "task_type",
-                    "n",
-                    "acc_orig",
-                    "acc_black",
-                    "vdg",
-                    "ci_low",
-                    "ci_high",
-                    "d",
-                    "c",
-                    "n_error",
-                    "n_unparsed",
-                ],
-            ),
-            "",
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def conventions(table: pd.DataFrame) -> tuple[str, list[str]]:
+    """(sentence stating the table's constant conventions, convention columns that vary by row)."""
+    phrases, varying = [], []
+    for column in CONVENTION_COLUMNS:
+        if column not in table.columns or not len(table):
+            continue
+        values = table[column].dropna().unique()
+        if len(values) == 1:
+            value = values[0]
+            phrases.append(_phrase(column, value.item() if isinstance(value, np.generic) else value))
+        elif len(values) > 1:
+            varying.append(column)
+    if varying:
+        phrases.append("varies by row: " + ", ".join(f"`{c}`" for c in varying))
+    sentence = ("Conventions: " + "; ".join(phrases) + ".") if phrases else ""
+    return sentence, varying
+
+
+# ------------------------------------------------------------------------------------- formatting
+
+#: Differences shown with a sign.
+SIGNED: frozenset[str] = frozenset(
+    {"vdg", "ci_low", "ci_high", "spatial", "diversity", "temporal", "sampling", "diff", "delta", "gap"}
+)
+
+
+def is_pvalue(column: str) -> bool:
+    """p-value columns: ``p``, ``p_*``, ``*_p``, ``*pvalue*``."""
+    return column == "p" or column.startswith("p_") or column.endswith("_p") or "pvalue" in column
+
+
+def _is_count(column: str) -> bool:
+    return column in {"n", "d", "c", "k", "b01", "b10"} or column.startswith("n_") or column.endswith("_n")
+
+
+def _signed(column: str) -> bool:
+    base = column.removesuffix("_ci_low").removesuffix("_ci_high")
+    return base in SIGNED or base.startswith("vdg_") or base.endswith("_diff") or base.endswith("_delta")
+
+
+def format_value(column: str, value: Any) -> str:
+    """One cell as text: 3 decimals, p-values 4 significant digits, counts as integers."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if is_pvalue(column):
+            return f"{v:.4g}"
+        if _is_count(column) and v.is_integer():
+            return str(int(v))
+        return f"{v:+.3f}" if _signed(column) else f"{v:.3f}"
+    return str(value)
+
+
+def format_table(table: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The table as strings, in ``columns`` (those present; default all)."""
+    cols = [c for c in (columns if columns is not None else table.columns) if c in table.columns]
+    return pd.DataFrame(
+        {c: [format_value(c, v) for v in table[c].tolist()] for c in cols},
+        index=range(len(table)),
+        columns=cols,
+    )
+
+
+def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """``x``, ``x_ci_low``, ``x_ci_high`` -> one column ``x [95% CI]`` as ``+0.123 [+0.050, +0.200]``.
+
+    A bare ``ci_low``/``ci_high`` pair belongs to the column just before ``ci_low``.
+    """
+    columns = list(table.columns)
+    pairs: list[tuple[str, str, str]] = []
+    for i, col in enumerate(columns):
+        if col in ("ci_low",) and i > 0 and "ci_high" in columns:
+            pairs.append((columns[i - 1], "ci_low", "ci_high"))
+        elif f"{col}_ci_low" in columns and f"{col}_ci_high" in columns:
+            pairs.append((col, f"{col}_ci_low", f"{col}_ci_high"))
+    for value, low, high in pairs:
+        if not {value, low, high} <= set(shown.columns):
+            continue
+        merged = [
+            v if not v or not lo else f"{v} [{lo}, {hi}]"
+            for v, lo, hi in zip(shown[value], shown[low], shown[high], strict=True)
         ]
-    if len(tables.get("ladder", ())):
-        parts += [
-            "## Ladder",
-            "",
-            "Accuracy at each rung on the questions answered under all of them; spatial = single - black, "
-            "diversity = shuffled - single, temporal = ordered - shuffled, sampling = orig - ordered.",
-            "",
-            _fmt(
-                tables["ladder"],
-                [
-                    "model",
-                    "benchmark",
-                    "task_type",
-                    "n",
-                    "acc_black",
-                    "acc_single",
-                    "acc_shuffled",
-                    "acc_ordered",
-                    "acc_orig",
-                    "spatial",
-                    "diversity",
-                    "temporal",
-                    "sampling",
-                ],
-            ),
-            "",
-        ]
-    cov = tables["coverage"]
-    parts += [
+        shown = shown.drop(columns=[low, high])
+        shown[value] = merged
+        shown = shown.rename(columns={value: f"{value} [CI]"})
+    return shown
+
+
+def markdown_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = True) -> str:
+    shown = format_table(table, columns)
+    if merge_ci:
+        shown = _merge_intervals(shown, table)
+    return shown.to_markdown(index=False, disable_numparse=True)
+
+
+def _display_columns(table: pd.DataFrame, preferred: Sequence[str] | None) -> list[str]:
+    """Preferred columns (or all), minus the conventions stated in the sentence above."""
+    _, varying = conventions(table)
+    stated = {c for c in CONVENTION_COLUMNS if c in table.columns and c not in varying}
+    base = list(preferred) if preferred else list(table.columns)
+    cols = [c for c in base if c in table.columns and c not in stated]
+    if preferred:
+        cols += [c for c in varying if c not in cols]
+    return cols
+
+
+# ------------------------------------------------------------------------------ headline sections
+
+
+@dataclass(frozen=True)
+class Section:
+    """A headline table of report.md: which table, its title, its columns and what it shows."""
+
+    table: str
+    title: str
+    columns: tuple[str, ...] = ()
+    """Columns shown (those present, in this order); empty: every non-convention column."""
+    intro: str | Callable[[pd.DataFrame], str] = ""
+    """What the table shows, before the conventions sentence; default: the analysis description."""
+    filter: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+
+
+def _ladder_intro(table: pd.DataFrame) -> str:
+    return (
+        "Accuracy at each rung (black > single > shuffled > ordered > orig) on the questions answered under "
+        "all of a model's rungs; spatial = single - black, diversity = shuffled - single, temporal = ordered - "
+        "shuffled (orig - shuffled when there is no ordered rung, as the paper), sampling = orig - ordered. "
+        "Rows with fewer than two deltas are omitted here (see ladder.csv)."
+    )
+
+
+def _ladder_rows(table: pd.DataFrame) -> pd.DataFrame:
+    deltas = [c for c in ("spatial", "diversity", "temporal", "sampling") if c in table.columns]
+    return table[table[deltas].notna().any(axis=1)] if deltas else table
+
+
+HEADLINE: tuple[Section, ...] = (
+    Section(
+        "vdg",
+        "Visual Dependency Gap by task type",
+        (
+            "model",
+            "benchmark",
+            "task_type",
+            "n",
+            "acc_orig",
+            "acc_black",
+            "vdg",
+            "ci_low",
+            "ci_high",
+            "d",
+            "c",
+            "dc_ratio",
+            "n_error",
+            "n_unparsed",
+        ),
+        "VDG = correct(orig) - correct(black), per question, averaged over the n questions compared; "
+        "CI: paired percentile bootstrap. d / c: questions right only with / only without the video "
+        "(dc_ratio = d / c).",
+    ),
+    Section(
+        "ladder",
+        "Ladder",
+        (
+            "model",
+            "benchmark",
+            "task_type",
+            "n",
+            "acc_black",
+            "acc_single",
+            "acc_shuffled",
+            "acc_ordered",
+            "acc_orig",
+            "spatial",
+            "spatial_ci_low",
+            "spatial_ci_high",
+            "diversity",
+            "diversity_ci_low",
+            "diversity_ci_high",
+            "temporal",
+            "temporal_ci_low",
+            "temporal_ci_high",
+            "sampling",
+            "sampling_ci_low",
+            "sampling_ci_high",
+        ),
+        _ladder_intro,
+        _ladder_rows,
+    ),
+    Section("mcnemar", "McNemar tests between models"),
+    Section("dissociation", "Dissociation: same accuracy, different visual dependency"),
+    Section("flips", "Answer flips under compression (CRF)"),
+    Section("letters", "Answer-letter bias"),
+)
+
+
+def _analysis_info() -> dict[str, tuple[str, Mapping[str, str]]]:
+    return {a.name: (a.description, a.columns) for a in _analyses.ANALYSES}
+
+
+def _section_markdown(section: Section, table: pd.DataFrame, info: Mapping[str, tuple[str, Any]]) -> list[str]:
+    rows = section.filter(table) if section.filter else table
+    if not len(rows):
+        return []
+    intro = section.intro(rows) if callable(section.intro) else section.intro
+    intro = intro or info.get(section.table, ("", {}))[0]
+    sentence, _ = conventions(rows)
+    columns = _display_columns(rows, section.columns or None)
+    parts = [f"## {section.title}", ""]
+    text = " ".join(s for s in (intro, sentence) if s)
+    if text:
+        parts += [text, ""]
+    shown = rows
+    if len(rows) > MD_MAX_ROWS:
+        shown = rows.iloc[:MD_MAX_ROWS]
+        parts += [f"First {MD_MAX_ROWS} of {len(rows)} rows; every row is in `{section.table}.csv`.", ""]
+    parts += [markdown_table(shown, columns), ""]
+    return parts
+
+
+def _coverage_markdown(cov: pd.DataFrame) -> list[str]:
+    parts = [
         "## Coverage",
         "",
         f"Unparsed answers are scored wrong; above {UNPARSED_FLAG:.0%} a run measures format compliance, not "
         "comprehension. Errors (missing or undecodable videos) are never scored.",
         "",
-        _fmt(cov, list(cov.columns)),
+        markdown_table(cov, list(cov.columns)),
         "",
     ]
-    flagged = cov[cov["flag"] != ""]
+    flagged = cov[cov["flag"].fillna("") != ""] if "flag" in cov.columns else cov.iloc[:0]
     if len(flagged):
         parts += [
             "**Flags:** "
@@ -102,13 +348,265 @@ def render_markdown(tables: Mapping[str, pd.DataFrame]) -> str:
             ),
             "",
         ]
+    return parts
+
+
+def _nonempty(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | None:
+    table = tables.get(name)
+    return table if table is not None and len(table) else None
+
+
+def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = ()) -> str:
+    """report.md: the headline tables (those present and non-empty), coverage, then an index of all tables."""
+    info = _analysis_info()
+    parts = ["# vdg report", ""]
+    for section in HEADLINE:
+        table = _nonempty(tables, section.table)
+        if table is not None:
+            parts += _section_markdown(section, table, info)
+    cov = _nonempty(tables, "coverage")
+    if cov is not None:
+        parts += _coverage_markdown(cov)
+    if plots:
+        parts += ["## Plots", ""]
+        parts += [f"![{p.stem}](plots/{p.name})" for p in plots]
+        parts += [""]
+    listed = [(name, table) for name, table in tables.items()]
+    if listed:
+        parts += ["## All tables", "", "Every table is written as `<name>.csv` and in report.json.", ""]
+        parts += [
+            f"- `{name}.csv` ({len(table)} rows): {info.get(name, ('', {}))[0]}".rstrip(": ")
+            for name, table in listed
+        ]
+        parts += [""]
     return "\n".join(parts)
 
 
-def write_report(tables: Mapping[str, pd.DataFrame], out: Path) -> str:
+# ------------------------------------------------------------------------------------------- HTML
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:84rem;
+padding:0 1rem;color:#1d1d1f;line-height:1.45}
+h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+p.note{color:#555;font-size:.9rem}
+.wrap{overflow-x:auto}
+table{border-collapse:collapse;font-size:.82rem;margin:.5rem 0}
+th,td{border:1px solid #d0d0d0;padding:.2rem .45rem;text-align:right;white-space:nowrap}
+th{background:#f3f3f3;position:sticky;top:0}
+td.t,th.t{text-align:left}
+tr:nth-child(even) td{background:#fafafa}
+tr.overall td{font-weight:600}
+.flag{color:#a40000;font-weight:600}
+img{max-width:100%;border:1px solid #eee;margin:.4rem 0}
+nav ul{columns:3;font-size:.9rem}
+code{background:#f3f3f3;padding:0 .2rem}
+"""
+
+
+def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = False) -> str:
+    shown = format_table(table, columns)
+    if merge_ci:
+        shown = _merge_intervals(shown, table)
+    text_cols = {c for c in shown.columns if c in table.columns and not pd.api.types.is_numeric_dtype(table[c])}
+    head = "".join(f'<th class="{"t" if c in text_cols else ""}">{html.escape(str(c))}</th>' for c in shown.columns)
+    body = []
+    task = table["task_type"].tolist() if "task_type" in table.columns else [None] * len(table)
+    for i, row in enumerate(shown.itertuples(index=False)):
+        cls = ' class="overall"' if task[i] == "Overall" else ""
+        cells = "".join(
+            f'<td class="{"t" if c in text_cols else ""}">{html.escape(v)}</td>'
+            for c, v in zip(shown.columns, row, strict=True)
+        )
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _html_section(name: str, title: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None) -> str:
+    sentence, _ = conventions(table)
+    parts = [f'<h2 id="{html.escape(name)}">{html.escape(title)}</h2>']
+    text = " ".join(s for s in (intro, sentence) if s)
+    if text:
+        parts.append(f"<p>{html.escape(text)}</p>")
+    shown = table
+    if len(table) > HTML_MAX_ROWS:
+        shown = table.iloc[:HTML_MAX_ROWS]
+        parts.append(
+            f'<p class="note">First {HTML_MAX_ROWS} of {len(table)} rows; every row is in '
+            f"<code>{html.escape(name)}.csv</code> and report.json.</p>"
+        )
+    parts.append(_html_table(shown, columns, merge_ci=columns is not None))
+    parts.append(f'<p class="note">File: <code>{html.escape(name)}.csv</code></p>')
+    return "\n".join(parts)
+
+
+def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), title: str = "vdg report") -> str:
+    """report.html: headline tables, plots, then every other table; self-contained, no script."""
+    info = _analysis_info()
+    sections: list[str] = []
+    toc: list[tuple[str, str]] = []
+    done: set[str] = set()
+    for section in HEADLINE:
+        table = _nonempty(tables, section.table)
+        if table is None:
+            continue
+        rows = section.filter(table) if section.filter else table
+        if not len(rows):
+            continue
+        intro = section.intro(rows) if callable(section.intro) else section.intro
+        intro = intro or info.get(section.table, ("", {}))[0]
+        columns = _display_columns(rows, section.columns or None)
+        sections.append(_html_section(section.table, section.title, intro, rows, columns))
+        toc.append((section.table, section.title))
+        done.add(section.table)
+    if plots:
+        imgs = []
+        for p in plots:
+            data = base64.b64encode(Path(p).read_bytes()).decode("ascii")
+            alt = html.escape(Path(p).stem)
+            imgs.append(f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption>'
+                        "</figure>")
+        sections.append('<h2 id="plots">Plots</h2>\n' + "\n".join(imgs))
+        toc.append(("plots", "Plots"))
+    for name, table in tables.items():
+        if name in done:
+            continue
+        title_text = name if name != "coverage" else "Coverage"
+        intro = info.get(name, ("", {}))[0]
+        if name == "coverage":
+            intro = (
+                f"Unparsed answers are scored wrong; above {UNPARSED_FLAG:.0%} a run measures format compliance, "
+                "not comprehension. Errors (missing or undecodable videos) are never scored."
+            )
+        if not len(table):
+            sections.append(
+                f'<h2 id="{html.escape(name)}">{html.escape(title_text)}</h2>\n'
+                f'<p class="note">{html.escape(intro)} No rows: the data lack what this table needs.</p>'
+            )
+        else:
+            sections.append(_html_section(name, title_text, intro, table, None))
+        toc.append((name, title_text))
+    nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(t)}</a></li>' for a, t in toc)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
+        f"<h1>{html.escape(title)}</h1>\n<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body></html>\n"
+    )
+
+
+# ------------------------------------------------------------------------------------------- JSON
+
+
+def json_value(value: Any) -> Any:
+    """A cell as JSON: NaN/NA -> None, +/-inf -> "inf"/"-inf", numpy scalars -> Python."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(value, (str,)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_value(v) for v in value]
+    return str(value)
+
+
+def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    columns = [str(c) for c in table.columns]
+    values = [[json_value(v) for v in table[c].tolist()] for c in table.columns]
+    return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)] if len(table) else []
+
+
+def options_dict(options: Options | None) -> dict[str, Any] | None:
+    if options is None:
+        return None
+    return {f.name: json_value(getattr(options, f.name)) for f in dataclasses.fields(options)}
+
+
+def render_json(
+    tables: Mapping[str, pd.DataFrame], options: Options | None = None, inputs: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """report.json as a dict (see the module docstring)."""
+    info = _analysis_info()
+    out: dict[str, Any] = {
+        "format": JSON_FORMAT,
+        "options": options_dict(options),
+        "inputs": json_value(dict(inputs)) if inputs is not None else None,
+        "tables": {},
+    }
+    for name, table in tables.items():
+        description, columns = info.get(name, ("", {c: "" for c in table.columns}))
+        out["tables"][name] = {
+            "description": description,
+            "columns": {str(c): columns.get(c, "") for c in table.columns},
+            "n_rows": len(table),
+            "rows": table_records(table),
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------------------- writing
+
+
+def write_csv(table: pd.DataFrame, path: Path) -> None:
+    table.to_csv(path, index=False)
+
+
+def compute_tables(
+    frame: pd.DataFrame, options: Options = Options(), out: Path | None = None, names: Sequence[str] | None = None
+) -> dict[str, pd.DataFrame]:
+    """Run the analyses in ``ANALYSES`` order (only ``names`` when given), writing each CSV as soon as
+    it is computed, so tables already written survive a later analysis' error.
+
+    The same tables as ``run_all``; an analysis' ValueError is re-raised naming the analysis.
+    """
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    tables: dict[str, pd.DataFrame] = {}
+    for analysis in _analyses.ANALYSES:
+        if names is not None and analysis.name not in names:
+            continue
+        try:
+            table = analysis.run(frame, options)
+        except ValueError as exc:
+            raise type(exc)(f"analysis {analysis.name!r}: {exc}") from exc
+        tables[analysis.name] = table
+        if out is not None:
+            write_csv(table, out / f"{analysis.name}.csv")
+    return tables
+
+
+def write_report(
+    tables: Mapping[str, pd.DataFrame],
+    out: Path,
+    *,
+    options: Options | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    plots: bool = True,
+) -> str:
+    """Write every table as CSV plus report.md/.html/.json and plots/*.png; return the markdown."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
-        table.to_csv(out / f"{name}.csv", index=False)
-    markdown = render_markdown(tables)
+        write_csv(table, out / f"{name}.csv")
+    written: list[Path] = []
+    if plots:
+        from postprocess.plots import write_plots
+
+        written = write_plots(tables, out / "plots")
+    markdown = render_markdown(tables, written)
     (out / "report.md").write_text(markdown)
+    (out / "report.html").write_text(render_html(tables, written))
+    with (out / "report.json").open("w") as f:
+        json.dump(render_json(tables, options, inputs), f, indent=1, allow_nan=False)
+        f.write("\n")
     return markdown
