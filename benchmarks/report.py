@@ -133,7 +133,6 @@ def _measure(root: str, out: str, queue) -> None:
             "write_s": t3 - t2,
             "total_s": t3 - t0,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "tables": per_table,
         }
     )
 
