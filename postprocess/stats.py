@@ -23,6 +23,7 @@ Conventions
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import asdict, dataclass, fields
@@ -329,6 +330,12 @@ def _count_array(x: Any, name: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------ intervals
 
 
+@functools.lru_cache(maxsize=64)
+def _z(level: float) -> float:
+    """Two-sided normal quantile for a confidence level (scipy's isf costs ~0.25 ms a call)."""
+    return float(_st.norm.isf((1.0 - level) / 2.0))
+
+
 def wilson(k: int, n: int, level: float = 0.95) -> Interval:
     """Wilson score interval for k successes in n trials.
 
@@ -342,7 +349,7 @@ def wilson(k: int, n: int, level: float = 0.95) -> Interval:
         raise ValueError("n is 0: a proportion needs at least one trial.")
     if k > n:
         raise ValueError(f"k = {k} exceeds n = {n}: successes cannot outnumber trials.")
-    z = float(_st.norm.isf((1.0 - level) / 2.0))
+    z = _z(level)
     p = k / n
     denom = 1.0 + z * z / n
     center = (p + z * z / (2.0 * n)) / denom

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from postprocess.analyses import coverage, ladder, vdg
+from postprocess.analyses import coverage, crf, ladder, vdg
 from postprocess.analyses.base import Analysis, Options
 
 ANALYSES: tuple[Analysis, ...] = (
     *coverage.ANALYSES,
     *vdg.ANALYSES,
     *ladder.ANALYSES,
+    *crf.ANALYSES,
 )
 
 

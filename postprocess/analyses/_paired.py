@@ -21,11 +21,12 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
     """
     if missing not in ("exclude", "incorrect"):
         raise ValueError(f"missing policy must be 'exclude' or 'incorrect', got {missing!r}")
-    absent = [c for c in conditions if c not in set(frame["condition"])]
+    present = set(frame["condition"].unique())
+    absent = [c for c in conditions if c not in present]
     if absent:
         raise ValueError(
             f"condition(s) {', '.join(absent)} missing for model {frame['model'].iloc[0]!r} "
-            f"(it has {', '.join(sorted(set(frame['condition'])))})"
+            f"(it has {', '.join(sorted(present))})"
         )
     sub = frame[frame["condition"].isin(conditions)]
     wide = sub.pivot(index="question_id", columns="condition", values=["correct", "status"])

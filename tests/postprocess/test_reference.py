@@ -87,3 +87,40 @@ def test_dc_ratio_on_each_models_matched_set(tables):
     vdg = tables["exclude"]["vdg"].set_index(["model", "task_type"])
     for row, m in _rows("4.3", r"VME D:C (?P<m>Qwen|LLaVA|IV2)"):
         _check(row, vdg.loc[(MODEL[m["m"]], "Overall"), "dc_ratio"])
+
+
+def test_s12_flips_orig_vs_strongest_crf(tables):
+    flips = tables["incorrect"]["crf_flips"].set_index(["model", "task_type", "condition"])
+    column = {"C->I": "c_to_i", "I->C": "i_to_c", "net": "net", "stable%": "stable_pct"}
+    rows = _rows("S12", r"(?P<m>Qwen|LLaVA|IV2) (?P<q>C->I|I->C|net|stable%)")
+    assert len(rows) == 12
+    for row, m in rows:
+        _check(row, flips.loc[(MODEL[m["m"]], "Overall", "crf38"), column[m["q"]]])
+
+
+def test_identical_prediction_across_crf_levels(tables):
+    stability = tables["incorrect"]["crf_stability"].set_index(["model", "task_type"])
+    for row, m in _rows("4.4", r"Qwen stability (?P<task>.+)"):
+        _check(row, stability.loc[("qwen2vl", m["task"]), "identical_pred_pct"])
+
+
+def test_t3_accuracy_on_the_original_video(tables):
+    crf = tables["incorrect"]["crf"].set_index(["model", "task_type", "condition"])
+    for row, m in _rows("T3", r"Qwen (?P<task>.+) original"):
+        _check(row, crf.loc[("qwen2vl", m["task"], "orig"), "acc"])
+
+
+def test_fisher_enrichment_of_visually_grounded_questions_among_compression_sensitive_ones(tables):
+    fisher = tables["exclude"]["crf_enrichment"].set_index("model").loc["qwen2vl"]
+    assert fisher["n"] == 545
+    cell = {"sens&VDG+1": "a", "sens&VDG<=0": "b", "stable&VDG+1": "c", "stable&VDG<=0": "d"}
+    for row, m in _rows("4.4", r"Fisher cell (?P<c>\S+) \(n=545\)"):
+        _check(row, fisher[cell[m["c"]]])
+    for row, _ in _rows("4.4", r"Fisher OR"):
+        _check(row, fisher["odds_ratio"])
+    for row, _ in _rows("4.4", r"Fisher p \(one-sided greater\)"):
+        _check(row, fisher["p_greater"])
+    for row, _ in _rows("4.4", r"VDG=\+1 rate in sensitive %"):
+        _check(row, fisher["vdg_plus_rate_sensitive_pct"])
+    for row, _ in _rows("4.4", r"VDG=\+1 base rate %"):
+        _check(row, fisher["vdg_plus_rate_base_pct"])
