@@ -11,6 +11,7 @@ partial file. The location is ``$VDG_CACHE`` or the user's cache dir.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -23,7 +24,7 @@ from filelock import FileLock
 from vdg_tasks.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.seeding import stable_seed
 
-_SAMPLE_BYTES = 1 << 20
+_SAMPLE_BYTES = 256 << 10
 
 
 def cache_dir() -> Path:
@@ -37,9 +38,16 @@ def cache_dir() -> Path:
 
 
 def source_identity(path: str | os.PathLike[str]) -> str:
-    """A digest of the file's size, first MiB and last MiB (cheap, content based, path independent)."""
+    """A digest of the file's size, first and last 256 KiB (cheap, content based, path independent)."""
     p = Path(path)
-    size = p.stat().st_size
+    stat = p.stat()
+    return _identity(str(p.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _identity(path: str, size: int, mtime_ns: int) -> str:
+    # Memoized per (file, size, mtime): the questions of one video hash it once per process.
+    p = Path(path)
     h = hashlib.sha256(str(size).encode())
     with p.open("rb") as f:
         h.update(f.read(_SAMPLE_BYTES))
