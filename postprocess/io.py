@@ -199,7 +199,7 @@ def _check_settings(frame: pd.DataFrame) -> None:
 
 def _check_question_sets(frame: pd.DataFrame) -> None:
     for (model, benchmark), group in frame.groupby(["model", "benchmark"]):
-        sets = {cond: set(g["question_id"]) for cond, g in group.groupby("condition")}
+        sets = {cond: set(g["question_id"].unique()) for cond, g in group.groupby("condition")}
         union = set().union(*sets.values())
         for cond, ids in sets.items():
             if ids != union:

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from postprocess.analyses import coverage, crf, ladder, vdg
+from postprocess.analyses import accuracy, categories, consistency, coverage, crf, ladder, tiers, vdg
 from postprocess.analyses.base import Analysis, Options
 
 ANALYSES: tuple[Analysis, ...] = (
     *coverage.ANALYSES,
+    *accuracy.ANALYSES,
     *vdg.ANALYSES,
+    *categories.ANALYSES,
     *ladder.ANALYSES,
     *crf.ANALYSES,
+    *consistency.ANALYSES,
+    *tiers.ANALYSES,
 )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -90,6 +92,32 @@ class Analysis:
                 f"analysis {self.name!r} returned columns {list(table.columns)}, declared {list(self.columns)}"
             )
         return table
+
+
+_MEMO: dict[tuple[str, int, str], tuple[weakref.ref, pd.DataFrame]] = {}
+
+
+def memo_by_frame(
+    fn: Callable[[pd.DataFrame, Options], pd.DataFrame],
+) -> Callable[[pd.DataFrame, Options], pd.DataFrame]:
+    """Compute ``fn(frame, options)`` once per (frame object, options) while the frame lives.
+
+    Several tables build on the same intermediate (per-question VDG, the VDG table); analyses never
+    mutate their input frame, so the identity of the frame object is a sound key. Callers must not
+    mutate the returned table.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+        key = (fn.__qualname__, id(frame), repr(options))
+        hit = _MEMO.get(key)
+        if hit is not None and hit[0]() is frame:
+            return hit[1]
+        table = fn(frame, options)
+        _MEMO[key] = (weakref.ref(frame, lambda _ref, key=key: _MEMO.pop(key, None)), table)
+        return table
+
+    return wrapper
 
 
 def empty(columns: Mapping[str, str]) -> pd.DataFrame:

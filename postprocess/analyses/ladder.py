@@ -46,7 +46,8 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
     """Accuracy at each rung and the deltas with CIs, per (model, benchmark, task type)."""
     rows = []
     for (model, benchmark), group in frame.groupby(["model", "benchmark"], sort=True):
-        rungs = [r for r in LADDER if r in set(group["condition"])]
+        present = set(group["condition"].unique())
+        rungs = [r for r in LADDER if r in present]
         if len(rungs) < 2:
             continue
         table = paired(group, rungs, options.missing)

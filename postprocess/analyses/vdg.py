@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import by_task_type, paired
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.stats import bootstrap_mean
 
 PER_QUESTION_COLUMNS: dict[str, str] = {
@@ -44,11 +44,12 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def per_question(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+@memo_by_frame
+def per_question(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """One row per (model, benchmark, question) with its VDG; columns as in ``PER_QUESTION_COLUMNS``."""
     parts = []
     for (model, benchmark), group in frame.groupby(["model", "benchmark"], sort=True):
-        if not {"orig", "black"} <= set(group["condition"]):
+        if not {"orig", "black"} <= set(group["condition"].unique()):
             continue
         table = paired(group, ["orig", "black"], options.missing)
         gap = table["correct_orig"].astype(int) - table["correct_black"].astype(int)
@@ -79,6 +80,7 @@ def _dc_ratio(d: int, c: int) -> float:
     return float("inf") if d else float("nan")
 
 
+@memo_by_frame
 def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """VDG per (model, benchmark, task type) with Overall rows; columns as in ``COLUMNS``."""
     questions = per_question(frame, options)

@@ -1,0 +1,233 @@
+"""Do models agree on which task types (and questions) need the video, and is a profile stable?
+
+Two tables:
+
+``consistency``: one row per pair of models on a benchmark.
+  - task level: Spearman correlation of the two models' task-type VDG vectors, each VDG on the
+    model's own question set under the missing-answer policy, over the task types both have.
+    VDGs are exact fractions of integer counts (``fractions.Fraction``), so equal VDGs tie
+    exactly (float means of 0/1 columns can break a tie by one ulp and change the ranks).
+  - question level: Spearman correlation and exact agreement of the per-question VDGs
+    (-1, 0, +1) on the questions both models kept.
+
+``split_half``: one row per model and benchmark. ``N_SPLITS`` times, each task type's questions
+are split at random into two halves (sizes floor and ceil of n_k / 2; task types with fewer than
+2 questions are left out), the task-type VDG vector of each half is computed, and the two vectors
+are rank-correlated. Reports the mean and a percentile interval of those correlations. Splitting
+within task types keeps every task type in both halves. The splits of a model draw from
+``rng_for("split_half", model, benchmark)``.
+
+A Spearman correlation is left empty when fewer than ``MIN_POINTS`` values are compared or when
+either side is constant (all ranks tied).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.vdg import per_question
+from vdg_tasks.seeding import rng_for
+
+#: Random half splits per model for the split-half stability (a fixed design constant, so that
+#: the table does not depend on the bootstrap settings).
+N_SPLITS = 200
+#: Fewest values a Spearman correlation is computed on.
+MIN_POINTS = 3
+
+COLUMNS: dict[str, str] = {
+    "benchmark": "benchmark name",
+    "model_a": "first model of the pair (alphabetical)",
+    "model_b": "second model of the pair",
+    "n_task_types": "task types both models have questions in",
+    "task_spearman": "Spearman correlation of the two task-type VDG vectors (exact-fraction VDGs)",
+    "task_p": "two-sided p-value of task_spearman (scipy.stats.spearmanr)",
+    "n": "questions both models kept (both arms answered, or errors scored wrong under incorrect)",
+    "n_error": "questions both models have, left out because either model lacks an arm's answer",
+    "question_spearman": "Spearman correlation of the per-question VDGs (-1, 0, +1) on the n questions",
+    "question_p": "two-sided p-value of question_spearman",
+    "agreement": "share of the n questions with the same VDG for both models",
+    "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
+}
+
+SPLIT_HALF_COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "n": "questions kept under missing_policy, in task types with at least 2 questions",
+    "n_task_types": "task types split (at least 2 questions each)",
+    "n_splits": "random splits drawn",
+    "n_defined": "splits whose correlation is defined (neither half's vector constant)",
+    "spearman_mean": "mean Spearman correlation between the halves' task-type VDG vectors",
+    "spearman_low": "lower percentile of the split correlations at (1 - ci_level) / 2",
+    "spearman_high": "upper percentile of the split correlations at 1 - (1 - ci_level) / 2",
+    "ci_level": "coverage of the percentile interval",
+    "missing_policy": "exclude or incorrect",
+}
+
+
+def task_vdgs(questions: pd.DataFrame) -> dict[str, Fraction]:
+    """Task type -> exact VDG (d - c) / n over one model's kept questions (types with n > 0)."""
+    kept = questions[~questions["excluded"]]
+    sums = kept.groupby("task_type", sort=True)["vdg"].agg(["sum", "size"])
+    return {str(t): Fraction(int(s), int(n)) for t, (s, n) in sums.iterrows() if n > 0}
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(rho, p) of scipy.stats.spearmanr, or NaNs when undefined (too few points, a constant side)."""
+    if len(a) < MIN_POINTS or np.unique(a).size < 2 or np.unique(b).size < 2:
+        return np.nan, np.nan
+    result = stats.spearmanr(a, b)
+    return float(result.statistic), float(result.pvalue)
+
+
+def _exact_floats(values: list[Fraction]) -> np.ndarray:
+    # float(Fraction) is correctly rounded: equal fractions give equal floats, and the order of
+    # distinct ones (denominators far below 2**26) is kept, so the ranks are the exact ranks.
+    return np.array([float(v) for v in values], dtype=np.float64)
+
+
+def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Task- and question-level VDG agreement per pair of models; columns as in ``COLUMNS``."""
+    questions = per_question(frame, options)
+    rows = []
+    for benchmark, group in questions.groupby("benchmark", sort=True):
+        profiles = {str(m): task_vdgs(t) for m, t in group.groupby("model", sort=True)}
+        models = sorted(profiles)
+        # question x model: the VDG (NaN when excluded or not asked) and whether it was asked.
+        wide = group.pivot(index="question_id", columns="model", values="vdg").reindex(columns=models)
+        asked = group.pivot(index="question_id", columns="model", values="excluded").reindex(columns=models).notna()
+        gaps = wide.astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan)
+        present = asked.to_numpy(dtype=bool)
+        for i, j in itertools.combinations(range(len(models)), 2):
+            a, b = models[i], models[j]
+            shared_types = sorted(set(profiles[a]) & set(profiles[b]))
+            rho_t, p_t = _spearman(
+                _exact_floats([profiles[a][t] for t in shared_types]),
+                _exact_floats([profiles[b][t] for t in shared_types]),
+            )
+            both = present[:, i] & present[:, j]
+            kept = both & ~np.isnan(gaps[:, i]) & ~np.isnan(gaps[:, j])
+            va, vb = gaps[kept, i], gaps[kept, j]
+            rho_q, p_q = _spearman(va, vb)
+            rows.append(
+                {
+                    "benchmark": benchmark,
+                    "model_a": a,
+                    "model_b": b,
+                    "n_task_types": len(shared_types),
+                    "task_spearman": rho_t,
+                    "task_p": p_t,
+                    "n": int(kept.sum()),
+                    "n_error": int((both & ~kept).sum()),
+                    "question_spearman": rho_q,
+                    "question_p": p_q,
+                    "agreement": float((va == vb).mean()) if kept.any() else np.nan,
+                    "missing_policy": options.missing,
+                }
+            )
+    if not rows:
+        return empty(COLUMNS)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _row_ranks(x: np.ndarray) -> np.ndarray:
+    return stats.rankdata(x, method="average", axis=1)
+
+
+def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman correlation of each row of x with the same row of y (NaN where a row is constant).
+
+    As scipy.stats.spearmanr: the Pearson correlation of the average ranks.
+    """
+    rx, ry = _row_ranks(x), _row_ranks(y)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    sxx, syy = (rx * rx).sum(axis=1), (ry * ry).sum(axis=1)
+    defined = (sxx > 0) & (syy > 0)
+    out = np.full(x.shape[0], np.nan)
+    out[defined] = (rx * ry).sum(axis=1)[defined] / np.sqrt(sxx[defined] * syy[defined])
+    return np.clip(out, -1.0, 1.0)
+
+
+def split_half_correlations(
+    gaps: np.ndarray, task_codes: np.ndarray, rng: np.random.Generator, n_splits: int = N_SPLITS
+) -> np.ndarray:
+    """Spearman correlation between the task-type VDG vectors of two random halves, per split.
+
+    ``gaps`` are per-question VDGs (integers), ``task_codes`` their task type codes; every task
+    type is split within itself (half A gets floor(n_k / 2) questions). Returns ``n_splits`` values.
+    """
+    codes = np.unique(task_codes)
+    keys = rng.random((n_splits, gaps.shape[0]))
+    vdg_a = np.empty((n_splits, codes.size))
+    vdg_b = np.empty((n_splits, codes.size))
+    for j, code in enumerate(codes):
+        idx = np.flatnonzero(task_codes == code)
+        half = idx.size // 2
+        chosen = np.argsort(keys[:, idx], axis=1)[:, :half]
+        sum_a = gaps[idx][chosen].sum(axis=1)
+        sum_b = gaps[idx].sum() - sum_a
+        # Integer / integer in float64 is correctly rounded: equal VDGs tie exactly.
+        vdg_a[:, j] = sum_a / half
+        vdg_b[:, j] = sum_b / (idx.size - half)
+    return _row_spearman(vdg_a, vdg_b)
+
+
+def split_half_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Split-half stability of each model's task-type VDG profile; ``SPLIT_HALF_COLUMNS``."""
+    questions = per_question(frame, options)
+    rows = []
+    tail = (1.0 - options.ci_level) / 2.0
+    for (model, benchmark), table in questions.groupby(["model", "benchmark"], sort=True):
+        kept = table[~table["excluded"]]
+        sizes = kept["task_type"].value_counts()
+        kept = kept[kept["task_type"].isin(sizes.index[sizes >= 2])]
+        codes = pd.factorize(kept["task_type"], sort=True)[0]
+        n_types = int(np.unique(codes).size)
+        row = {
+            "model": model,
+            "benchmark": benchmark,
+            "n": len(kept),
+            "n_task_types": n_types,
+            "n_splits": N_SPLITS,
+            "n_defined": 0,
+            "spearman_mean": np.nan,
+            "spearman_low": np.nan,
+            "spearman_high": np.nan,
+            "ci_level": options.ci_level,
+            "missing_policy": options.missing,
+        }
+        if n_types >= MIN_POINTS:
+            rho = split_half_correlations(
+                kept["vdg"].to_numpy(dtype=np.int64), codes, rng_for("split_half", model, benchmark)
+            )
+            rho = rho[np.isfinite(rho)]
+            row["n_defined"] = int(rho.size)
+            if rho.size:
+                row["spearman_mean"] = float(rho.mean())
+                row["spearman_low"], row["spearman_high"] = (float(q) for q in np.quantile(rho, [tail, 1 - tail]))
+        rows.append(row)
+    if not rows:
+        return empty(SPLIT_HALF_COLUMNS)
+    return pd.DataFrame(rows, columns=list(SPLIT_HALF_COLUMNS))
+
+
+ANALYSES = (
+    Analysis(
+        "consistency",
+        "Per pair of models: Spearman correlation of task-type VDGs, and agreement of per-question VDGs.",
+        COLUMNS,
+        consistency_table,
+    ),
+    Analysis(
+        "split_half",
+        "Per model: stability of the task-type VDG profile across random halves of each task type's questions.",
+        SPLIT_HALF_COLUMNS,
+        split_half_table,
+    ),
+)

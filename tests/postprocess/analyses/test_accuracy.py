@@ -1,0 +1,184 @@
+"""accuracy: per-condition accuracy with a Wilson interval, under both missing-answer policies."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
+from postprocess.analyses.base import Options
+from postprocess.io import load_frame
+
+REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
+FILES = {
+    "qwen2vl": ["qwen2vl_results.json", "qwen2vl_black_results.json"],
+    "llava": ["llava_results.json", "llava_black_results.json"],
+    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
+}
+
+
+def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str = "b") -> pd.DataFrame:
+    """(model, condition, question_id, task_type, outcome) -> a tidy frame as load_frame builds.
+
+    outcome: True (right), False (wrong), "u" (unparsed, scored wrong) or "e" (error: no answer).
+    """
+    rows = []
+    for model, condition, qid, task_type, outcome in records:
+        status = {"u": "unparsed", "e": "error"}.get(outcome, "ok") if isinstance(outcome, str) else "ok"
+        rows.append(
+            {
+                "model": model,
+                "model_settings": "",
+                "benchmark": benchmark,
+                "condition": condition,
+                "question_id": qid,
+                "video_id": qid.split("-")[0],
+                "task_type": task_type,
+                "duration": "short",
+                "answer": "A",
+                "pred": None if status == "error" else ("A" if outcome is True else ("B" if status == "ok" else "zzz")),
+                "status": status,
+                "error": "CUDA OOM" if status == "error" else None,
+                "correct": pd.NA if status == "error" else outcome is True,
+                "source": "test",
+            }
+        )
+    frame = pd.DataFrame(rows)
+    frame["correct"] = frame["correct"].astype("boolean")
+    return frame
+
+
+def random_records(seed: int = 1, n: int = 90) -> list[tuple[str, str, str, str, object]]:
+    rng = np.random.default_rng(seed)
+    outcomes = np.array([True, False, "u", "e"], dtype=object)
+    records = []
+    for model in ("m1", "m2"):
+        for condition in ("orig", "black", "crf23"):
+            for i in range(n):
+                outcome = outcomes[rng.choice(4, p=[0.5, 0.35, 0.05, 0.1])]
+                records.append((model, condition, f"v{i // 2:03d}-{i % 2}", f"T{i % 3}", outcome))
+    return records
+
+
+def naive(records, model, condition, task_type, missing):
+    """Count question by question (task_type None: all)."""
+    n = correct = n_error = n_unparsed = 0
+    for m, c, _, t, outcome in records:
+        if m != model or c != condition or (task_type is not None and t != task_type):
+            continue
+        if outcome == "e":
+            n_error += 1
+            if missing == "exclude":
+                continue
+        n += 1
+        correct += outcome is True
+        n_unparsed += outcome == "u"
+    return n, correct, n_error, n_unparsed
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_counts_match_a_question_by_question_count(missing):
+    records = random_records()
+    table = accuracy_table(make_frame(records), Options(missing=missing))
+    assert list(table.columns) == list(COLUMNS)
+    assert len(table) == 2 * 3 * 4
+    for row in table.itertuples():
+        task = None if row.task_type == "Overall" else row.task_type
+        n, correct, n_error, n_unparsed = naive(records, row.model, row.condition, task, missing)
+        assert (row.n, row.correct, row.n_error, row.n_unparsed) == (n, correct, n_error, n_unparsed)
+        assert row.acc == pytest.approx(correct / n, abs=1e-12)
+        # statsmodels' Wilson interval, as an independent implementation.
+        low, high = proportion_confint(correct, n, alpha=0.05, method="wilson")
+        np.testing.assert_allclose([row.ci_low, row.ci_high], [low, high], atol=1e-12)
+        assert row.ci_level == 0.95 and row.missing_policy == missing
+
+
+def test_policies_differ_only_in_how_errors_count():
+    records = random_records()
+    frame = make_frame(records)
+    exclude = accuracy_table(frame, Options(missing="exclude"))
+    incorrect = accuracy_table(frame, Options(missing="incorrect"))
+    np.testing.assert_array_equal(incorrect["n"], exclude["n"] + exclude["n_error"])
+    np.testing.assert_array_equal(incorrect["correct"], exclude["correct"])
+    assert (exclude["n_error"] > 0).any()
+
+
+def test_row_order_conditions_as_declared_task_types_then_overall():
+    records = [
+        (m, c, "v0-0", t, True) for m in ("b", "a") for c in ("crf38", "zz", "black", "orig") for t in ("Y", "X")
+    ]
+    table = accuracy_table(make_frame(records))
+    assert table["model"].tolist()[:12] == ["a"] * 12
+    first = table[table["model"] == "a"]
+    assert first["condition"].tolist()[::3] == ["orig", "black", "crf38", "zz"]
+    assert first["task_type"].tolist()[:3] == ["X", "Y", "Overall"]
+
+
+def test_all_errors_give_empty_accuracy_under_exclude():
+    table = accuracy_table(make_frame([("m", "orig", "v0-0", "T", "e"), ("m", "orig", "v1-0", "T", "e")]))
+    overall = table[table["task_type"] == "Overall"].iloc[0]
+    assert overall["n"] == 0 and overall["n_error"] == 2
+    assert math.isnan(overall["acc"]) and math.isnan(overall["ci_low"]) and math.isnan(overall["ci_high"])
+
+
+def test_ci_level_is_passed_through():
+    table = accuracy_table(make_frame(random_records()), Options(ci_level=0.9))
+    row = table.iloc[0]
+    low, high = proportion_confint(row["correct"], row["n"], alpha=0.1, method="wilson")
+    np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [low, high], atol=1e-12)
+    assert (table["ci_level"] == 0.9).all()
+
+
+def test_empty_frame_gives_the_declared_columns():
+    table = accuracy_table(make_frame(random_records()).iloc[:0])
+    assert table.empty and list(table.columns) == list(COLUMNS)
+
+
+def test_unknown_status_is_rejected():
+    frame = make_frame(random_records())
+    frame.loc[5, "status"] = "timeout"
+    with pytest.raises(ValueError, match=r"question 'v.*' has status 'timeout'"):
+        accuracy_table(frame)
+
+
+def test_answer_without_a_correct_flag_is_rejected():
+    frame = make_frame(random_records())
+    ok = frame.index[frame["status"] == "ok"][0]
+    frame.loc[ok, "correct"] = pd.NA
+    with pytest.raises(ValueError, match="has an answer .* but no correct flag"):
+        accuracy_table(frame)
+
+
+def test_analysis_declares_the_table():
+    (analysis,) = ANALYSES
+    assert analysis.name == "accuracy" and analysis.columns == COLUMNS
+    assert list(analysis.run(make_frame(random_records()), Options()).columns) == list(COLUMNS)
+
+
+# ------------------------------------------------------------------------------- reference rows
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+def test_reference_t3_qwen_original_accuracy():
+    """expected.csv T3: Qwen2-VL accuracy on the original video, all 600 questions, error = incorrect."""
+    frame = load_frame(
+        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
+    )
+    table = accuracy_table(frame, Options(missing="incorrect")).set_index(["model", "condition", "task_type"])
+    with (REFERENCE / "expected.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["table"] == "T3"]
+    assert len(rows) == 7
+    for row in rows:
+        task = re.fullmatch(r"Qwen (.+) original", row["quantity"]).group(1)
+        cell = table.loc[("qwen2vl", "orig", task)]
+        assert cell["n"] == (600 if task == "Overall" else 100)
+        assert abs(cell["acc"] - float(row["value"])) <= float(row["tolerance"]), row["quantity"]
+    # The 53 Qwen2-VL errors in orig are scored wrong, not dropped.
+    assert table.loc[("qwen2vl", "orig", "Overall"), "n_error"] == 53

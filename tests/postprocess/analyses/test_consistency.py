@@ -1,0 +1,243 @@
+"""consistency and split_half: agreement of VDG profiles across models and across halves of the data."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from postprocess.analyses import consistency
+from postprocess.analyses.base import Options
+from postprocess.analyses.consistency import (
+    ANALYSES,
+    COLUMNS,
+    N_SPLITS,
+    SPLIT_HALF_COLUMNS,
+    consistency_table,
+    split_half_correlations,
+    split_half_table,
+    task_vdgs,
+)
+from postprocess.analyses.vdg import per_question
+from postprocess.io import load_frame
+from tests.postprocess.analyses.test_accuracy import FILES, REFERENCE, make_frame
+from vdg_tasks.seeding import rng_for
+
+MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
+
+
+def random_records(seed: int = 11, n: int = 150, models=("m1", "m2", "m3"), n_types: int = 5):
+    rng = np.random.default_rng(seed)
+    outcomes = np.array([True, False, "u", "e"], dtype=object)
+    records = []
+    for k, model in enumerate(models):
+        for condition in ("orig", "black"):
+            for i in range(n - 7 * k):
+                task = i % n_types
+                p_right = 0.3 + 0.1 * task if condition == "orig" else 0.35
+                outcome = outcomes[rng.choice(4, p=[p_right, 0.93 - p_right, 0.02, 0.05])]
+                records.append((model, condition, f"v{i:03d}-0", f"T{task}", outcome))
+    return records
+
+
+def naive_vdgs(records, missing):
+    """{model: {qid: vdg}} for the kept questions, and {qid: task type}."""
+    arms: dict[tuple[str, str], dict[str, object]] = {}
+    task = {}
+    for model, condition, qid, task_type, outcome in records:
+        arms.setdefault((model, qid), {})[condition] = outcome
+        task[qid] = task_type
+    out: dict[str, dict[str, int]] = {}
+    asked: dict[str, set[str]] = {}
+    for (model, qid), a in arms.items():
+        asked.setdefault(model, set()).add(qid)
+        if missing == "exclude" and "e" in (a["orig"], a["black"]):
+            continue
+        out.setdefault(model, {})[qid] = int(a["orig"] is True) - int(a["black"] is True)
+    return out, asked, task
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_pairs_match_a_naive_computation(missing):
+    records = random_records()
+    table = consistency_table(make_frame(records), Options(missing=missing))
+    assert list(table.columns) == list(COLUMNS)
+    vdgs, asked, task = naive_vdgs(records, missing)
+    assert [(r.model_a, r.model_b) for r in table.itertuples()] == [("m1", "m2"), ("m1", "m3"), ("m2", "m3")]
+    for row in table.itertuples():
+        a, b = vdgs[row.model_a], vdgs[row.model_b]
+        # Task level: exact fractions per task type, then scipy's Spearman.
+        profile = {}
+        for model, v in ((row.model_a, a), (row.model_b, b)):
+            sums: dict[str, list[int]] = {}
+            for q, g in v.items():
+                sums.setdefault(task[q], []).append(g)
+            profile[model] = {t: Fraction(sum(g), len(g)) for t, g in sums.items()}
+        types = sorted(profile[row.model_a])
+        rho = stats.spearmanr(
+            [float(profile[row.model_a][t]) for t in types], [float(profile[row.model_b][t]) for t in types]
+        )
+        assert row.n_task_types == 5
+        assert row.task_spearman == pytest.approx(rho.statistic, abs=1e-12)
+        assert row.task_p == pytest.approx(rho.pvalue, abs=1e-12)
+        # Question level: the questions both kept.
+        shared = sorted(set(a) & set(b))
+        rho_q = stats.spearmanr([a[q] for q in shared], [b[q] for q in shared])
+        assert row.n == len(shared)
+        assert row.n_error == len(asked[row.model_a] & asked[row.model_b]) - len(shared)
+        assert row.question_spearman == pytest.approx(rho_q.statistic, abs=1e-12)
+        assert row.question_p == pytest.approx(rho_q.pvalue, rel=1e-9)
+        assert row.agreement == pytest.approx(np.mean([a[q] == b[q] for q in shared]), abs=1e-12)
+        assert row.missing_policy == missing
+
+
+def tie_records():
+    """m1's T1 and T2 have the same VDG 3/10, reached as 0.7 - 0.4 and 0.6 - 0.3 (floats differ by an ulp)."""
+    accs = {  # task type: (orig right out of 10, black right out of 10) per model
+        "m1": {"T1": (7, 4), "T2": (6, 3), "T3": (5, 5), "T4": (9, 1)},
+        "m2": {"T1": (5, 1), "T2": (6, 3), "T3": (4, 4), "T4": (8, 4)},
+    }
+    records = []
+    for model, per_task in accs.items():
+        for task, (k_orig, k_black) in per_task.items():
+            for i in range(10):
+                qid = f"{task}q{i}-0"
+                records += [(model, "orig", qid, task, i < k_orig), (model, "black", qid, task, i < k_black)]
+    return records
+
+
+def test_task_vdgs_are_exact_so_equal_gaps_tie():
+    frame = make_frame(tie_records())
+    assert 0.7 - 0.4 != 0.6 - 0.3  # what a float difference of means would break
+    questions = per_question(frame, Options())
+    profile = task_vdgs(questions[questions["model"] == "m1"])
+    assert profile == {"T1": Fraction(3, 10), "T2": Fraction(3, 10), "T3": Fraction(0), "T4": Fraction(8, 10)}
+    row = consistency_table(frame).iloc[0]
+    # m1 ranks (T1, T2 tied): 2.5, 2.5, 1, 4; m2 VDGs 0.4, 0.3, 0, 0.4 -> ranks 3.5, 2, 1, 3.5.
+    expected = stats.pearsonr([2.5, 2.5, 1, 4], [3.5, 2, 1, 3.5]).statistic
+    assert row["task_spearman"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_undefined_correlations_are_empty():
+    # Two task types only: fewer than MIN_POINTS.
+    two = make_frame([r for r in tie_records() if r[3] in ("T1", "T2")])
+    row = consistency_table(two).iloc[0]
+    assert row["n_task_types"] == 2 and math.isnan(row["task_spearman"]) and math.isnan(row["task_p"])
+    # A constant per-question VDG (m1 right in both arms everywhere); m2's VDG is +1 on even i.
+    records = [
+        (m, c, f"v{i}-0", f"T{i % 3}", True if m == "m1" else (c == "orig" and i % 2 == 0))
+        for m in ("m1", "m2")
+        for c in ("orig", "black")
+        for i in range(12)
+    ]
+    row = consistency_table(make_frame(records)).iloc[0]
+    assert math.isnan(row["question_spearman"]) and math.isnan(row["task_spearman"])
+    assert row["agreement"] == pytest.approx(6 / 12)
+
+
+def naive_split_half(gaps, codes, rng, n_splits):
+    """The same draws, one split and one task type at a time."""
+    keys = rng.random((n_splits, len(gaps)))
+    out = []
+    for s in range(n_splits):
+        va, vb = [], []
+        for code in np.unique(codes):
+            idx = np.flatnonzero(codes == code)
+            order = idx[np.argsort(keys[s, idx])]
+            half = len(idx) // 2
+            va.append(Fraction(int(gaps[order[:half]].sum()), half))
+            vb.append(Fraction(int(gaps[order[half:]].sum()), len(idx) - half))
+        rho = stats.spearmanr([float(v) for v in va], [float(v) for v in vb]).statistic
+        out.append(rho)
+    return np.array(out)
+
+
+def test_split_half_correlations_match_a_loop():
+    rng = np.random.default_rng(0)
+    gaps = rng.choice([-1, 0, 1], size=101, p=[0.1, 0.5, 0.4])
+    codes = rng.integers(0, 6, size=101)
+    got = split_half_correlations(gaps, codes, np.random.default_rng(7), n_splits=40)
+    want = naive_split_half(gaps, codes, np.random.default_rng(7), 40)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_split_half_table_uses_the_model_seed_and_summarises_the_splits():
+    records = random_records()
+    frame = make_frame(records)
+    table = split_half_table(frame, Options(missing="exclude", ci_level=0.9))
+    assert list(table.columns) == list(SPLIT_HALF_COLUMNS)
+    questions = per_question(frame, Options(missing="exclude"))
+    for row in table.itertuples():
+        kept = questions[(questions["model"] == row.model) & ~questions["excluded"]]
+        codes = pd.factorize(kept["task_type"], sort=True)[0]
+        rho = naive_split_half(
+            kept["vdg"].to_numpy(dtype=np.int64), codes, rng_for("split_half", row.model, row.benchmark), N_SPLITS
+        )
+        assert row.n == len(kept) and row.n_task_types == 5 and row.n_splits == N_SPLITS
+        assert row.n_defined == N_SPLITS
+        assert row.spearman_mean == pytest.approx(rho.mean(), abs=1e-12)
+        assert row.spearman_low == pytest.approx(np.quantile(rho, 0.05), abs=1e-12)
+        assert row.spearman_high == pytest.approx(np.quantile(rho, 0.95), abs=1e-12)
+        assert row.ci_level == 0.9
+    # Each model draws from its own stream: dropping a model leaves the others' rows unchanged.
+    fewer = split_half_table(make_frame([r for r in records if r[0] != "m2"]), Options(ci_level=0.9))
+    pd.testing.assert_frame_equal(fewer, table[table["model"] != "m2"].reset_index(drop=True))
+
+
+def test_split_half_leaves_out_singleton_task_types_and_needs_three():
+    records = random_records(models=("m1",))
+    records += [("m1", c, "solo-0", "Tsolo", True) for c in ("orig", "black")]
+    row = split_half_table(make_frame(records), Options(missing="incorrect")).iloc[0]
+    assert row["n_task_types"] == 5 and row["n"] == 150  # Tsolo (1 question) is not split
+    few = make_frame([r for r in random_records(models=("m1",)) if r[3] in ("T0", "T1")])
+    row = split_half_table(few).iloc[0]
+    assert row["n_task_types"] == 2 and row["n_defined"] == 0 and math.isnan(row["spearman_mean"])
+
+
+def test_no_black_gives_empty_tables_and_one_model_no_pairs():
+    records = random_records()
+    none = make_frame([r for r in records if r[1] != "black"])
+    for fn, columns in ((consistency_table, COLUMNS), (split_half_table, SPLIT_HALF_COLUMNS)):
+        table = fn(none)
+        assert table.empty and list(table.columns) == list(columns)
+    one = make_frame([r for r in records if r[0] == "m1"])
+    assert consistency_table(one).empty and len(split_half_table(one)) == 1
+
+
+def test_analyses_declare_their_tables():
+    assert [(a.name, a.columns) for a in ANALYSES] == [("consistency", COLUMNS), ("split_half", SPLIT_HALF_COLUMNS)]
+    frame = make_frame(random_records())
+    for analysis in ANALYSES:
+        assert list(analysis.run(frame, Options()).columns) == list(analysis.columns)
+    assert consistency.MIN_POINTS == 3
+
+
+# ------------------------------------------------------------------------------- reference rows
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+def test_reference_4_1_task_level_spearman():
+    """expected.csv 4.1: Spearman over the 6 matched task-type VDGs (missing=exclude), exact fractions."""
+    frame = load_frame(
+        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
+    )
+    table = consistency_table(frame, Options(missing="exclude"))
+    with (REFERENCE / "expected.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["table"] == "4.1" and r["quantity"].startswith("task-level")]
+    assert len(rows) == 3
+    for row in rows:
+        a, b = (MODEL[m] for m in row["quantity"].rsplit(" ", 1)[1].split("-"))
+        cell = table[
+            ((table["model_a"] == a) & (table["model_b"] == b)) | ((table["model_a"] == b) & (table["model_b"] == a))
+        ].iloc[0]
+        assert cell["n_task_types"] == 6
+        assert abs(cell["task_spearman"] - float(row["value"])) <= float(row["tolerance"]), row["quantity"]
+    # Question level on the matched sets: qwen2vl keeps 547 of 600.
+    assert sorted(table["n"]) == [547, 547, 600]
+    assert list(itertools.chain(table["model_a"], table["model_b"])).count("qwen2vl") == 2

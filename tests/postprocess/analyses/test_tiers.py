@@ -1,0 +1,197 @@
+"""tiers and tier_agreement: VDG tiers per task type, pooled, against a predicted tier map."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from postprocess.analyses.base import Options
+from postprocess.analyses.categories import POOLED
+from postprocess.analyses.tiers import (
+    AGREEMENT_COLUMNS,
+    ANALYSES,
+    COLUMNS,
+    agreement_from_tiers,
+    tier_agreement_table,
+    tier_of,
+    tiers_table,
+)
+from postprocess.analyses.vdg import vdg_table
+from postprocess.io import load_frame
+from tests.postprocess.analyses.test_accuracy import FILES, REFERENCE, make_frame
+
+MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
+
+#: task type -> VDG (in questions out of 100) per model m1, m2, m3.
+GAPS = {
+    "A": (0, 34, 56),  # pooled mean 30/100 exactly; np.mean([0.0, 0.34, 0.56]) is above 0.3
+    "B": (30, 30, 30),  # on tier_high: mid
+    "C": (31, 9, 10),  # high, low, on tier_low: mid
+    "D": (9, 5, 0),
+}
+#: tiers by hand under the default thresholds (high > 0.30, low < 0.10).
+TIERS = {
+    ("m1", "A"): "low",
+    ("m2", "A"): "high",
+    ("m3", "A"): "high",
+    (POOLED, "A"): "mid",
+    ("m1", "B"): "mid",
+    ("m2", "B"): "mid",
+    ("m3", "B"): "mid",
+    (POOLED, "B"): "mid",
+    ("m1", "C"): "high",
+    ("m2", "C"): "low",
+    ("m3", "C"): "mid",
+    (POOLED, "C"): "mid",
+    ("m1", "D"): "low",
+    ("m2", "D"): "low",
+    ("m3", "D"): "low",
+    (POOLED, "D"): "low",
+}
+OPTIONS = Options(n_resamples=50, tier_map={"A": "high", "B": "mid", "D": "low", "Z": "mid"})
+
+
+def gap_frame(models=("m1", "m2", "m3")) -> pd.DataFrame:
+    """100 questions per task type; the first k right with the video, all wrong with the black video."""
+    records = []
+    for j, model in enumerate(("m1", "m2", "m3")):
+        if model not in models:
+            continue
+        for task, ks in GAPS.items():
+            for i in range(100):
+                qid = f"{task}{i:03d}-0"
+                records += [(model, "orig", qid, task, i < ks[j]), (model, "black", qid, task, False)]
+    return make_frame(records)
+
+
+def test_tiers_by_hand_with_exact_thresholds():
+    table = tiers_table(gap_frame(), OPTIONS)
+    assert list(table.columns) == list(COLUMNS)
+    cells = table.set_index(["model", "task_type"])
+    for (model, task), tier in TIERS.items():
+        assert cells.loc[(model, task), "tier"] == tier, (model, task)
+        assert cells.loc[(model, task), "review"] == (tier == "low")
+    assert np.mean([0.0, 0.34, 0.56]) > 0.3  # a float mean would call pooled A high
+    assert cells.loc[(POOLED, "A"), "vdg"] == 0.3 and cells.loc[(POOLED, "A"), "n_models"] == 3
+    assert cells.loc[(POOLED, "C"), "vdg"] == pytest.approx(50 / 300)
+    assert cells.loc[(POOLED, "Overall"), "n"] == 1200
+    assert table["model"].tolist()[-5:] == [POOLED] * 5
+    assert math.isnan(cells.loc[(POOLED, "A"), "ci_low"])
+
+
+def test_tiers_reuse_the_vdg_table():
+    frame = gap_frame()
+    table = tiers_table(frame, OPTIONS)
+    vdg = vdg_table(frame, OPTIONS)
+    models = table[table["model"] != POOLED].reset_index(drop=True)
+    for column in ("model", "task_type", "n", "vdg", "ci_low", "ci_high"):
+        pd.testing.assert_series_equal(models[column], vdg[column], check_dtype=False, check_names=False)
+    assert (table["n_resamples"] == 50).all() and (table["missing_policy"] == "exclude").all()
+
+
+def test_predicted_tiers_and_agreement():
+    frame = gap_frame()
+    table = tiers_table(frame, OPTIONS).set_index(["model", "task_type"])
+    assert table.loc[("m1", "A"), "predicted_tier"] == "high"
+    assert not table.loc[("m1", "A"), "in_predicted_tier"]
+    assert table.loc[("m1", "B"), "in_predicted_tier"]
+    assert pd.isna(table.loc[("m1", "C"), "predicted_tier"]) and pd.isna(table.loc[("m1", "C"), "in_predicted_tier"])
+    agreement = tier_agreement_table(frame, OPTIONS)
+    assert list(agreement.columns) == list(AGREEMENT_COLUMNS)
+    rows = agreement.set_index("model")
+    assert rows.index.tolist() == ["m1", "m2", "m3", POOLED]
+    # m1: A low (predicted high), B mid, D low; C unmapped; Z not in the data; Overall not counted.
+    assert rows.loc["m1", ["n_mapped", "n_agree", "n_unmapped"]].tolist() == [3, 2, 1]
+    assert rows.loc["m1", "share_agree"] == pytest.approx(2 / 3)
+    assert rows.loc["m1", "off_tier"] == "A: high -> low"
+    assert rows.loc["m2", "n_agree"] == 3 and rows.loc["m2", "off_tier"] == ""
+    # By hand, from TIERS.
+    for model in ("m1", "m2", "m3", POOLED):
+        agree = sum(TIERS[(model, t)] == OPTIONS.tier_map[t] for t in ("A", "B", "D"))
+        assert rows.loc[model, "n_agree"] == agree
+    pd.testing.assert_frame_equal(agreement, agreement_from_tiers(tiers_table(frame, OPTIONS), OPTIONS))
+
+
+def test_custom_thresholds():
+    options = Options(n_resamples=20, tier_low=0.05, tier_high=0.09)
+    cells = tiers_table(gap_frame(), options).set_index(["model", "task_type"])["tier"]
+    assert cells[("m1", "D")] == "mid" and cells[("m2", "D")] == "mid" and cells[("m3", "D")] == "low"
+    assert cells[("m1", "A")] == "low" and cells[("m1", "B")] == "high"
+
+
+def test_tier_of_compares_exactly():
+    options = Options()
+    assert tier_of(Fraction(30, 100), options) == "mid"
+    assert tier_of(Fraction(3001, 10000), options) == "high"
+    assert tier_of(Fraction(1, 10), options) == "mid"
+    assert tier_of(Fraction(-1, 2), options) == "low"
+    assert tier_of(0.3, options) == "mid" and tier_of(0.30000000000000004, options) == "high"
+    assert tier_of(float("nan"), options) is None
+
+
+def test_without_a_map_the_agreement_table_is_empty():
+    options = Options(n_resamples=20)
+    table = tiers_table(gap_frame(), options)
+    assert table["predicted_tier"].isna().all() and table["in_predicted_tier"].isna().all()
+    agreement = tier_agreement_table(gap_frame(), options)
+    assert agreement.empty and list(agreement.columns) == list(AGREEMENT_COLUMNS)
+
+
+def test_one_model_has_no_pooled_rows_and_no_black_gives_empty_tables():
+    table = tiers_table(gap_frame(models=("m2",)), OPTIONS)
+    assert set(table["model"]) == {"m2"}
+    frame = gap_frame()
+    none = frame[frame["condition"] != "black"]
+    for fn, columns in ((tiers_table, COLUMNS), (tier_agreement_table, AGREEMENT_COLUMNS)):
+        out = fn(none, OPTIONS)
+        assert out.empty and list(out.columns) == list(columns)
+
+
+def test_a_tier_outside_high_mid_low_is_rejected():
+    options = Options(tier_map={"A": "HIGH"})
+    for fn in (tiers_table, tier_agreement_table):
+        with pytest.raises(ValueError, match="task type 'A' the tier 'HIGH'"):
+            fn(gap_frame(), options)
+
+
+def test_a_model_labelled_pooled_is_rejected():
+    frame = gap_frame()
+    frame["model"] = frame["model"].replace("m3", POOLED)
+    with pytest.raises(ValueError, match="a model is labelled 'pooled'"):
+        tiers_table(frame, OPTIONS)
+
+
+def test_analyses_declare_their_tables():
+    assert [(a.name, a.columns) for a in ANALYSES] == [("tiers", COLUMNS), ("tier_agreement", AGREEMENT_COLUMNS)]
+    for analysis in ANALYSES:
+        assert list(analysis.run(gap_frame(), OPTIONS).columns) == list(analysis.columns)
+
+
+# ------------------------------------------------------------------------------- reference rows
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+def test_reference_t1_vdg_through_the_tiers_table():
+    """expected.csv T1 VDG rows (matched: missing=exclude), read from the tiers table's vdg column."""
+    frame = load_frame(
+        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
+    )
+    table = tiers_table(frame, Options(n_resamples=50)).set_index(["model", "task_type"])
+    with (REFERENCE / "expected.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["table"] == "T1" and " VDG (n=" in r["quantity"]]
+    assert len(rows) == 21
+    for row in rows:
+        m = re.fullmatch(r"(?P<task>.+) (?P<m>Qwen|LLaVA|IV2) VDG \(n=(?P<n>\d+)\)", row["quantity"])
+        cell = table.loc[(MODEL[m["m"]], m["task"])]
+        assert cell["n"] == int(m["n"])
+        assert abs(cell["vdg"] - float(row["value"])) <= float(row["tolerance"]), row["quantity"]
+    # The pooled row is the unweighted mean of the three models' VDGs.
+    pooled = table.loc[(POOLED, "Overall"), "vdg"]
+    means = [table.loc[(m, "Overall"), "vdg"] for m in ("qwen2vl", "llava", "internvl2")]
+    np.testing.assert_allclose(pooled, np.mean(means), atol=1e-12)
