@@ -138,7 +138,7 @@ def _is_count(column: str) -> bool:
 
 def _signed(column: str) -> bool:
     base = column.removesuffix("_ci_low").removesuffix("_ci_high")
-    return base in SIGNED or base.startswith("vdg_") or base.endswith("_diff") or base.endswith("_delta")
+    return base in SIGNED or base.startswith("vdg_") or base.endswith(("_vdg", "_diff", "_delta"))
 
 
 def format_value(column: str, value: Any) -> str:
@@ -196,11 +196,27 @@ def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def markdown_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = True) -> str:
+def _drop_blank(shown: pd.DataFrame) -> pd.DataFrame:
+    """Columns empty in every shown row (rungs a model set did not run) are left out."""
+    return shown[[c for c in shown.columns if (shown[c] != "").any()]] if len(shown) else shown
+
+
+def _is_text(table: pd.DataFrame, column: str) -> bool:
+    return column in table.columns and not (
+        pd.api.types.is_numeric_dtype(table[column]) and not pd.api.types.is_bool_dtype(table[column])
+    )
+
+
+def markdown_table(
+    table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = True, drop_blank: bool = True
+) -> str:
     shown = format_table(table, columns)
     if merge_ci:
         shown = _merge_intervals(shown, table)
-    return shown.to_markdown(index=False, disable_numparse=True)
+    if drop_blank:
+        shown = _drop_blank(shown)
+    align = ["left" if _is_text(table, c) else "right" for c in shown.columns]
+    return shown.to_markdown(index=False, disable_numparse=True, colalign=align)
 
 
 def _display_columns(table: pd.DataFrame, preferred: Sequence[str] | None) -> list[str]:
@@ -223,11 +239,25 @@ class Section:
 
     table: str
     title: str
-    columns: tuple[str, ...] = ()
-    """Columns shown (those present, in this order); empty: every non-convention column."""
+    columns: tuple[str, ...] | Callable[[pd.DataFrame], Sequence[str]] = ()
+    """Columns shown (those present, in this order), or a function of the rows giving them; empty: every
+    non-convention column."""
     intro: str | Callable[[pd.DataFrame], str] = ""
     """What the table shows, before the conventions sentence; default: the analysis description."""
     filter: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    aliases: tuple[str, ...] = ()
+    """Other table names this section renders when ``table`` is absent or empty (the first non-empty one)."""
+
+    def pick(self, tables: Mapping[str, pd.DataFrame]) -> tuple[str, pd.DataFrame] | None:
+        """(name, rows to show) of the first non-empty table among ``table`` and ``aliases``, or None."""
+        for name in (self.table, *self.aliases):
+            table = tables.get(name)
+            if table is None or not len(table):
+                continue
+            rows = self.filter(table) if self.filter else table
+            if len(rows):
+                return name, rows
+        return None
 
 
 def _ladder_intro(table: pd.DataFrame) -> str:
@@ -235,13 +265,32 @@ def _ladder_intro(table: pd.DataFrame) -> str:
         "Accuracy at each rung (black > single > shuffled > ordered > orig) on the questions answered under "
         "all of a model's rungs; spatial = single - black, diversity = shuffled - single, temporal = ordered - "
         "shuffled (orig - shuffled when there is no ordered rung, as the paper), sampling = orig - ordered. "
-        "Rows with fewer than two deltas are omitted here (see ladder.csv)."
+        "Rows with no delta (a model run on black and orig only) are omitted here; see ladder.csv."
     )
 
 
 def _ladder_rows(table: pd.DataFrame) -> pd.DataFrame:
     deltas = [c for c in ("spatial", "diversity", "temporal", "sampling") if c in table.columns]
     return table[table[deltas].notna().any(axis=1)] if deltas else table
+
+
+def _letters_columns(table: pd.DataFrame) -> list[str]:
+    """The letters section's columns: predicted counts of the letters some answer or key uses."""
+
+    def used(column: str) -> bool:
+        return column in table.columns and bool((pd.to_numeric(table[column], errors="coerce").fillna(0) > 0).any())
+
+    letters = [c for c in table.columns if c.startswith("pred_") and (used(c) or used(f"gt_{c[5:]}"))]
+    return [
+        *("model", "benchmark", "condition", "n", "n_letter", "n_unparsed"),
+        *letters,
+        *("top_pred", "top_pred_share", "p_pred", "p_gt", "accuracy", "chance", "expected_from_letters"),
+        "letter_share",
+    ]
+
+
+def _overall_rows(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["task_type"] == "Overall"] if "task_type" in table.columns else table
 
 
 HEADLINE: tuple[Section, ...] = (
@@ -297,10 +346,84 @@ HEADLINE: tuple[Section, ...] = (
         _ladder_intro,
         _ladder_rows,
     ),
-    Section("mcnemar", "McNemar tests between models"),
-    Section("dissociation", "Dissociation: same accuracy, different visual dependency"),
-    Section("flips", "Answer flips under compression (CRF)"),
-    Section("letters", "Answer-letter bias"),
+    Section(
+        "mcnemar",
+        "McNemar tests between models",
+        (
+            "model_a",
+            "model_b",
+            "benchmark",
+            "condition",
+            "task_type",
+            "n",
+            "n_excluded",
+            "acc_a",
+            "acc_b",
+            "diff",
+            "diff_ci_low",
+            "diff_ci_high",
+            "b01",
+            "b10",
+            "chi2_cc",
+            "p_cc",
+            "p_exact",
+            "p_holm",
+        ),
+        "Each pair of models on each condition both ran, on the questions both answered: b01 = model_a wrong and "
+        "model_b right, b10 the reverse; p_cc: McNemar chi-square with continuity correction (1 df); p_holm: "
+        "p_cc Holm-adjusted over the benchmark's family (see mcnemar.csv for b00, b11 and the family size).",
+    ),
+    Section(
+        "dissociation",
+        "Dissociation: do two models differ with the video, without it, or both?",
+        (
+            "model_a",
+            "model_b",
+            "benchmark",
+            "n",
+            "n_excluded",
+            "acc_a_orig",
+            "acc_b_orig",
+            "acc_a_black",
+            "acc_b_black",
+            "b01_orig",
+            "b10_orig",
+            "p_orig",
+            "p_holm_orig",
+            "b01_black",
+            "b10_black",
+            "p_black",
+            "p_holm_black",
+            "pattern",
+            "dissociation",
+            "p_tost_orig",
+            "equivalent_orig",
+            "share_black_p01",
+            "share_pattern",
+        ),
+        "McNemar (continuity-corrected) on orig and on black for each pair of models on their shared question set, "
+        "Holm-adjusted; pattern: where they differ reliably; TOST: are the orig accuracies equivalent within the "
+        "margin; share_*: how often bootstrap resamples of the questions reproduce the result.",
+    ),
+    Section(
+        "crf_flips",
+        "Answer flips under compression (CRF)",
+        (),
+        "Per CRF level against orig on the same questions (Overall rows; per task type in the CSV): c_to_i = right "
+        "at orig and wrong at the level, i_to_c the reverse, net = i_to_c - c_to_i; stable_pct = 100 * share with "
+        "the same correctness.",
+        _overall_rows,
+        aliases=("flips",),
+    ),
+    Section(
+        "letters",
+        "Answer-letter bias",
+        _letters_columns,
+        "Predicted-letter counts per condition (letters no question or answer uses are left out; all are in "
+        "letters.csv); p_pred / p_gt: chi-square of the predicted / correct letters against uniform; "
+        "expected_from_letters: accuracy a question-blind answerer with these letter counts gets; letter_share: "
+        "the share of the above-chance accuracy that letter alignment alone explains (meant for black).",
+    ),
 )
 
 
@@ -308,14 +431,22 @@ def _analysis_info() -> dict[str, tuple[str, Mapping[str, str]]]:
     return {a.name: (a.description, a.columns) for a in _analyses.ANALYSES}
 
 
-def _section_markdown(section: Section, table: pd.DataFrame, info: Mapping[str, tuple[str, Any]]) -> list[str]:
-    rows = section.filter(table) if section.filter else table
-    if not len(rows):
-        return []
+def _section_columns(section: Section, rows: pd.DataFrame) -> Sequence[str] | None:
+    columns = section.columns(rows) if callable(section.columns) else section.columns
+    return list(columns) or None
+
+
+def _intro(section: Section, name: str, rows: pd.DataFrame, info: Mapping[str, tuple[str, Any]]) -> str:
     intro = section.intro(rows) if callable(section.intro) else section.intro
-    intro = intro or info.get(section.table, ("", {}))[0]
+    return intro or info.get(name, ("", {}))[0]
+
+
+def _section_markdown(
+    section: Section, name: str, rows: pd.DataFrame, info: Mapping[str, tuple[str, Any]]
+) -> list[str]:
+    intro = _intro(section, name, rows, info)
     sentence, _ = conventions(rows)
-    columns = _display_columns(rows, section.columns or None)
+    columns = _display_columns(rows, _section_columns(section, rows))
     parts = [f"## {section.title}", ""]
     text = " ".join(s for s in (intro, sentence) if s)
     if text:
@@ -323,17 +454,22 @@ def _section_markdown(section: Section, table: pd.DataFrame, info: Mapping[str, 
     shown = rows
     if len(rows) > MD_MAX_ROWS:
         shown = rows.iloc[:MD_MAX_ROWS]
-        parts += [f"First {MD_MAX_ROWS} of {len(rows)} rows; every row is in `{section.table}.csv`.", ""]
+        parts += [f"First {MD_MAX_ROWS} of {len(rows)} rows; every row is in `{name}.csv`.", ""]
     parts += [markdown_table(shown, columns), ""]
     return parts
+
+
+_COVERAGE_INTRO = (
+    f"Unparsed answers are scored wrong; above {UNPARSED_FLAG:.0%} a run measures format compliance, not "
+    "comprehension. Errors (missing or undecodable videos) are never scored."
+)
 
 
 def _coverage_markdown(cov: pd.DataFrame) -> list[str]:
     parts = [
         "## Coverage",
         "",
-        f"Unparsed answers are scored wrong; above {UNPARSED_FLAG:.0%} a run measures format compliance, not "
-        "comprehension. Errors (missing or undecodable videos) are never scored.",
+        _COVERAGE_INTRO,
         "",
         markdown_table(cov, list(cov.columns)),
         "",
@@ -361,9 +497,9 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
     info = _analysis_info()
     parts = ["# vdg report", ""]
     for section in HEADLINE:
-        table = _nonempty(tables, section.table)
-        if table is not None:
-            parts += _section_markdown(section, table, info)
+        picked = section.pick(tables)
+        if picked is not None:
+            parts += _section_markdown(section, *picked, info)
     cov = _nonempty(tables, "coverage")
     if cov is not None:
         parts += _coverage_markdown(cov)
@@ -375,8 +511,7 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
     if listed:
         parts += ["## All tables", "", "Every table is written as `<name>.csv` and in report.json.", ""]
         parts += [
-            f"- `{name}.csv` ({len(table)} rows): {info.get(name, ('', {}))[0]}".rstrip(": ")
-            for name, table in listed
+            f"- `{name}.csv` ({len(table)} rows): {info.get(name, ('', {}))[0]}".rstrip(": ") for name, table in listed
         ]
         parts += [""]
     return "\n".join(parts)
@@ -406,8 +541,8 @@ code{background:#f3f3f3;padding:0 .2rem}
 def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = False) -> str:
     shown = format_table(table, columns)
     if merge_ci:
-        shown = _merge_intervals(shown, table)
-    text_cols = {c for c in shown.columns if c in table.columns and not pd.api.types.is_numeric_dtype(table[c])}
+        shown = _drop_blank(_merge_intervals(shown, table))
+    text_cols = {c for c in shown.columns if _is_text(table, c)}
     head = "".join(f'<th class="{"t" if c in text_cols else ""}">{html.escape(str(c))}</th>' for c in shown.columns)
     body = []
     task = table["task_type"].tolist() if "task_type" in table.columns else [None] * len(table)
@@ -421,9 +556,11 @@ def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge
     return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
-def _html_section(name: str, title: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None) -> str:
+def _html_section(
+    name: str, title: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None, anchor: str = ""
+) -> str:
     sentence, _ = conventions(table)
-    parts = [f'<h2 id="{html.escape(name)}">{html.escape(title)}</h2>']
+    parts = [f'<h2 id="{html.escape(anchor or name)}">{html.escape(title)}</h2>']
     text = " ".join(s for s in (intro, sentence) if s)
     if text:
         parts.append(f"<p>{html.escape(text)}</p>")
@@ -440,54 +577,53 @@ def _html_section(name: str, title: str, intro: str, table: pd.DataFrame, column
 
 
 def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), title: str = "vdg report") -> str:
-    """report.html: headline tables, plots, then every other table; self-contained, no script."""
+    """report.html: headline tables, coverage, plots, then every other table; self-contained, no script."""
     info = _analysis_info()
     sections: list[str] = []
     toc: list[tuple[str, str]] = []
     done: set[str] = set()
+
+    def add(name: str, title_text: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None) -> None:
+        anchor = name if name not in {a for a, _ in toc} else f"{name}-all"
+        title_text += " (all rows)" if anchor != name else ""
+        if len(table):
+            sections.append(_html_section(name, title_text, intro, table, columns, anchor))
+        else:
+            sections.append(
+                f'<h2 id="{html.escape(anchor)}">{html.escape(title_text)}</h2>\n'
+                f'<p class="note">{html.escape(intro)} No rows: the data lack what this table needs '
+                f"(<code>{html.escape(name)}.csv</code> has the header only).</p>"
+            )
+        toc.append((anchor, title_text))
+
     for section in HEADLINE:
-        table = _nonempty(tables, section.table)
-        if table is None:
+        picked = section.pick(tables)
+        if picked is None:
             continue
-        rows = section.filter(table) if section.filter else table
-        if not len(rows):
-            continue
-        intro = section.intro(rows) if callable(section.intro) else section.intro
-        intro = intro or info.get(section.table, ("", {}))[0]
-        columns = _display_columns(rows, section.columns or None)
-        sections.append(_html_section(section.table, section.title, intro, rows, columns))
-        toc.append((section.table, section.title))
-        done.add(section.table)
+        name, rows = picked
+        columns = _display_columns(rows, _section_columns(section, rows))
+        add(name, section.title, _intro(section, name, rows, info), rows, columns)
+        if len(rows) == len(tables[name]):
+            done.add(name)
+    if _nonempty(tables, "coverage") is not None:
+        add("coverage", "Coverage", _COVERAGE_INTRO, tables["coverage"], None)
+        done.add("coverage")
     if plots:
         imgs = []
         for p in plots:
             data = base64.b64encode(Path(p).read_bytes()).decode("ascii")
             alt = html.escape(Path(p).stem)
-            imgs.append(f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption>'
-                        "</figure>")
+            imgs.append(
+                f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption></figure>'
+            )
         sections.append('<h2 id="plots">Plots</h2>\n' + "\n".join(imgs))
         toc.append(("plots", "Plots"))
     for name, table in tables.items():
-        if name in done:
-            continue
-        title_text = name if name != "coverage" else "Coverage"
-        intro = info.get(name, ("", {}))[0]
-        if name == "coverage":
-            intro = (
-                f"Unparsed answers are scored wrong; above {UNPARSED_FLAG:.0%} a run measures format compliance, "
-                "not comprehension. Errors (missing or undecodable videos) are never scored."
-            )
-        if not len(table):
-            sections.append(
-                f'<h2 id="{html.escape(name)}">{html.escape(title_text)}</h2>\n'
-                f'<p class="note">{html.escape(intro)} No rows: the data lack what this table needs.</p>'
-            )
-        else:
-            sections.append(_html_section(name, title_text, intro, table, None))
-        toc.append((name, title_text))
+        if name not in done:
+            add(name, name, info.get(name, ("", {}))[0], table, None)
     nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(t)}</a></li>' for a, t in toc)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
         f"<h1>{html.escape(title)}</h1>\n<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body></html>\n"
     )
@@ -564,25 +700,12 @@ def write_csv(table: pd.DataFrame, path: Path) -> None:
 def compute_tables(
     frame: pd.DataFrame, options: Options = Options(), out: Path | None = None, names: Sequence[str] | None = None
 ) -> dict[str, pd.DataFrame]:
-    """Run the analyses in ``ANALYSES`` order (only ``names`` when given), writing each CSV as soon as
-    it is computed, so tables already written survive a later analysis' error.
-
-    The same tables as ``run_all``; an analysis' ValueError is re-raised naming the analysis.
-    """
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-    tables: dict[str, pd.DataFrame] = {}
-    for analysis in _analyses.ANALYSES:
-        if names is not None and analysis.name not in names:
-            continue
-        try:
-            table = analysis.run(frame, options)
-        except ValueError as exc:
-            raise type(exc)(f"analysis {analysis.name!r}: {exc}") from exc
-        tables[analysis.name] = table
-        if out is not None:
-            write_csv(table, out / f"{analysis.name}.csv")
-    return tables
+    """``run_all``, writing each CSV under ``out`` as soon as it is computed, so tables already
+    written survive a later analysis' error."""
+    if out is None:
+        return _analyses.run_all(frame, options, names)
+    out.mkdir(parents=True, exist_ok=True)
+    return _analyses.run_all(frame, options, names, on_table=lambda name, table: write_csv(table, out / f"{name}.csv"))
 
 
 def write_report(
@@ -607,6 +730,6 @@ def write_report(
     (out / "report.md").write_text(markdown)
     (out / "report.html").write_text(render_html(tables, written))
     with (out / "report.json").open("w") as f:
-        json.dump(render_json(tables, options, inputs), f, indent=1, allow_nan=False)
+        json.dump(render_json(tables, options, inputs), f, allow_nan=False)
         f.write("\n")
     return markdown

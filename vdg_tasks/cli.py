@@ -58,19 +58,224 @@ def _cmd_materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fail(command: str, exc: BaseException) -> int:
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"vdg {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
+    out = []
+    for spec in specs or []:
+        model, sep, path = spec.partition("=")
+        if not sep or not model or not path:
+            raise ValueError(f"--predictions expects MODEL=FILE, got {spec!r}")
+        out.append((model, path))
+    return out
+
+
+def _read_mapping(path: str, option: str) -> dict[str, str]:
+    """A task_type -> value map from a JSON object or a two-column CSV (header optional)."""
+    import csv
+    import json
+
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{option} {path}: no such file")
+    text = file.read_text()
+    if file.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{option} {path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ValueError(f"{option} {path}: expected a JSON object of task type -> string")
+        return {str(k): v for k, v in data.items()}
+    rows = [r for r in csv.reader(text.splitlines()) if any(cell.strip() for cell in r)]
+    if rows and [c.strip().lower() for c in rows[0][:1]] == ["task_type"]:
+        rows = rows[1:]
+    out = {}
+    for lineno, row in enumerate(rows, 1):
+        if len(row) != 2:
+            raise ValueError(f"{option} {path}: row {lineno} has {len(row)} cells, expected task_type,value")
+        out[row[0].strip()] = row[1].strip()
+    return out
+
+
+def _options(args: argparse.Namespace):
+    from postprocess.analyses import Options
+
+    extra = {}
+    if getattr(args, "tier_map", None):
+        extra["tier_map"] = _read_mapping(args.tier_map, "--tier-map")
+    if getattr(args, "temporal_map", None):
+        extra["temporal_map"] = _read_mapping(args.temporal_map, "--temporal-map")
+    return Options(
+        missing=args.missing,
+        n_resamples=args.resamples,
+        ci_level=args.ci_level,
+        cluster=args.cluster,
+        alpha=args.alpha,
+        equivalence_margin=args.equivalence_margin,
+        stability_resamples=args.stability_resamples,
+        tier_high=args.tier_high,
+        tier_low=args.tier_low,
+        group_by=args.group_by,
+        seed=args.seed,
+        **extra,
+    )
+
+
+def _load(args: argparse.Namespace):
+    from postprocess.io import load_frame
+
+    return load_frame(
+        runs=args.runs,
+        predictions=_predictions(args.predictions),
+        benchmark=args.benchmark,
+        on_duplicate=args.on_duplicate,
+    )
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "runs": list(args.runs),
+        "predictions": [list(p) for p in _predictions(args.predictions)],
+        "benchmark": args.benchmark,
+        "on_duplicate": args.on_duplicate,
+    }
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
-    from postprocess.analyses import Options, run_all
-    from postprocess.io import LogError, load_frame
-    from postprocess.report import write_report
+    from postprocess.report import compute_tables, write_report
+
+    out = Path(args.out)
+    try:
+        options = _options(args)
+        frame = _load(args)
+        tables = compute_tables(frame, options, out)
+        markdown = write_report(tables, out, options=options, inputs=_inputs(args), plots=not args.no_plots)
+    except ValueError as exc:  # postprocess.io.LogError is a ValueError
+        return _fail("report", exc)
+    print(markdown)
+    return 0
+
+
+def _cmd_leaderboard(args: argparse.Namespace) -> int:
+    from postprocess.leaderboard import SOURCE_TABLES, leaderboard_table, write_leaderboard
+    from postprocess.report import compute_tables
 
     try:
-        frame = load_frame(args.runs)
-    except LogError as exc:
-        print(f"vdg report: {exc}", file=sys.stderr)
-        return 2
-    tables = run_all(frame, Options(missing=args.missing, n_resamples=args.resamples))
-    print(write_report(tables, Path(args.out)))
+        if Path(args.out).suffix.lower() not in (".md", ".csv", ".json"):
+            raise ValueError(f"--out {args.out}: the leaderboard is written as .md, .csv or .json")
+        options = _options(args)
+        tables = compute_tables(_load(args), options, names=SOURCE_TABLES)
+        table = leaderboard_table(tables)
+        path = write_leaderboard(table, Path(args.out))
+    except ValueError as exc:
+        return _fail("leaderboard", exc)
+    print(path)
     return 0
+
+
+def _stat_int(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {text!r}") from None
+
+
+def _stat_float(text: str, name: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    import json
+
+    from postprocess import stats
+    from postprocess.report import json_value
+
+    try:
+        if args.test == "wilson":
+            result = stats.wilson(_stat_int(args.k, "K"), _stat_int(args.n, "N"), level=args.level).as_dict()
+        elif args.test == "mcnemar":
+            result = stats.mcnemar(_stat_int(args.b01, "B01"), _stat_int(args.b10, "B10")).as_dict()
+        elif args.test == "fisher":
+            cells = [_stat_int(v, name) for v, name in zip(args.cells, "ABCD", strict=True)]
+            result = stats.fisher(*cells).as_dict()
+        elif args.test == "cohen-h":
+            p1, p2 = _stat_float(args.p1, "P1"), _stat_float(args.p2, "P2")
+            result = {"p1": p1, "p2": p2, "h": stats.cohen_h(p1, p2)}
+        else:
+            result = stats.chi2_uniform([_stat_int(v, f"C{i}") for i, v in enumerate(args.counts, 1)]).as_dict()
+    except ValueError as exc:
+        return _fail(f"stats {args.test}", exc)
+    print(json.dumps(json_value(result), indent=1))
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from postprocess.schema import SCHEMA_PATH, schema_is_current, write_schema
+
+    path = Path(args.out) if args.out else SCHEMA_PATH
+    if args.check:
+        if not schema_is_current(path):
+            print(f"out of date: {path} (run `vdg schema`)", file=sys.stderr)
+            return 1
+        print(f"{path} is up to date")
+        return 0
+    print(write_schema(path))
+    return 0
+
+
+def _input_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="lmms-eval --output_path folders; NAME=DIR labels one")
+    p.add_argument(
+        "--predictions",
+        action="append",
+        metavar="MODEL=FILE",
+        help="a predictions file (JSON array, JSONL or CSV) of MODEL; repeatable",
+    )
+    p.add_argument("--benchmark", help="benchmark of the --predictions files whose records do not name one")
+    p.add_argument(
+        "--on-duplicate",
+        choices=["error", "last"],
+        default="error",
+        help="a question logged twice for one model and condition: fail (default) or keep the last",
+    )
+
+
+def _option_arguments(p: argparse.ArgumentParser) -> None:
+    from postprocess.analyses import Options
+
+    d = Options()
+    p.add_argument(
+        "--missing",
+        choices=["exclude", "incorrect"],
+        default=d.missing,
+        help="exclude: a question with an error in a compared condition leaves both arms; "
+        "incorrect: errors are scored wrong",
+    )
+    p.add_argument("--resamples", type=int, default=d.n_resamples, help="bootstrap resamples per CI")
+    p.add_argument("--ci-level", type=float, default=d.ci_level, help="confidence level of every CI")
+    p.add_argument("--cluster", action="store_true", help="resample whole videos in the bootstraps")
+    p.add_argument("--seed", type=int, default=d.seed, help="mixed into every seed (default: stable ids only)")
+    p.add_argument("--alpha", type=float, default=d.alpha, help="significance level (Holm-adjusted tests, TOST)")
+    p.add_argument("--equivalence-margin", type=float, default=d.equivalence_margin, help="TOST margin")
+    p.add_argument(
+        "--stability-resamples",
+        type=int,
+        default=d.stability_resamples,
+        help="resamples for the dissociation stability shares",
+    )
+    p.add_argument("--tier-high", type=float, default=d.tier_high, help="VDG above this is a high tier")
+    p.add_argument("--tier-low", type=float, default=d.tier_low, help="VDG below this is a low tier (review)")
+    p.add_argument("--tier-map", metavar="FILE", help="JSON object or CSV: task_type -> predicted tier")
+    p.add_argument("--temporal-map", metavar="FILE", help="JSON object or CSV: task_type -> single-frame/temporal")
+    p.add_argument("--group-by", default=d.group_by, metavar="COL", help="column grouping questions (collective)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,12 +309,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd_materialize)
 
-    p = sub.add_parser("report", help="join lmms-eval samples logs per question and write the VDG report")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="lmms-eval --output_path folders; NAME=DIR labels one")
-    p.add_argument("--out", required=True)
-    p.add_argument("--resamples", type=int, default=2000)
-    p.add_argument("--missing", choices=["exclude", "incorrect"], default="exclude")
+    p = sub.add_parser("report", help="join per-question answers and write every table, report.md/.html/.json")
+    _input_arguments(p)
+    p.add_argument("--out", required=True, help="output folder")
+    _option_arguments(p)
+    p.add_argument("--no-plots", action="store_true", help="write no plots/*.png")
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")
+    _input_arguments(p)
+    p.add_argument("--out", required=True, help="FILE.md, FILE.csv or FILE.json")
+    _option_arguments(p)
+    p.set_defaults(func=_cmd_leaderboard)
+
+    p = sub.add_parser("stats", help="quick tests from counts, printed as JSON")
+    tests = p.add_subparsers(dest="test", required=True)
+    t = tests.add_parser("wilson", help="Wilson interval of K successes in N")
+    t.add_argument("k", metavar="K")
+    t.add_argument("n", metavar="N")
+    t.add_argument("--level", type=float, default=0.95)
+    t = tests.add_parser("mcnemar", help="McNemar from the discordant counts (continuity-corrected and exact p)")
+    t.add_argument("b01", metavar="B01")
+    t.add_argument("b10", metavar="B10")
+    t = tests.add_parser("fisher", help="Fisher exact test on ((A, B), (C, D))")
+    t.add_argument("cells", nargs=4, metavar="A B C D")
+    t = tests.add_parser("cohen-h", help="Cohen's h between two proportions")
+    t.add_argument("p1", metavar="P1")
+    t.add_argument("p2", metavar="P2")
+    t = tests.add_parser("chi2-uniform", help="chi-square of counts against a uniform expectation")
+    t.add_argument("counts", nargs="+", metavar="C")
+    p.set_defaults(func=_cmd_stats)
+
+    p = sub.add_parser("schema", help="regenerate docs/report-schema.md from the declared columns")
+    p.add_argument("--check", action="store_true", help="only check the committed file is up to date")
+    p.add_argument("--out", help="write here instead of docs/report-schema.md")
+    p.set_defaults(func=_cmd_schema)
     return parser
 
 

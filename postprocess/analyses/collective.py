@@ -1,0 +1,185 @@
+"""Collective accuracy: the share of groups (a video's questions) a model gets entirely right.
+
+Plain accuracy credits a model that answers one of a video's three questions by luck; collective
+accuracy asks whether it got the whole video right. Groups are the values of ``options.group_by``
+(``video_id`` by default). Under ``missing="exclude"`` a group keeps only its answered questions
+(a group left with none is dropped and counted); under ``"incorrect"`` an error is a wrong answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.mcnemar import condition_sort_key, group_index
+from postprocess.stats import wilson
+
+COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "condition": "condition name",
+    "n": "questions counted (answered, or all under missing_policy=incorrect)",
+    "n_error": "questions with no answer (dropped under exclude, wrong under incorrect)",
+    "n_groups": "groups with at least one counted question",
+    "n_groups_dropped": "groups all of whose questions have errors (missing_policy=exclude only)",
+    "mean_group_size": "n / n_groups",
+    "accuracy": "correct answers / n",
+    "collective_accuracy": "groups whose every counted question is right / n_groups",
+    "collective_ci_low": "lower end of the Wilson interval of collective_accuracy (groups as trials)",
+    "collective_ci_high": "upper end of that interval",
+    "group_by": "the column that defines a group",
+    "ci_level": "confidence level of the interval",
+    "missing_policy": "exclude or incorrect",
+}
+
+DISTRIBUTION_COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "condition": "condition name",
+    "group_size": "counted questions in the group",
+    "n_correct": "of which answered right (every value 0..group_size gets a row)",
+    "n_groups": "groups of this size with this many right",
+    "share": "n_groups / groups of this size (per model, benchmark, condition, group_size the shares sum to 1)",
+    "group_by": "the column that defines a group",
+    "missing_policy": "exclude or incorrect",
+}
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """Per group (model, benchmark, condition, group value): counted questions, right answers, errors."""
+
+    owner: np.ndarray  # the group's row in ``cells``
+    size: np.ndarray
+    right: np.ndarray
+    errors: np.ndarray
+    cells: pd.DataFrame  # one row per (model, benchmark, condition)
+
+
+def _groups(frame: pd.DataFrame, options: Options) -> _Groups:
+    column = options.group_by
+    if column not in frame.columns:
+        raise ValueError(
+            f"group_by column {column!r} is not in the frame (columns: {', '.join(map(str, frame.columns))})"
+        )
+    values = frame[column]
+    blank = values.isna().to_numpy() | (values.astype(str) == "").to_numpy()
+    if blank.any():
+        row = frame.iloc[int(np.flatnonzero(blank)[0])]
+        raise ValueError(
+            f"model {row['model']!r}, condition {row['condition']!r}, question {row['question_id']!r}: "
+            f"group_by column {column!r} is empty, so the question belongs to no group"
+        )
+    cell, cells = group_index(frame, ["model", "benchmark", "condition"])
+    value_code, value_levels = pd.factorize(values)
+    _, first, group = np.unique(cell * len(value_levels) + value_code, return_inverse=True, return_index=True)
+    group = group.reshape(-1)
+    is_error = (frame["status"] == "error").to_numpy()
+    counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
+    hit = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
+    n = len(first)
+    return _Groups(
+        owner=cell[first],
+        size=np.bincount(group[counted], minlength=n),
+        right=np.bincount(group[hit], minlength=n),
+        errors=np.bincount(group[is_error], minlength=n),
+        cells=cells,
+    )
+
+
+def _order(table: pd.DataFrame, *extra: str) -> pd.DataFrame:
+    """Rows by model, benchmark, declared condition order, then ``extra`` columns."""
+    rank = table["condition"].map(lambda c: condition_sort_key(str(c)))
+    order = sorted(
+        range(len(table)),
+        key=lambda i: (
+            table["model"].iat[i],
+            table["benchmark"].iat[i],
+            rank.iat[i],
+            *(table[e].iat[i] for e in extra),
+        ),
+    )
+    return table.iloc[order].reset_index(drop=True)
+
+
+def collective_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Plain and collective accuracy per (model, benchmark, condition)."""
+    if frame.empty:
+        return empty(COLUMNS)
+    g = _groups(frame, options)
+    m = len(g.cells)
+    kept = g.size > 0
+    all_right = kept & (g.right == g.size)
+    n = np.bincount(g.owner, weights=g.size, minlength=m).astype(np.int64)
+    n_groups = np.bincount(g.owner[kept], minlength=m)
+    k = np.bincount(g.owner[all_right], minlength=m)
+    right = np.bincount(g.owner, weights=g.right, minlength=m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table = g.cells.assign(
+            n=n,
+            n_error=np.bincount(g.owner, weights=g.errors, minlength=m).astype(np.int64),
+            n_groups=n_groups,
+            n_groups_dropped=np.bincount(g.owner[~kept], minlength=m),
+            mean_group_size=np.where(n_groups > 0, n / np.maximum(n_groups, 1), np.nan),
+            accuracy=np.where(n > 0, right / np.maximum(n, 1), np.nan),
+            collective_accuracy=np.where(n_groups > 0, k / np.maximum(n_groups, 1), np.nan),
+            group_by=options.group_by,
+            ci_level=options.ci_level,
+            missing_policy=options.missing,
+        )
+    lows, highs = np.full(m, np.nan), np.full(m, np.nan)
+    for i in np.flatnonzero(n_groups):
+        iv = wilson(int(k[i]), int(n_groups[i]), options.ci_level)
+        lows[i], highs[i] = iv.low, iv.high
+    table["collective_ci_low"], table["collective_ci_high"] = lows, highs
+    return _order(table)[list(COLUMNS)]
+
+
+def collective_distribution(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Groups by size and number of right answers, per (model, benchmark, condition)."""
+    if frame.empty:
+        return empty(DISTRIBUTION_COLUMNS)
+    g = _groups(frame, options)
+    kept = g.size > 0
+    if not kept.any():
+        return empty(DISTRIBUTION_COLUMNS)
+    owner, size, right = g.owner[kept], g.size[kept], g.right[kept]
+    top = int(size.max()) + 1
+    # Every (cell, size) present gets the full grid n_correct = 0..size.
+    cell_size, per_size = np.unique(owner * top + size, return_counts=True)
+    combos, per_combo = np.unique((owner * top + size) * top + right, return_counts=True)
+    lookup = dict(zip(combos.tolist(), per_combo.tolist(), strict=True))
+    parts = []
+    for code, total in zip(cell_size.tolist(), per_size.tolist(), strict=True):
+        cell, s = divmod(code, top)
+        counts = np.array([lookup.get(code * top + r, 0) for r in range(s + 1)])
+        parts.append((cell, s, counts, total))
+    cells = np.repeat([p[0] for p in parts], [p[1] + 1 for p in parts])
+    table = g.cells.iloc[cells].reset_index(drop=True)
+    table["group_size"] = np.repeat([p[1] for p in parts], [p[1] + 1 for p in parts])
+    table["n_correct"] = np.concatenate([np.arange(p[1] + 1) for p in parts])
+    table["n_groups"] = np.concatenate([p[2] for p in parts])
+    table["share"] = table["n_groups"] / np.repeat([p[3] for p in parts], [p[1] + 1 for p in parts])
+    table["group_by"] = options.group_by
+    table["missing_policy"] = options.missing
+    return _order(table, "group_size", "n_correct")[list(DISTRIBUTION_COLUMNS)]
+
+
+ANALYSES = (
+    Analysis(
+        "collective",
+        "Per condition: plain accuracy next to collective accuracy, the share of groups (videos) answered "
+        "entirely right.",
+        COLUMNS,
+        collective_table,
+    ),
+    Analysis(
+        "collective_distribution",
+        "Per condition and group size: how many groups have 0, 1, ... right answers.",
+        DISTRIBUTION_COLUMNS,
+        collective_distribution,
+    ),
+)

@@ -1,0 +1,250 @@
+"""Figures from the analysis tables (matplotlib, Agg backend). Rendering only.
+
+Each function takes the table(s) it draws and a folder, writes one PNG and returns its path, or
+returns None when the tables lack the rows it needs. Output is deterministic for given tables
+(fixed size, dpi and style; no timestamps in the PNG metadata).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from vdg_tasks.conditions import LADDER, LADDER_DELTAS  # noqa: E402
+
+DPI = 100
+_METADATA = {"Software": None}
+_DELTAS = (("spatial", "#4c72b0"), ("diversity", "#55a868"), ("temporal", "#c44e52"), ("sampling", "#8172b2"))
+
+
+def _usable(table: pd.DataFrame | None, columns: Sequence[str]) -> bool:
+    return table is not None and len(table) > 0 and set(columns) <= set(table.columns)
+
+
+def _labels(table: pd.DataFrame) -> pd.Series:
+    """Series label per row: the model, or "model / benchmark" when there are several benchmarks."""
+    if "benchmark" in table.columns and table["benchmark"].nunique() > 1:
+        return table["model"].astype(str) + " / " + table["benchmark"].astype(str)
+    return table["model"].astype(str)
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, metadata=_METADATA)
+    plt.close(fig)
+    return path
+
+
+def _overall(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["task_type"] == "Overall"] if "task_type" in table.columns else table
+
+
+def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
+    """Grouped bars: VDG per task type (Overall last), one bar per model, with the CI as error bars."""
+    if not _usable(vdg, ("model", "task_type", "vdg", "ci_low", "ci_high")):
+        return None
+    data = vdg.dropna(subset=["vdg"])
+    if data.empty:
+        return None
+    data = data.assign(series=_labels(data))
+    tasks = sorted(t for t in data["task_type"].unique() if t != "Overall")
+    tasks += ["Overall"] if (data["task_type"] == "Overall").any() else []
+    series = list(dict.fromkeys(sorted(data["series"])))
+    width = 0.8 / len(series)
+    x = np.arange(len(tasks))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 2), 4.0))
+    for i, name in enumerate(series):
+        rows = data[data["series"] == name].set_index("task_type").reindex(tasks)
+        value = rows["vdg"].to_numpy(dtype=float)
+        low = np.nan_to_num(value - rows["ci_low"].to_numpy(dtype=float))
+        high = np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - value)
+        ax.bar(x - 0.4 + width * (i + 0.5), value, width, label=name, yerr=[low, high], capsize=2)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(x, [t.replace(" ", "\n", 1) for t in tasks], fontsize=8)
+    ax.set_ylabel("VDG = acc(orig) - acc(black)")
+    ax.set_title("Visual Dependency Gap by task type (CI bars)")
+    ax.legend(fontsize=8)
+    return _save(fig, out_dir / "vdg_by_task.png")
+
+
+def _ladder_steps(row: Mapping[str, object]) -> list[tuple[str, float, float]]:
+    """(label, accuracy below, accuracy above) between consecutive rungs present in a ladder row.
+
+    Consecutive declared rungs carry the delta's name (spatial, ...); orig over shuffled without an
+    ordered rung is ``temporal`` (the ladder table's definition); any other jump is ``upper - lower``.
+    """
+    names = {(upper, lower): name for name, upper, lower in LADDER_DELTAS}
+    names[("orig", "shuffled")] = "temporal"
+    present = [(r, float(row[f"acc_{r}"])) for r in LADDER if pd.notna(row.get(f"acc_{r}"))]
+    steps = []
+    for (lower, low), (upper, high) in zip(present, present[1:], strict=False):
+        steps.append((names.get((upper, lower), f"{upper} - {lower}"), low, high))
+    return steps
+
+
+def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
+    """Per model (Overall rows): acc_black as the base, then the step to each next rung present, stacked."""
+    if not _usable(ladder, ("model", "acc_black")):
+        return None
+    rows = _overall(ladder).assign(series=lambda t: _labels(t)).sort_values("series")
+    records = [(r["series"], r["acc_black"], _ladder_steps(r)) for r in rows.to_dict("records")]
+    records = [r for r in records if r[2] and pd.notna(r[1])]
+    if not records:
+        return None
+    colors = dict(_DELTAS)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(records) + 2.5), 4.0))
+    seen: set[str] = set()
+    for x, (_, base, steps) in enumerate(records):
+        ax.bar(x, base, 0.6, color="#bbbbbb", label=None if "black" in seen else "black")
+        seen.add("black")
+        for label, low, high in steps:
+            named = label in colors
+            ax.bar(
+                x,
+                high - low,
+                0.6,
+                bottom=low,
+                color=colors.get(label, "#eeeeee"),
+                hatch=None if named else "//",
+                edgecolor="black",
+                linewidth=0.4,
+                label=None if label in seen else label,
+            )
+            seen.add(label)
+        ax.plot([x - 0.3, x + 0.3], [steps[-1][2]] * 2, color="black", linewidth=1.5)
+    ax.set_xticks(range(len(records)), [r[0] for r in records], fontsize=8)
+    ax.set_ylabel("accuracy (black, then each next rung)")
+    ax.set_ylim(0, 1)
+    ax.set_title("Ladder: accuracy gained at each rung (Overall)")
+    ax.legend(fontsize=7, loc="upper left")
+    return _save(fig, out_dir / "ladder.png")
+
+
+def plot_vdg_vs_accuracy(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
+    """One point per model (Overall): accuracy on the original video against VDG, with the VDG CI."""
+    if not _usable(vdg, ("model", "task_type", "acc_orig", "vdg")):
+        return None
+    rows = _overall(vdg).dropna(subset=["acc_orig", "vdg"])
+    if rows.empty:
+        return None
+    rows = rows.assign(series=_labels(rows)).sort_values("series")
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
+    value = rows["vdg"].to_numpy(dtype=float)
+    yerr = None
+    if {"ci_low", "ci_high"} <= set(rows.columns):
+        yerr = [
+            np.nan_to_num(value - rows["ci_low"].to_numpy(dtype=float)),
+            np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - value),
+        ]
+    ax.errorbar(rows["acc_orig"].to_numpy(dtype=float), value, yerr=yerr, fmt="o", capsize=3)
+    for acc, gap, label in zip(rows["acc_orig"], rows["vdg"], rows["series"], strict=True):
+        ax.annotate(str(label), (acc, gap), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("accuracy (orig)")
+    ax.set_ylabel("VDG (Overall)")
+    ax.set_title("Visual dependency against accuracy")
+    return _save(fig, out_dir / "vdg_vs_accuracy.png")
+
+
+def _find(table: pd.DataFrame, candidates: Sequence[str]) -> str | None:
+    return next((c for c in candidates if c in table.columns), None)
+
+
+def _crf_level(values: pd.Series) -> pd.Series:
+    """CRF level as a number: 18 from "crf18" or 18; "orig" -> 0 (the uncompressed source)."""
+    numeric = pd.to_numeric(values, errors="coerce")
+    text = values.astype(str).str.strip().str.lower()
+    parsed = pd.to_numeric(text.str.extract(r"^crf(\d+)$", expand=False), errors="coerce")
+    return numeric.fillna(parsed).where(text != "orig", 0.0).astype(float)
+
+
+def _crf_series(table: pd.DataFrame, value_columns: Sequence[str]) -> pd.DataFrame | None:
+    """Overall rows with a numeric ``level`` column, or None."""
+    level_col = _find(table, ("crf", "crf_level", "level", "condition"))
+    if level_col is None or "model" not in table.columns:
+        return None
+    rows = _overall(table)
+    rows = rows.assign(level=_crf_level(rows[level_col]), series=_labels(rows)).dropna(subset=["level"])
+    rows = rows.dropna(subset=[c for c in value_columns], how="all")
+    return rows if len(rows) else None
+
+
+def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path) -> Path | None:
+    """Accuracy across CRF levels per model (from crf); correct->wrong and wrong->correct flips (from flips)."""
+    acc_col = _find(crf, ("acc", "accuracy")) if crf is not None else None
+    acc = _crf_series(crf, [acc_col]) if acc_col and _usable(crf, ("model",)) else None
+    flip_cols = None
+    if _usable(flips, ("model",)):
+        to_wrong = _find(flips, ("c_to_i", "n_c_to_i", "correct_to_incorrect"))
+        to_right = _find(flips, ("i_to_c", "n_i_to_c", "incorrect_to_correct"))
+        if to_wrong and to_right:
+            flip_cols = (to_wrong, to_right)
+    flip = _crf_series(flips, list(flip_cols)) if flip_cols else None
+    if acc is None and flip is None:
+        return None
+    panels = [p for p in (acc, flip) if p is not None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.0), squeeze=False)
+    col = 0
+    if acc is not None:
+        ax = axes[0][col]
+        for name, rows in acc.groupby("series", sort=True):
+            rows = rows.sort_values("level")
+            line = ax.plot(rows["level"], rows[acc_col], marker="o", label=str(name))[0]
+            if {"ci_low", "ci_high"} <= set(rows.columns) and rows[["ci_low", "ci_high"]].notna().all().all():
+                ax.fill_between(
+                    rows["level"].to_numpy(dtype=float),
+                    rows["ci_low"].to_numpy(dtype=float),
+                    rows["ci_high"].to_numpy(dtype=float),
+                    color=line.get_color(),
+                    alpha=0.12,
+                    linewidth=0,
+                )
+        ax.set_xlabel("CRF (0 = original)")
+        ax.set_ylabel("accuracy")
+        ax.set_title("Accuracy across compression levels (CI bands)")
+        ax.legend(fontsize=8)
+        col += 1
+    if flip is not None and flip_cols is not None:
+        ax = axes[0][col]
+        for i, (name, rows) in enumerate(flip.groupby("series", sort=True)):
+            rows = rows.sort_values("level")
+            color = f"C{i % 10}"
+            ax.plot(rows["level"], rows[flip_cols[0]], marker="o", color=color, label=f"{name}: correct->wrong")
+            ax.plot(
+                rows["level"],
+                rows[flip_cols[1]],
+                marker="s",
+                linestyle="--",
+                color=color,
+                label=f"{name}: wrong->correct",
+            )
+        ax.set_xlabel("CRF")
+        ax.set_ylabel("questions")
+        ax.set_title("Flips against the original")
+        ax.legend(fontsize=7)
+    return _save(fig, out_dir / "crf.png")
+
+
+def _first(tables: Mapping[str, pd.DataFrame], *names: str) -> pd.DataFrame | None:
+    return next((tables[n] for n in names if n in tables and len(tables[n])), None)
+
+
+def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
+    """Every plot the tables allow, in a fixed order; the paths written."""
+    out_dir = Path(out_dir)
+    made = [
+        plot_vdg_by_task(tables.get("vdg"), out_dir),
+        plot_ladder(tables.get("ladder"), out_dir),
+        plot_vdg_vs_accuracy(tables.get("vdg"), out_dir),
+        plot_crf(tables.get("crf"), _first(tables, "crf_flips", "flips"), out_dir),
+    ]
+    return [p for p in made if p is not None]

@@ -1,0 +1,190 @@
+"""collective: share of groups (videos) answered entirely right, and the per-group distribution."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from statsmodels.stats.proportion import proportion_confint
+
+from postprocess.analyses.base import Options
+from postprocess.analyses.collective import (
+    ANALYSES,
+    COLUMNS,
+    DISTRIBUTION_COLUMNS,
+    collective_distribution,
+    collective_table,
+)
+from postprocess.io import load_frame
+
+REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
+
+
+def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
+    """(model, condition, video_id, question_id, outcome) -> tidy frame; outcome True/False/"u"/"e"."""
+    rows = []
+    for model, condition, video, qid, outcome in records:
+        status = {"u": "unparsed", "e": "error"}.get(outcome, "ok") if isinstance(outcome, str) else "ok"
+        rows.append(
+            {
+                "model": model,
+                "model_settings": "",
+                "benchmark": benchmark,
+                "condition": condition,
+                "question_id": qid,
+                "video_id": video,
+                "task_type": f"T{len(qid) % 2}",
+                "duration": "short",
+                "answer": "A",
+                "pred": None if status != "ok" else ("A" if outcome is True else "B"),
+                "status": status,
+                "error": "OOM" if status == "error" else None,
+                "correct": pd.NA if status == "error" else outcome is True,
+                "source": "test",
+            }
+        )
+    frame = pd.DataFrame(rows)
+    frame["correct"] = frame["correct"].astype("boolean")
+    return frame
+
+
+def random_records(seed: int = 0, n_videos: int = 40):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 5, size=n_videos)
+    outcomes = np.array([True, False, "u", "e"], dtype=object)
+    records = []
+    for model in ("m1", "m2"):
+        for condition in ("crf23", "orig"):
+            for v, size in enumerate(sizes):
+                for q in range(size):
+                    outcome = outcomes[rng.choice(4, p=[0.6, 0.25, 0.05, 0.1])]
+                    records.append((model, condition, f"v{v:02d}", f"v{v:02d}-{q}", outcome))
+    return records
+
+
+def naive(records, model, condition, missing):
+    groups = defaultdict(list)
+    n_error = 0
+    seen = set()
+    for m, c, v, _, outcome in records:
+        if m != model or c != condition:
+            continue
+        seen.add(v)
+        if outcome == "e":
+            n_error += 1
+            if missing == "exclude":
+                continue
+        groups[v].append(outcome is True)
+    right = [all(g) for g in groups.values()]
+    dist = defaultdict(int)
+    for g in groups.values():
+        dist[(len(g), sum(g))] += 1
+    return {
+        "n": sum(len(g) for g in groups.values()),
+        "n_error": n_error,
+        "n_groups": len(groups),
+        "n_groups_dropped": len(seen) - len(groups),
+        "accuracy": sum(sum(g) for g in groups.values()) / sum(len(g) for g in groups.values()),
+        "collective_accuracy": sum(right) / len(right),
+        "k": sum(right),
+    }, dist
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_collective_matches_a_naive_count(missing):
+    records = random_records()
+    options = Options(missing=missing, ci_level=0.9)
+    table = collective_table(make_frame(records), options)
+    assert list(table.columns) == list(COLUMNS)
+    keys = list(zip(table["model"], table["condition"], strict=True))
+    assert keys == [("m1", "orig"), ("m1", "crf23"), ("m2", "orig"), ("m2", "crf23")]  # declared order
+    for row in table.to_dict("records"):
+        want, _ = naive(records, row["model"], row["condition"], missing)
+        for key in ("n", "n_error", "n_groups", "n_groups_dropped"):
+            assert row[key] == want[key], key
+        assert_allclose([row["accuracy"], row["collective_accuracy"]], [want["accuracy"], want["collective_accuracy"]])
+        assert_allclose(row["mean_group_size"], want["n"] / want["n_groups"])
+        lo, hi = proportion_confint(want["k"], want["n_groups"], alpha=0.1, method="wilson")
+        assert_allclose([row["collective_ci_low"], row["collective_ci_high"]], [lo, hi], atol=1e-12)
+        assert (row["group_by"], row["missing_policy"], row["ci_level"]) == ("video_id", missing, 0.9)
+        if missing == "incorrect":
+            assert row["n_groups_dropped"] == 0
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_distribution_matches_a_naive_count(missing):
+    records = random_records(seed=4)
+    dist = collective_distribution(make_frame(records), Options(missing=missing))
+    assert list(dist.columns) == list(DISTRIBUTION_COLUMNS)
+    for (model, condition), part in dist.groupby(["model", "condition"]):
+        _, want = naive(records, model, condition, missing)
+        got = {(r.group_size, r.n_correct): r.n_groups for r in part.itertuples()}
+        assert {k: v for k, v in got.items() if v} == dict(want)
+        for size, per_size in part.groupby("group_size"):
+            assert per_size["n_correct"].tolist() == list(range(size + 1))
+            assert_allclose(per_size["share"].sum(), 1.0)
+
+
+def test_hand_example_and_dropped_group():
+    # video a: 2 right of 2; video b: 1 right, 1 wrong; video c: only an error.
+    records = [
+        ("m", "orig", "a", "a-0", True),
+        ("m", "orig", "a", "a-1", True),
+        ("m", "orig", "b", "b-0", True),
+        ("m", "orig", "b", "b-1", False),
+        ("m", "orig", "c", "c-0", "e"),
+    ]
+    row = collective_table(make_frame(records)).iloc[0]
+    assert (row["n"], row["n_groups"], row["n_groups_dropped"], row["n_error"]) == (4, 2, 1, 1)
+    assert (row["accuracy"], row["collective_accuracy"]) == (0.75, 0.5)
+    row = collective_table(make_frame(records), Options(missing="incorrect")).iloc[0]
+    assert (row["n"], row["n_groups"], row["n_groups_dropped"]) == (5, 3, 0)
+    assert_allclose(row["collective_accuracy"], 1 / 3)
+    dist = collective_distribution(make_frame(records))
+    assert dist[["group_size", "n_correct", "n_groups"]].values.tolist() == [[2, 0, 0], [2, 1, 1], [2, 2, 1]]
+
+
+def test_group_by_another_column():
+    records = random_records(seed=2)
+    frame = make_frame(records)
+    table = collective_table(frame, Options(group_by="task_type"))
+    assert (table["n_groups"] <= 2).all() and (table["group_by"] == "task_type").all()
+
+
+def test_validation_errors_and_empty():
+    frame = make_frame(random_records(n_videos=3))
+    with pytest.raises(ValueError, match=r"group_by column 'scene' is not in the frame"):
+        collective_table(frame, Options(group_by="scene"))
+    blank = frame.copy()
+    blank.loc[2, "video_id"] = None
+    q = blank.loc[2, "question_id"]
+    with pytest.raises(ValueError, match=rf"question '{q}': group_by column 'video_id' is empty"):
+        collective_distribution(blank)
+    blank.loc[2, "video_id"] = ""
+    with pytest.raises(ValueError, match="is empty, so the question belongs to no group"):
+        collective_table(blank)
+    assert collective_table(frame.iloc[:0]).empty and list(collective_table(frame.iloc[:0]).columns) == list(COLUMNS)
+    assert collective_distribution(frame.iloc[:0]).empty
+    assert [a.name for a in ANALYSES] == ["collective", "collective_distribution"]
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+def test_reference_videos_against_pandas():
+    frame = load_frame(
+        predictions=[
+            ("qwen2vl", REFERENCE / "qwen2vl_results.json"),
+            ("qwen2vl", REFERENCE / "qwen2vl_black_results.json"),
+        ],
+        benchmark="videomme",
+    )
+    table = collective_table(frame).set_index("condition")
+    orig = frame[(frame["condition"] == "orig") & (frame["status"] != "error")]
+    per_video = orig.groupby("video_id")["correct"].all()
+    assert table.loc["orig", "n_groups"] == len(per_video) == 366  # 41 of 407 videos lose all questions
+    assert table.loc["orig", "n_groups_dropped"] == 407 - 366
+    assert_allclose(table.loc["orig", "collective_accuracy"], per_video.mean())
+    assert table.loc["black", "n_groups"] == 407

@@ -1,0 +1,43 @@
+"""docs/report-schema.md is generated from the declared columns and matches what the report writes."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from postprocess.analyses import ANALYSES
+from postprocess.leaderboard import LEADERBOARD_COLUMNS
+from postprocess.report import compute_tables
+from postprocess.schema import SCHEMA_PATH, documented_columns, render_schema, schema_is_current, write_schema
+from tests.postprocess.test_report import FAST, reference_frame
+from vdg_tasks.cli import main
+
+
+def test_committed_schema_is_the_generated_one():
+    assert SCHEMA_PATH.read_text() == render_schema(), "docs/report-schema.md is stale: run `vdg schema`"
+
+
+def test_every_table_and_column_is_documented():
+    documented = documented_columns(render_schema())
+    assert documented == {a.name: list(a.columns) for a in ANALYSES}
+    text = render_schema()
+    for column in LEADERBOARD_COLUMNS:
+        assert f"- `{column}`: " in text.split("## Leaderboard", 1)[1]
+
+
+def test_report_csv_headers_are_exactly_the_documented_columns(tmp_path):
+    documented = documented_columns(SCHEMA_PATH.read_text())
+    tables = compute_tables(reference_frame(), FAST, tmp_path)
+    assert set(tables) == set(documented)
+    for name, columns in documented.items():
+        assert pd.read_csv(tmp_path / f"{name}.csv", nrows=0).columns.tolist() == columns, name
+
+
+def test_vdg_schema_writes_and_checks(tmp_path, capsys):
+    path = tmp_path / "schema.md"
+    assert main(["schema", "--check", "--out", str(path)]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert main(["schema", "--out", str(path)]) == 0 and schema_is_current(path)
+    assert main(["schema", "--check", "--out", str(path)]) == 0
+    path.write_text(path.read_text() + "edited\n")
+    assert main(["schema", "--check", "--out", str(path)]) == 1
+    assert write_schema(path) == path and schema_is_current(path)
