@@ -169,8 +169,17 @@ def test_tiny_qwen2_vl_through_the_real_harness(world, tmp_path):
     from tests.tiny_qwen2vl import TINY_QWEN_MODEL_ARGS, build_tiny_qwen2vl
 
     model_dir = build_tiny_qwen2vl(tmp_path / "tiny-qwen2vl")
-    out = lmms_eval(world["env"], tmp_path / "qwen", world["tasks"], "qwen2_vl", "vdgsynth_vdg_orig,vdgsynth_vdg_black",
-                    "--model_args", f"pretrained={model_dir},{TINY_QWEN_MODEL_ARGS}", "--limit", "12")
+    out = lmms_eval(
+        world["env"],
+        tmp_path / "qwen",
+        world["tasks"],
+        "qwen2_vl",
+        "vdgsynth_vdg_orig,vdgsynth_vdg_black",
+        "--model_args",
+        f"pretrained={model_dir},{TINY_QWEN_MODEL_ARGS}",
+        "--limit",
+        "12",
+    )
     frame = load_frame([out])
     assert set(frame.model) == {"qwen2_vl:tiny-qwen2vl"}
     assert set(frame.condition) == {"orig", "black"}

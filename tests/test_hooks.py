@@ -38,8 +38,12 @@ def test_record_has_everything_the_join_needs(doc):
     rec = out["vdg"]
     assert rec["benchmark"] == "vdgsynth" and rec["condition"] == "shuffled"
     assert rec["condition_params"] == {"k": 32, "order": "shuffled"}
-    assert (rec["question_id"], rec["video_id"], rec["task_type"], rec["duration"]) == ("v1-2", "v1", "multi_frame",
-                                                                                        "short")
+    assert (rec["question_id"], rec["video_id"], rec["task_type"], rec["duration"]) == (
+        "v1-2",
+        "v1",
+        "multi_frame",
+        "short",
+    )
     assert (rec["pred"], rec["status"], rec["correct"], rec["error"]) == ("C", "ok", True, None)
     assert rec["visual_key"]
 
@@ -81,6 +85,9 @@ def test_videomme_missing_video_does_not_exit(doc, monkeypatch, tmp_path):
 
 
 def test_aggregate_accuracy_skips_errors():
-    recs = [{"status": "ok", "correct": True}, {"status": "unparsed", "correct": False},
-            {"status": "error", "correct": None}]
+    recs = [
+        {"status": "ok", "correct": True},
+        {"status": "unparsed", "correct": False},
+        {"status": "error", "correct": None},
+    ]
     assert hooks.aggregate_accuracy(recs) == 0.5

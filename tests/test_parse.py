@@ -224,9 +224,7 @@ def test_templates_give_the_letter(data: st.DataObject, n_options: int, template
 
 
 @given(st.data(), n_options_st, prose_st)
-def test_lowercase_prose_before_the_answer_does_not_matter(
-    data: st.DataObject, n_options: int, prose: str
-) -> None:
+def test_lowercase_prose_before_the_answer_does_not_matter(data: st.DataObject, n_options: int, prose: str) -> None:
     letter = data.draw(st.sampled_from(LETTERS[:n_options]))
     reply = f"{prose} The answer is {letter}"
     assert parse_answer(reply, n_options).letter == letter, reply
@@ -242,9 +240,7 @@ def test_lowercase_prose_is_unparsed(prose: str, n_options: int) -> None:
     assert parse_answer(prose, n_options) == ParsedAnswer(None, "unparsed", None)
 
 
-@given(
-    st.lists(st.sampled_from(WORDS + ["I", "G", "Z", "OK", "A man", "A woman"]), max_size=15), n_options_st
-)
+@given(st.lists(st.sampled_from(WORDS + ["I", "G", "Z", "OK", "A man", "A woman"]), max_size=15), n_options_st)
 def test_articles_and_letters_out_of_range_are_unparsed(words: list[str], n_options: int) -> None:
     # Every "A" is the article (a lowercase noun follows); "I" and G-Z are never answers.
     reply = " ".join(words)

@@ -93,9 +93,7 @@ def test_qwen2_vl_generate_until_on_video(tiny_model_dir: Path, tiny_video: Path
     assert cls.__module__ == "lmms_eval.models.simple.qwen2_vl" and cls.__name__ == "Qwen2_VL"
 
     # Same parsing as the CLI (simple_parse_args_string turns "8" into 8).
-    model = cls.create_from_arg_string(
-        f"pretrained={tiny_model_dir},{TINY_QWEN_MODEL_ARGS}", {"batch_size": 1}
-    )
+    model = cls.create_from_arg_string(f"pretrained={tiny_model_dir},{TINY_QWEN_MODEL_ARGS}", {"batch_size": 1})
 
     task, split, doc_id = "tiny", "test", 0
     doc = {"video": str(tiny_video), "question": "What happens in the video?"}

@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import OVERALL
+from postprocess.analyses._paired import OVERALL, ordered_conditions
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import wilson
-from vdg_tasks.conditions import CONDITIONS
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -52,12 +51,6 @@ def _check(frame: pd.DataFrame) -> None:
         )
 
 
-def condition_order(conditions: pd.Series) -> list[str]:
-    """Declared conditions in declaration order, then any others alphabetically."""
-    present = set(conditions)
-    return [c for c in CONDITIONS if c in present] + sorted(present - set(CONDITIONS))
-
-
 def accuracy_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy per (model, benchmark, condition, task type) with Overall rows; columns as in ``COLUMNS``."""
     if frame.empty:
@@ -83,7 +76,9 @@ def accuracy_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
     overall = flags.groupby(keys, sort=False)[counts].sum().reset_index().assign(task_type=OVERALL)
     table = pd.concat([per_type, overall], ignore_index=True)
     # Order: model, benchmark, condition (declared order), task types alphabetically, Overall last.
-    table["_cond"] = table["condition"].map({c: i for i, c in enumerate(condition_order(table["condition"]))})
+    table["_cond"] = table["condition"].map(
+        {c: i for i, c in enumerate(ordered_conditions(table["condition"].unique()))}
+    )
     table["_overall"] = table["task_type"] == OVERALL
     table = table.sort_values(["model", "benchmark", "_cond", "_overall", "task_type"], kind="stable")
     table = table.reset_index(drop=True)

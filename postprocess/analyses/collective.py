@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from postprocess.analyses._paired import condition_sort_key, group_index
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.analyses.mcnemar import condition_sort_key, group_index
 from postprocess.stats import wilson
 
 COLUMNS: dict[str, str] = {

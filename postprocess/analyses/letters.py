@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from postprocess.analyses._paired import condition_sort_key, group_index
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.analyses.mcnemar import condition_sort_key, group_index
 from postprocess.stats import chi2_uniform
 from vdg_tasks.parse import LETTERS
 

@@ -15,56 +15,20 @@ model_a got wrong and model_b right, ``b10`` questions model_a got right and mod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import special as _special
-from scipy import stats as _st
 
+from postprocess.analyses._paired import ordered_conditions
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.stats import holm, paired_bootstrap_diff, tost_paired
-from vdg_tasks.conditions import CONDITIONS
+from postprocess.stats import holm, mcnemar_many, paired_bootstrap_diff, tost_paired
 from vdg_tasks.seeding import stable_seed
 
 #: Conditions whose question set every row of a pair shares under ``missing="exclude"``.
 ANCHORS: tuple[str, ...] = ("orig", "black")
-_DECLARED = list(CONDITIONS)
-
-
-def condition_sort_key(condition: str) -> tuple[int, str]:
-    """Declared conditions in declaration order (orig, black, single, ..., crf38), then others by name."""
-    return (_DECLARED.index(condition), "") if condition in _DECLARED else (len(_DECLARED), condition)
-
-
-def ordered_conditions(conditions: Iterable[str]) -> list[str]:
-    """The distinct conditions, sorted by ``condition_sort_key``."""
-    return sorted({str(c) for c in conditions}, key=condition_sort_key)
-
-
-def group_index(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Each row's group number, and one row of key values per group (sorted by the keys).
-
-    A vectorized stand-in for ``frame.groupby(keys).ngroup()``, which is slow on string columns.
-    Key columns must have no missing values.
-    """
-    codes, levels = [], []
-    for key in keys:
-        code, level = pd.factorize(frame[key], sort=True)
-        if (code < 0).any():
-            row = frame.iloc[int(np.flatnonzero(code < 0)[0])]
-            raise ValueError(
-                f"column {key!r} is empty for question {row.get('question_id')!r}; fill it or drop the row"
-            )
-        codes.append(code)
-        levels.append(np.asarray(level, dtype=object))
-    shape = tuple(len(level) for level in levels)
-    flat = np.ravel_multi_index(tuple(codes), shape) if len(frame) else np.zeros(0, dtype=np.int64)
-    uniq, inverse = np.unique(flat, return_inverse=True)
-    parts = np.unravel_index(uniq, shape)
-    table = pd.DataFrame({key: level[part] for key, level, part in zip(keys, levels, parts, strict=True)})
-    return inverse.reshape(-1), table
 
 
 COLUMNS: dict[str, str] = {
@@ -226,31 +190,6 @@ def _cells(ca: np.ndarray, cb: np.ndarray) -> tuple[int, int, int, int]:
         int((ca & ~cb).sum()),
         int((ca & cb).sum()),
     )
-
-
-def _chi2_sf_1df(x: np.ndarray) -> np.ndarray:
-    # What scipy.stats.chi2.sf(x, 1) evaluates, without its per-call argument checking.
-    return _special.chdtrc(1.0, x)
-
-
-def mcnemar_many(b01: np.ndarray, b10: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``postprocess.stats.mcnemar`` over arrays of counts: (chi2_cc, p_cc, p_exact), NaN where b01 = b10 = 0.
-
-    Vectorized because scipy's ``binomtest`` costs ~2 ms a call (thousands of pair x condition
-    rows). At p = 0.5 the binomial is symmetric, so the two-sided exact p-value (outcomes at most
-    as likely as the observed one) is ``min(1, 2 * cdf(min(b01, b10)))``; the test suite checks
-    all three numbers against ``stats.mcnemar``.
-    """
-    b01 = np.asarray(b01, dtype=float)
-    b10 = np.asarray(b10, dtype=float)
-    total = b01 + b10
-    defined = total > 0
-    safe = np.where(defined, total, 1.0)
-    chi2 = (np.abs(b01 - b10) - 1.0) ** 2 / safe
-    p_cc = _chi2_sf_1df(chi2)
-    p_exact = np.minimum(1.0, 2.0 * _st.binom.cdf(np.minimum(b01, b10), safe, 0.5))
-    nan = np.full(total.shape, np.nan)
-    return np.where(defined, chi2, nan), np.where(defined, p_cc, nan), np.where(defined, p_exact, nan)
 
 
 def _holm_by(table: pd.DataFrame, pcols: list[str], holm_cols: list[str]) -> pd.DataFrame:

@@ -19,8 +19,8 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
+from postprocess.analyses._paired import condition_sort_key, group_index
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.analyses.mcnemar import condition_sort_key, group_index
 from postprocess.stats import wilson
 
 SINGLE_FRAME, TEMPORAL, NONE = "single-frame", "temporal", "none"

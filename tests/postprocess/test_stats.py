@@ -181,15 +181,11 @@ def test_bootstrap_chunking_gives_the_same_numbers(monkeypatch):
     v = vdg_values(500, 8)
     cl = np.random.default_rng(0).integers(0, 150, size=500)
     ref = [
-        bootstrap_mean(v, 1000, seed=3, resampler=r, clusters=c)
-        for r in ("multinomial", "index")
-        for c in (None, cl)
+        bootstrap_mean(v, 1000, seed=3, resampler=r, clusters=c) for r in ("multinomial", "index") for c in (None, cl)
     ]
     monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 997)  # forces many uneven chunks
     got = [
-        bootstrap_mean(v, 1000, seed=3, resampler=r, clusters=c)
-        for r in ("multinomial", "index")
-        for c in (None, cl)
+        bootstrap_mean(v, 1000, seed=3, resampler=r, clusters=c) for r in ("multinomial", "index") for c in (None, cl)
     ]
     assert got == ref
 
@@ -213,9 +209,7 @@ def test_cluster_bootstrap_singletons_equal_plain_bootstrap():
     assert_allclose([single.low, single.high], [plain.low, plain.high], atol=TIGHT)
     # index path: clusters are re-ordered by id, so the draws differ but the distribution agrees
     p_idx = bootstrap_mean(v, 20000, seed=14, resampler="index")
-    c_idx = bootstrap_mean(
-        v, 20000, seed=15, resampler="index", clusters=np.random.default_rng(1).permutation(600)
-    )
+    c_idx = bootstrap_mean(v, 20000, seed=15, resampler="index", clusters=np.random.default_rng(1).permutation(600))
     assert_allclose([c_idx.low, c_idx.high], [p_idx.low, p_idx.high], atol=0.01)
 
 
@@ -362,9 +356,7 @@ def test_mcnemar_reference_value():
     assert_allclose(r.chi2_cc, 21**2 / 154, atol=TIGHT)  # (|88 - 66| - 1)^2 / 154
 
 
-@pytest.mark.parametrize(
-    ("b01", "b10"), [(88, 66), (66, 88), (0, 1), (1, 0), (5, 5), (0, 20), (3, 4), (400, 350)]
-)
+@pytest.mark.parametrize(("b01", "b10"), [(88, 66), (66, 88), (0, 1), (1, 0), (5, 5), (0, 20), (3, 4), (400, 350)])
 def test_mcnemar_equals_statsmodels_and_binomtest(b01, b10):
     r = mcnemar(b01, b10)
     table = [[100, b01], [b10, 100]]
@@ -409,9 +401,7 @@ def test_fisher_reference_value():
     assert r.as_dict()["table"] == ((3, 1), (1, 3))
 
 
-@pytest.mark.parametrize(
-    "cells", [(3, 1, 1, 3), (10, 2, 3, 15), (0, 5, 5, 0), (7, 0, 2, 9), (40, 37, 12, 80)]
-)
+@pytest.mark.parametrize("cells", [(3, 1, 1, 3), (10, 2, 3, 15), (0, 5, 5, 0), (7, 0, 2, 9), (40, 37, 12, 80)])
 def test_fisher_equals_scipy(cells):
     a, b, c, d = cells
     r = fisher(*cells)
@@ -558,9 +548,7 @@ def test_chi2_uniform_reference_value():
     assert_allclose(r.p, math.exp(-5), atol=TIGHT)
 
 
-@pytest.mark.parametrize(
-    "counts", [[5, 5], [0, 3, 9, 4], [100, 95, 110, 80, 120, 97], np.array([1.0, 2.0, 0.0])]
-)
+@pytest.mark.parametrize("counts", [[5, 5], [0, 3, 9, 4], [100, 95, 110, 80, 120, 97], np.array([1.0, 2.0, 0.0])])
 def test_chi2_uniform_equals_scipy(counts):
     r = chi2_uniform(counts)
     ref = sps.chisquare(counts)

@@ -17,12 +17,11 @@ from postprocess.analyses.mcnemar import (
     COLUMNS,
     DISSOCIATION_COLUMNS,
     dissociation_table,
-    mcnemar_many,
     mcnemar_table,
     stability_pvalues,
 )
 from postprocess.io import load_frame
-from postprocess.stats import holm, mcnemar, paired_bootstrap_diff, tost_paired
+from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
 from vdg_tasks.seeding import stable_seed
 
 REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
