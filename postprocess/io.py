@@ -17,8 +17,11 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
+import os
 import re
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -123,47 +126,75 @@ def samples_files(run: Path) -> list[Path]:
     return files
 
 
-def _row(record: dict[str, Any], where: str) -> dict[str, Any]:
-    rec = record.get(RECORD_KEY)
+_DECODER = json.JSONDecoder()
+# lmms-eval writes samples with json.dumps' default separators, so the record starts with this.
+_RECORD_MARK = f'"{RECORD_KEY}": {{'
+_RECORD_FIELDS = ("benchmark", "condition", "question_id", "answer", "status")
+
+
+def _vdg_record(line: str, where: str) -> Any:
+    """The ``vdg`` object of one samples line, decoding only that object when it can be found."""
+    at = line.find(_RECORD_MARK)
+    if at >= 0:
+        try:
+            return _DECODER.raw_decode(line, at + len(_RECORD_MARK) - 1)[0]
+        except json.JSONDecodeError:
+            pass  # the mark was inside another string: parse the whole line below
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise LogError(f"{where}: not valid JSON ({exc.msg})") from None
+    rec = record.get(RECORD_KEY) if isinstance(record, dict) else None
     if not isinstance(rec, dict):
         raise LogError(f"{where}: no '{RECORD_KEY}' record; was this written by a vdg task (<benchmark>_vdg_<cond>)?")
-    missing = [k for k in ("benchmark", "condition", "question_id", "answer", "status") if k not in rec]
-    if missing:
-        raise LogError(f"{where}: the '{RECORD_KEY}' record lacks {', '.join(missing)}")
-    if rec["status"] not in ("ok", "unparsed", "error"):
-        raise LogError(f"{where}: unknown status {rec['status']!r} (expected ok, unparsed or error)")
-    return {
-        "benchmark": rec["benchmark"],
-        "condition": rec["condition"],
-        "question_id": str(rec["question_id"]),
-        "video_id": str(rec.get("video_id", "")),
-        "task_type": str(rec.get("task_type", "")),
-        "duration": str(rec.get("duration", "")),
-        "answer": rec["answer"],
-        "pred": rec.get("pred"),
-        "status": rec["status"],
-        "error": rec.get("error"),
-        "correct": None if rec["status"] == "error" else bool(rec.get("correct")),
-        "source": where,
-    }
+    return rec
 
 
 def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
     """One lmms-eval samples log as tidy rows."""
     config = _results_config(path)
     model, settings = label or model_label(config), model_settings(config)
-    rows = []
-    with path.open() as f:
+    records, lines = [], []
+    with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LogError(f"{where}: not valid JSON ({exc.msg})") from None
-            rows.append({"model": model, "model_settings": settings, **_row(record, where)})
-    return pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+            if line.strip():
+                records.append(_vdg_record(line, f"{path}:{lineno}"))
+                lines.append(lineno)
+    table = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(_RECORD_FIELDS))
+    where = pd.Series([f"{path}:{n}" for n in lines], dtype=object)
+    for key in _RECORD_FIELDS:
+        absent = table[key].isna() if key in table.columns else pd.Series(True, index=table.index)
+        if absent.any():
+            raise LogError(f"{where[int(np.flatnonzero(absent)[0])]}: the '{RECORD_KEY}' record lacks {key}")
+    bad = ~table["status"].isin(["ok", "unparsed", "error"])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogError(f"{where[i]}: unknown status {table['status'].iloc[i]!r} (expected ok, unparsed or error)")
+
+    def text(key: str) -> pd.Series:
+        return table[key].fillna("").astype(str) if key in table.columns else pd.Series("", index=table.index)
+
+    error_rows = table["status"] == "error"
+    correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
+    return pd.DataFrame(
+        {
+            "model": model,
+            "model_settings": settings,
+            "benchmark": table["benchmark"].astype(str),
+            "condition": table["condition"].astype(str),
+            "question_id": table["question_id"].astype(str),
+            "video_id": text("video_id"),
+            "task_type": text("task_type"),
+            "duration": text("duration"),
+            "answer": table["answer"].astype(str),
+            "pred": table["pred"] if "pred" in table.columns else None,
+            "status": table["status"],
+            "error": table["error"] if "error" in table.columns else None,
+            "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
+            "source": where,
+        },
+        columns=list(SAMPLE_COLUMNS),
+    )
 
 
 def _dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:
@@ -198,17 +229,36 @@ def _check_settings(frame: pd.DataFrame) -> None:
 
 
 def _check_question_sets(frame: pd.DataFrame) -> None:
-    for (model, benchmark), group in frame.groupby(["model", "benchmark"]):
-        sets = {cond: set(g["question_id"].unique()) for cond, g in group.groupby("condition")}
-        union = set().union(*sets.values())
-        for cond, ids in sets.items():
-            if ids != union:
-                missing = sorted(union - ids)
-                raise LogError(
-                    f"{model} / {benchmark}: condition {cond!r} lacks {len(missing)} of {len(union)} questions "
-                    f"the other conditions have (e.g. {', '.join(missing[:3])}); "
-                    "was it run with --limit or on another split?"
-                )
+    keys = ["model", "benchmark"]
+    per_condition = frame.groupby([*keys, "condition"])["question_id"].nunique()
+    union = frame.groupby(keys)["question_id"].nunique()
+    short = per_condition[per_condition.to_numpy() < union.reindex(per_condition.index.droplevel(-1)).to_numpy()]
+    if short.empty:
+        return
+    model, benchmark, cond = short.index[0]
+    group = frame[(frame["model"] == model) & (frame["benchmark"] == benchmark)]
+    missing = sorted(set(group["question_id"].unique()) - set(group.loc[group["condition"] == cond, "question_id"]))
+    raise LogError(
+        f"{model} / {benchmark}: condition {cond!r} lacks {len(missing)} of {union[(model, benchmark)]} questions "
+        f"the other conditions have (e.g. {', '.join(missing[:3])}); "
+        "was it run with --limit or on another split?"
+    )
+
+
+#: From this many samples logs on, they are parsed in parallel (JSON decoding dominates reading).
+_PARALLEL_FILES = 8
+
+
+def _read_one(job: tuple[Path, str | None]) -> pd.DataFrame:
+    return read_samples(*job)
+
+
+def _read_all_samples(jobs: list[tuple[Path, str | None]]) -> list[pd.DataFrame]:
+    workers = min(len(jobs) // _PARALLEL_FILES, os.cpu_count() or 1, 8)
+    if workers < 2 or "fork" not in mp.get_all_start_methods():
+        return [read_samples(path, label) for path, label in jobs]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
+        return list(pool.map(_read_one, jobs, chunksize=4))
 
 
 def load_frame(
@@ -222,10 +272,11 @@ def load_frame(
     ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``); ``benchmark`` names
     their benchmark when the records do not. See the module docstring for the columns.
     """
-    frames = []
+    jobs = []
     for run in runs:
         run = run if isinstance(run, RunDir) else RunDir.parse(str(run))
-        frames += [read_samples(f, run.label) for f in samples_files(run.path)]
+        jobs += [(f, run.label) for f in samples_files(run.path)]
+    frames = _read_all_samples(jobs)
     for model, path in predictions:
         frames.append(read_predictions(Path(path), model, benchmark))
     if not frames:
