@@ -729,7 +729,6 @@ def write_report(
     markdown = render_markdown(tables, written)
     (out / "report.md").write_text(markdown)
     (out / "report.html").write_text(render_html(tables, written))
-    with (out / "report.json").open("w") as f:
-        json.dump(render_json(tables, options, inputs), f, allow_nan=False)
-        f.write("\n")
+    # json.dumps (one shot) runs the C encoder; json.dump streams through the pure-Python one.
+    (out / "report.json").write_text(json.dumps(render_json(tables, options, inputs), allow_nan=False) + "\n")
     return markdown
