@@ -32,18 +32,33 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
             f"(it has {', '.join(sorted(present))})"
         )
     sub = frame[frame["condition"].isin(conditions)]
-    wide = sub.pivot(index="question_id", columns="condition", values=["correct", "status"])
-    meta = sub.drop_duplicates("question_id").set_index("question_id")[["video_id", "task_type"]]
-    out = meta.loc[wide.index].copy()
-    any_error = pd.Series(False, index=wide.index)
-    for cond in conditions:
-        status = wide[("status", cond)]
-        is_error = status == "error"
-        out[f"correct_{cond}"] = wide[("correct", cond)].fillna(False).astype(bool)
-        out[f"unparsed_{cond}"] = status == "unparsed"
-        any_error |= is_error
-    out["error"] = any_error if missing == "exclude" else False
-    return out.reset_index()
+    # Arrays rather than DataFrame.pivot: this runs once per model in several analyses.
+    q_codes, question_ids = pd.factorize(sub["question_id"], sort=True)
+    c_codes = pd.Categorical(sub["condition"], categories=list(conditions)).codes
+    cell = q_codes * len(conditions) + c_codes
+    if len(np.unique(cell)) != len(cell):
+        dup = sub[pd.Series(cell).duplicated().to_numpy()].iloc[0]
+        raise ValueError(
+            f"model {dup['model']!r}: question {dup['question_id']!r} appears twice under {dup['condition']!r}"
+        )
+    shape = (len(question_ids), len(conditions))
+    correct = np.zeros(shape, dtype=bool)
+    correct[q_codes, c_codes] = sub["correct"].fillna(False).to_numpy(dtype=bool)
+    status = np.full(shape, "", dtype=object)
+    status[q_codes, c_codes] = sub["status"].to_numpy(dtype=object)
+    first = np.unique(q_codes, return_index=True)[1]
+    out = pd.DataFrame(
+        {
+            "question_id": np.asarray(question_ids, dtype=object),
+            "video_id": sub["video_id"].to_numpy(dtype=object)[first],
+            "task_type": sub["task_type"].to_numpy(dtype=object)[first],
+        }
+    )
+    for i, cond in enumerate(conditions):
+        out[f"correct_{cond}"] = correct[:, i]
+        out[f"unparsed_{cond}"] = status[:, i] == "unparsed"
+    out["error"] = (status == "error").any(axis=1) if missing == "exclude" else False
+    return out
 
 
 def by_task_type(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
