@@ -60,3 +60,14 @@ def test_unknown_policy_is_refused():
 def test_task_types_then_overall():
     table = paired(_frame(ROWS), ["orig", "black"], "exclude")
     assert [name for name, _ in by_task_type(table)] == ["T1", "T2", "Overall"]
+
+
+def test_a_question_logged_twice_under_one_condition_is_refused():
+    with pytest.raises(ValueError, match="question 'a1' appears twice under 'orig'"):
+        paired(_frame([*ROWS, ("orig", "a1", "T1", "ok", False)]), ["orig", "black"], "exclude")
+
+
+def test_rows_follow_question_id_order_whatever_the_input_order():
+    table = paired(_frame(list(reversed(ROWS))), ["orig", "black"], "exclude")
+    assert table["question_id"].tolist() == ["a1", "a2", "b1"]
+    assert table["correct_orig"].tolist() == [True, False, False]
