@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as st
 
 from tests.fakelogs import sample, write_run
-from tests.postprocess.test_report import REFERENCE, reference_predictions
+from tests.reference_data import REFERENCE, reference_predictions
 from vdg_tasks.cli import main
 
 FAST = ["--resamples", "200", "--stability-resamples", "50"]
@@ -88,10 +88,10 @@ def test_report_from_run_folders(tmp_path, capsys):
         (["--predictions", "no-equals-sign"], r"--predictions expects MODEL=FILE"),
         ([], r"nothing to read"),
         (
-            ["--predictions", f"m={REFERENCE}qwen2vl_black_results.json", "--tier-map", "/nonexistent.csv"],
+            ["--predictions", f"m={REFERENCE / 'qwen2vl_black_results.json'}", "--tier-map", "/nonexistent.csv"],
             r"--tier-map /nonexistent.csv: no such file",
         ),
-        (["--predictions", f"m={REFERENCE}qwen2vl_black_results.json", "--ci-level", "1.5"], r"ci_level"),
+        (["--predictions", f"m={REFERENCE / 'qwen2vl_black_results.json'}", "--ci-level", "1.5"], r"ci_level"),
     ],
 )
 def test_report_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
@@ -108,7 +108,7 @@ def test_bad_maps_are_refused(tmp_path, capsys):
     bad_csv.write_text("OCR Problems,high,extra\n")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    base = ["report", "--predictions", f"m={REFERENCE}qwen2vl_black_results.json", "--benchmark", "videomme"]
+    base = ["report", "--predictions", f"m={REFERENCE / 'qwen2vl_black_results.json'}", "--benchmark", "videomme"]
     for path, message in (
         (bad_json, "expected a JSON object"),
         (bad_csv, "row 1 has 3 cells"),

@@ -7,41 +7,22 @@ Each test maps a group of rows (by table and quantity) to the table and cell vdg
 
 from __future__ import annotations
 
-import csv
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from postprocess.analyses import Options, run_all
-from postprocess.io import load_frame
+from tests.reference_data import expected_rows, needs_reference, reference_frame
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "awg-videomme"
-FILES = {
-    "qwen2vl": [
-        "qwen2vl_results.json",
-        "qwen2vl_black_results.json",
-        "qwen2vl_shuffled_results.json",
-        "qwen2vl_singleframe_results.json",
-    ],
-    "llava": ["llava_results.json", "llava_black_results.json", "llava_shuffled_results.json"],
-    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
-}
 MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
 
-pytestmark = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
-
-
-def expected_rows() -> list[dict[str, str]]:
-    with (REFERENCE / "expected.csv").open(newline="") as f:
-        return list(csv.DictReader(f))
+pytestmark = needs_reference
 
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
-    predictions = [(m, REFERENCE / f) for m, files in FILES.items() for f in files]
-    return load_frame(predictions=predictions, benchmark="videomme")
+    return reference_frame()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import pytest
 from postprocess.analyses import ANALYSES, Options, run_all
 from postprocess.analyses.base import empty
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
-from postprocess.io import load_frame
 from postprocess.report import (
     JSON_FORMAT,
     compute_tables,
@@ -26,38 +25,15 @@ from postprocess.report import (
     render_markdown,
     write_report,
 )
+from tests.reference_data import REFERENCE, reference_frame, reference_predictions
 
-REFERENCE = "/work/shared/reference/awg-videomme/"
-REFERENCE_FILES = {
-    "qwen2vl": [
-        "qwen2vl_results.json",
-        "qwen2vl_black_results.json",
-        "qwen2vl_shuffled_results.json",
-        "qwen2vl_singleframe_results.json",
-    ],
-    "llava": ["llava_results.json", "llava_black_results.json", "llava_shuffled_results.json"],
-    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
-}
 #: Few resamples: these tests check rendering, not the statistics.
 FAST = Options(n_resamples=200, stability_resamples=50)
 
 
-def reference_predictions() -> list[tuple[str, str]]:
-    return [(m, REFERENCE + f) for m, files in REFERENCE_FILES.items() for f in files]
-
-
-@functools.lru_cache(maxsize=1)
-def _reference_frame() -> pd.DataFrame:
-    return load_frame(predictions=reference_predictions(), benchmark="videomme")
-
-
-def reference_frame() -> pd.DataFrame:
-    return _reference_frame().copy()
-
-
 @functools.lru_cache(maxsize=1)
 def _reference_tables() -> dict[str, pd.DataFrame]:
-    return run_all(_reference_frame(), FAST)
+    return run_all(reference_frame(), FAST)
 
 
 def reference_tables() -> dict[str, pd.DataFrame]:
@@ -183,7 +159,7 @@ def test_json_is_strict_and_complete(written):
     data = json.loads((out / "report.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c} in JSON"))
     assert data["format"] == JSON_FORMAT
     assert data["options"]["n_resamples"] == 200 and data["options"]["tier_map"] == {}
-    assert data["inputs"]["predictions"][0] == ["qwen2vl", REFERENCE + "qwen2vl_results.json"]
+    assert data["inputs"]["predictions"][0] == ["qwen2vl", str(REFERENCE / "qwen2vl_results.json")]
     declared = {a.name: a for a in ANALYSES}
     assert set(data["tables"]) == set(tables)
     for name, entry in data["tables"].items():

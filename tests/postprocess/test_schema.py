@@ -8,7 +8,8 @@ from postprocess.analyses import ANALYSES
 from postprocess.leaderboard import LEADERBOARD_COLUMNS
 from postprocess.report import compute_tables
 from postprocess.schema import SCHEMA_PATH, documented_columns, render_schema, schema_is_current, write_schema
-from tests.postprocess.test_report import FAST, reference_frame
+from tests.postprocess.test_report import FAST
+from tests.reference_data import reference_frame
 from vdg_tasks.cli import main
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,8 +13,8 @@ from statsmodels.stats.proportion import proportion_confint
 from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
 from postprocess.analyses.base import Options
 from postprocess.io import load_frame
+from tests.reference_data import REFERENCE, expected_rows, needs_reference
 
-REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
 FILES = {
     "qwen2vl": ["qwen2vl_results.json", "qwen2vl_black_results.json"],
     "llava": ["llava_results.json", "llava_black_results.json"],
@@ -165,15 +163,14 @@ def test_analysis_declares_the_table():
 # ------------------------------------------------------------------------------- reference rows
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+@needs_reference
 def test_reference_t3_qwen_original_accuracy():
     """expected.csv T3: Qwen2-VL accuracy on the original video, all 600 questions, error = incorrect."""
     frame = load_frame(
         predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
     )
     table = accuracy_table(frame, Options(missing="incorrect")).set_index(["model", "condition", "task_type"])
-    with (REFERENCE / "expected.csv").open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["table"] == "T3"]
+    rows = [r for r in expected_rows() if r["table"] == "T3"]
     assert len(rows) == 7
     for row in rows:
         task = re.fullmatch(r"Qwen (.+) original", row["quantity"]).group(1)

@@ -19,7 +19,8 @@ from postprocess.analyses.categories import (
     hard_core_table,
 )
 from postprocess.io import load_frame
-from tests.postprocess.analyses.test_accuracy import FILES, REFERENCE, make_frame
+from tests.postprocess.analyses.test_accuracy import FILES, make_frame
+from tests.reference_data import REFERENCE
 
 MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,8 +19,7 @@ from postprocess.analyses.collective import (
     collective_table,
 )
 from postprocess.io import load_frame
-
-REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
+from tests.reference_data import REFERENCE, needs_reference
 
 
 def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
@@ -172,7 +170,7 @@ def test_validation_errors_and_empty():
     assert [a.name for a in ANALYSES] == ["collective", "collective_distribution"]
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+@needs_reference
 def test_reference_videos_against_pandas():
     frame = load_frame(
         predictions=[

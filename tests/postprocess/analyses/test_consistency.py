@@ -26,7 +26,8 @@ from postprocess.analyses.consistency import (
 )
 from postprocess.analyses.vdg import per_question
 from postprocess.io import load_frame
-from tests.postprocess.analyses.test_accuracy import FILES, REFERENCE, make_frame
+from tests.postprocess.analyses.test_accuracy import FILES, make_frame
+from tests.reference_data import REFERENCE
 from vdg_tasks.seeding import rng_for
 
 MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}

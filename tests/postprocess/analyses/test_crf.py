@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,20 +12,10 @@ from numpy.testing import assert_allclose
 from postprocess.analyses import crf
 from postprocess.analyses._paired import paired
 from postprocess.analyses.base import Options
-from postprocess.io import SAMPLE_COLUMNS, load_frame
+from postprocess.io import SAMPLE_COLUMNS
 from postprocess.stats import fisher, wilson
+from tests.reference_data import REFERENCE, expected_rows, reference_frame
 
-REFERENCE = Path("/work/shared/reference/awg-videomme")
-PREDICTIONS = {
-    "qwen2vl": [
-        "qwen2vl_results.json",
-        "qwen2vl_black_results.json",
-        "qwen2vl_shuffled_results.json",
-        "qwen2vl_singleframe_results.json",
-    ],
-    "llava": ["llava_results.json", "llava_black_results.json", "llava_shuffled_results.json"],
-    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
-}
 EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
 
 
@@ -144,16 +132,14 @@ def naive(records, missing):
 def reference() -> pd.DataFrame:
     if not REFERENCE.is_dir():
         pytest.skip("reference data not available")
-    pairs = [(model, REFERENCE / f) for model, files in PREDICTIONS.items() for f in files]
-    return load_frame(predictions=pairs, benchmark="videomme")
+    return reference_frame()
 
 
 @pytest.fixture(scope="module")
 def expected() -> dict[tuple[str, str], tuple[float, float]]:
     if not REFERENCE.is_dir():
         pytest.skip("reference data not available")
-    with open(REFERENCE / "expected.csv", newline="") as fh:
-        return {(r["table"], r["quantity"]): (float(r["value"]), float(r["tolerance"])) for r in csv.DictReader(fh)}
+    return {(r["table"], r["quantity"]): (float(r["value"]), float(r["tolerance"])) for r in expected_rows()}
 
 
 def one(table: pd.DataFrame, **where) -> pd.Series:

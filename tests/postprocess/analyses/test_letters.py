@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,9 +13,8 @@ from scipy import stats as sps
 from postprocess.analyses.base import Options
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
 from postprocess.io import load_frame
+from tests.reference_data import REFERENCE, needs_reference
 from vdg_tasks.parse import LETTERS
-
-REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
 
 
 def make_frame(records: list[tuple[str, str, str, str, str | None, str]], benchmark: str = "b") -> pd.DataFrame:
@@ -171,7 +169,7 @@ def test_empty_frame_and_registration():
     assert [a.name for a in ANALYSES] == ["letters"]
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+@needs_reference
 def test_reference_black_letters_against_value_counts():
     frame = load_frame(
         predictions=[

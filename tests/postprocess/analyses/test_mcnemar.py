@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,16 +17,9 @@ from postprocess.analyses.mcnemar import (
     mcnemar_table,
     stability_pvalues,
 )
-from postprocess.io import load_frame
 from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
+from tests.reference_data import expected, needs_reference, reference_frame
 from vdg_tasks.seeding import stable_seed
-
-REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
-FILES = {
-    "qwen2vl": ["qwen2vl_results.json", "qwen2vl_black_results.json"],
-    "llava": ["llava_results.json", "llava_black_results.json"],
-    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
-}
 
 
 def make_frame(outcomes: dict[tuple[str, str], list[object]], benchmark: str = "b") -> pd.DataFrame:
@@ -295,21 +285,10 @@ def test_stability_by_cluster_runs_and_groups():
 
 # ------------------------------------------------------------------------------ reference rows
 
-needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
 
-
-def expected(table: str, quantity: str) -> tuple[float, float]:
-    with (REFERENCE / "expected.csv").open(newline="") as f:
-        for row in csv.DictReader(f):
-            if row["table"] == table and row["quantity"] == quantity:
-                return float(row["value"]), float(row["tolerance"])
-    raise KeyError((table, quantity))
-
-
-@pytest.fixture(scope="module")
-def reference_frame() -> pd.DataFrame:
-    predictions = [(m, REFERENCE / f) for m, files in FILES.items() for f in files]
-    return load_frame(predictions=predictions, benchmark="videomme")
+@pytest.fixture(scope="module", name="reference_frame")
+def reference_frame_fixture() -> pd.DataFrame:
+    return reference_frame()
 
 
 @needs_reference

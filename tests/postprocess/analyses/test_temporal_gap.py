@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,9 +18,9 @@ from postprocess.analyses.temporal_gap import (
     temporal_gap_table,
 )
 from postprocess.io import load_frame
+from tests.reference_data import REFERENCE, needs_reference
 from vdg_tasks.synth import TASK_TYPES
 
-REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference" / "awg-videomme"
 TYPES = ["OCR Problems", "Attribute Perception", "Temporal Reasoning", "Counting Problem", "text_only", "Mystery"]
 
 
@@ -180,7 +178,7 @@ def test_built_in_maps_cover_videomme_and_vdgsynth():
     assert set(DEFAULT_MAP.values()) <= {"single-frame", "temporal", "none"}
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+@needs_reference
 def test_reference_task_types_are_all_known():
     frame = load_frame(
         predictions=[

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from fractions import Fraction
@@ -24,7 +23,8 @@ from postprocess.analyses.tiers import (
 )
 from postprocess.analyses.vdg import vdg_table
 from postprocess.io import load_frame
-from tests.postprocess.analyses.test_accuracy import FILES, REFERENCE, make_frame
+from tests.postprocess.analyses.test_accuracy import FILES, make_frame
+from tests.reference_data import REFERENCE, expected_rows, needs_reference
 
 MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
 
@@ -176,15 +176,14 @@ def test_analyses_declare_their_tables():
 # ------------------------------------------------------------------------------- reference rows
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+@needs_reference
 def test_reference_t1_vdg_through_the_tiers_table():
     """expected.csv T1 VDG rows (matched: missing=exclude), read from the tiers table's vdg column."""
     frame = load_frame(
         predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
     )
     table = tiers_table(frame, Options(n_resamples=50)).set_index(["model", "task_type"])
-    with (REFERENCE / "expected.csv").open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["table"] == "T1" and " VDG (n=" in r["quantity"]]
+    rows = [r for r in expected_rows() if r["table"] == "T1" and " VDG (n=" in r["quantity"]]
     assert len(rows) == 21
     for row in rows:
         m = re.fullmatch(r"(?P<task>.+) (?P<m>Qwen|LLaVA|IV2) VDG \(n=(?P<n>\d+)\)", row["quantity"])
