@@ -13,6 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
 from postprocess.analyses.base import Options
 from postprocess.io import load_frame
+from tests.frames import outcome_fields, tidy_frame
 from tests.reference_data import REFERENCE, expected_rows, needs_reference
 
 FILES = {
@@ -27,30 +28,18 @@ def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str 
 
     outcome: True (right), False (wrong), "u" (unparsed, scored wrong) or "e" (error: no answer).
     """
-    rows = []
-    for model, condition, qid, task_type, outcome in records:
-        status = {"u": "unparsed", "e": "error"}.get(outcome, "ok") if isinstance(outcome, str) else "ok"
-        rows.append(
-            {
-                "model": model,
-                "model_settings": "",
-                "benchmark": benchmark,
-                "condition": condition,
-                "question_id": qid,
-                "video_id": qid.split("-")[0],
-                "task_type": task_type,
-                "duration": "short",
-                "answer": "A",
-                "pred": None if status == "error" else ("A" if outcome is True else ("B" if status == "ok" else "zzz")),
-                "status": status,
-                "error": "CUDA OOM" if status == "error" else None,
-                "correct": pd.NA if status == "error" else outcome is True,
-                "source": "test",
-            }
-        )
-    frame = pd.DataFrame(rows)
-    frame["correct"] = frame["correct"].astype("boolean")
-    return frame
+    return tidy_frame(
+        {
+            "model": model,
+            "benchmark": benchmark,
+            "condition": condition,
+            "question_id": qid,
+            "video_id": qid.split("-")[0],
+            "task_type": task_type,
+            **outcome_fields(value, unparsed_pred="zzz", error="CUDA OOM"),
+        }
+        for model, condition, qid, task_type, value in records
+    )
 
 
 def random_records(seed: int = 1, n: int = 90) -> list[tuple[str, str, str, str, object]]:

@@ -19,35 +19,24 @@ from postprocess.analyses.collective import (
     collective_table,
 )
 from postprocess.io import load_frame
+from tests.frames import outcome_fields, tidy_frame
 from tests.reference_data import REFERENCE, needs_reference
 
 
 def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
     """(model, condition, video_id, question_id, outcome) -> tidy frame; outcome True/False/"u"/"e"."""
-    rows = []
-    for model, condition, video, qid, outcome in records:
-        status = {"u": "unparsed", "e": "error"}.get(outcome, "ok") if isinstance(outcome, str) else "ok"
-        rows.append(
-            {
-                "model": model,
-                "model_settings": "",
-                "benchmark": benchmark,
-                "condition": condition,
-                "question_id": qid,
-                "video_id": video,
-                "task_type": f"T{len(qid) % 2}",
-                "duration": "short",
-                "answer": "A",
-                "pred": None if status != "ok" else ("A" if outcome is True else "B"),
-                "status": status,
-                "error": "OOM" if status == "error" else None,
-                "correct": pd.NA if status == "error" else outcome is True,
-                "source": "test",
-            }
-        )
-    frame = pd.DataFrame(rows)
-    frame["correct"] = frame["correct"].astype("boolean")
-    return frame
+    return tidy_frame(
+        {
+            "model": model,
+            "benchmark": benchmark,
+            "condition": condition,
+            "question_id": qid,
+            "video_id": video,
+            "task_type": f"T{len(qid) % 2}",
+            **outcome_fields(value),
+        }
+        for model, condition, video, qid, value in records
+    )
 
 
 def random_records(seed: int = 0, n_videos: int = 40):

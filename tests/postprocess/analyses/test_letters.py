@@ -13,35 +13,30 @@ from scipy import stats as sps
 from postprocess.analyses.base import Options
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
 from postprocess.io import load_frame
+from tests.frames import tidy_frame
 from tests.reference_data import REFERENCE, needs_reference
 from vdg_tasks.parse import LETTERS
 
 
 def make_frame(records: list[tuple[str, str, str, str, str | None, str]], benchmark: str = "b") -> pd.DataFrame:
     """(model, condition, question_id, answer, pred, status) -> tidy frame; status ok | unparsed | error."""
-    rows = []
-    for model, condition, qid, answer, pred, status in records:
-        rows.append(
-            {
-                "model": model,
-                "model_settings": "",
-                "benchmark": benchmark,
-                "condition": condition,
-                "question_id": qid,
-                "video_id": qid.split("-")[0],
-                "task_type": "T",
-                "duration": "",
-                "answer": answer,
-                "pred": pred,
-                "status": status,
-                "error": "OOM" if status == "error" else None,
-                "correct": pd.NA if status == "error" else (status == "ok" and pred == answer),
-                "source": "test",
-            }
-        )
-    frame = pd.DataFrame(rows)
-    frame["correct"] = frame["correct"].astype("boolean")
-    return frame
+    return tidy_frame(
+        {
+            "model": model,
+            "benchmark": benchmark,
+            "condition": condition,
+            "question_id": qid,
+            "video_id": qid.split("-")[0],
+            "task_type": "T",
+            "duration": "",
+            "answer": answer,
+            "pred": pred,
+            "status": status,
+            "error": "OOM" if status == "error" else None,
+            "correct": pd.NA if status == "error" else (status == "ok" and pred == answer),
+        }
+        for model, condition, qid, answer, pred, status in records
+    )
 
 
 def random_records(seed: int = 0, n: int = 80, letters: str = "ABCD"):

@@ -18,6 +18,7 @@ from postprocess.analyses.mcnemar import (
     stability_pvalues,
 )
 from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
+from tests.frames import outcome_fields, tidy_frame
 from tests.reference_data import expected, needs_reference, reference_frame
 from vdg_tasks.seeding import stable_seed
 
@@ -27,31 +28,19 @@ def make_frame(outcomes: dict[tuple[str, str], list[object]], benchmark: str = "
 
     outcome: True (right), False (wrong), "u" (unparsed, wrong) or "e" (error, no answer).
     """
-    rows = []
-    for (model, condition), values in outcomes.items():
-        for i, outcome in enumerate(values):
-            status = {"u": "unparsed", "e": "error"}.get(outcome, "ok") if isinstance(outcome, str) else "ok"
-            rows.append(
-                {
-                    "model": model,
-                    "model_settings": "",
-                    "benchmark": benchmark,
-                    "condition": condition,
-                    "question_id": f"v{i // 2:03d}-{i % 2}",
-                    "video_id": f"v{i // 2:03d}",
-                    "task_type": f"T{i % 3}",
-                    "duration": "short",
-                    "answer": "A",
-                    "pred": None if status != "ok" else ("A" if outcome is True else "B"),
-                    "status": status,
-                    "error": "CUDA OOM" if status == "error" else None,
-                    "correct": pd.NA if status == "error" else outcome is True,
-                    "source": "test",
-                }
-            )
-    frame = pd.DataFrame(rows)
-    frame["correct"] = frame["correct"].astype("boolean")
-    return frame
+    return tidy_frame(
+        {
+            "model": model,
+            "benchmark": benchmark,
+            "condition": condition,
+            "question_id": f"v{i // 2:03d}-{i % 2}",
+            "video_id": f"v{i // 2:03d}",
+            "task_type": f"T{i % 3}",
+            **outcome_fields(value, error="CUDA OOM"),
+        }
+        for (model, condition), values in outcomes.items()
+        for i, value in enumerate(values)
+    )
 
 
 T, F, U, E = True, False, "u", "e"

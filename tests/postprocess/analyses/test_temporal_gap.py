@@ -18,6 +18,7 @@ from postprocess.analyses.temporal_gap import (
     temporal_gap_table,
 )
 from postprocess.io import load_frame
+from tests.frames import outcome_fields, tidy_frame
 from tests.reference_data import REFERENCE, needs_reference
 from vdg_tasks.synth import TASK_TYPES
 
@@ -29,30 +30,19 @@ def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
 
     outcome: True, False, "u" (unparsed, wrong) or "e" (error).
     """
-    rows = []
-    for model, condition, qid, task_type, duration, outcome in records:
-        status = {"u": "unparsed", "e": "error"}.get(outcome, "ok") if isinstance(outcome, str) else "ok"
-        rows.append(
-            {
-                "model": model,
-                "model_settings": "",
-                "benchmark": benchmark,
-                "condition": condition,
-                "question_id": qid,
-                "video_id": qid.split("-")[0],
-                "task_type": task_type,
-                "duration": duration,
-                "answer": "A",
-                "pred": None if status != "ok" else ("A" if outcome is True else "B"),
-                "status": status,
-                "error": "OOM" if status == "error" else None,
-                "correct": pd.NA if status == "error" else outcome is True,
-                "source": "test",
-            }
-        )
-    frame = pd.DataFrame(rows)
-    frame["correct"] = frame["correct"].astype("boolean")
-    return frame
+    return tidy_frame(
+        {
+            "model": model,
+            "benchmark": benchmark,
+            "condition": condition,
+            "question_id": qid,
+            "video_id": qid.split("-")[0],
+            "task_type": task_type,
+            "duration": duration,
+            **outcome_fields(value),
+        }
+        for model, condition, qid, task_type, duration, value in records
+    )
 
 
 def random_records(seed: int = 0, n: int = 120):
