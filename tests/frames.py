@@ -25,6 +25,29 @@ def outcome_fields(
     return {"status": status, "pred": answer if value is True else wrong, "correct": value is True, "error": None}
 
 
+def answer_fields(answer: str, pred: str | None, status: str, error: str = "OOM") -> dict[str, Any]:
+    """answer, pred, status, error and correct for a given predicted letter: correct when ok and pred == answer."""
+    return {
+        "answer": answer,
+        "pred": pred,
+        "status": status,
+        "error": error if status == "error" else None,
+        "correct": pd.NA if status == "error" else (status == "ok" and pred == answer),
+    }
+
+
+def tidy_row(model: str, condition: str, question_id: str, benchmark: str = "b", **columns: Any) -> dict[str, Any]:
+    """One row; video_id is the question id up to its "-" unless given; ``columns`` set the rest."""
+    return {
+        "model": model,
+        "benchmark": benchmark,
+        "condition": condition,
+        "question_id": question_id,
+        "video_id": question_id.split("-")[0],
+        **columns,
+    }
+
+
 def tidy_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """Rows (missing columns take test defaults) -> a frame with exactly SAMPLE_COLUMNS."""
     frame = pd.DataFrame([{**_DEFAULTS, **row} for row in rows], columns=list(SAMPLE_COLUMNS))

@@ -26,22 +26,28 @@ FILES = {
     "llava": ["llava_results.json", "llava_black_results.json", "llava_shuffled_results.json"],
     "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
 }
+#: orig and black only: the first two files of each model.
+ORIG_BLACK = {model: files[:2] for model, files in FILES.items()}
+#: expected.csv's model labels.
+MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
 
 
-def reference_predictions(models: tuple[str, ...] = tuple(FILES)) -> list[tuple[str, Path]]:
-    """(model, file) pairs, as ``--predictions MODEL=FILE`` takes them."""
-    return [(m, REFERENCE / f) for m in models for f in FILES[m]]
+def reference_predictions(
+    models: tuple[str, ...] = tuple(FILES), files: dict[str, list[str]] = FILES
+) -> list[tuple[str, Path]]:
+    """(model, file) pairs, as ``--predictions MODEL=FILE`` takes them; ``files``: FILES or ORIG_BLACK."""
+    return [(m, REFERENCE / f) for m in models for f in files[m]]
 
 
-@functools.lru_cache(maxsize=1)
-def _frame() -> pd.DataFrame:
-    return load_frame(predictions=reference_predictions(), benchmark="videomme")
+@functools.cache
+def _frame(predictions: tuple[tuple[str, Path], ...]) -> pd.DataFrame:
+    return load_frame(predictions=list(predictions), benchmark="videomme")
 
 
-def reference_frame() -> pd.DataFrame:
-    """The three models' predictions as vdg's tidy frame (a copy: callers may modify it)."""
-    return _frame().copy()
+def reference_frame(models: tuple[str, ...] = tuple(FILES), files: dict[str, list[str]] = FILES) -> pd.DataFrame:
+    """Those models' predictions as vdg's tidy frame (loaded once per selection; a copy: callers may modify it)."""
+    return _frame(tuple(reference_predictions(models, files))).copy()
 
 
 def expected_rows() -> list[dict[str, str]]:

@@ -13,9 +13,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import Options, run_all
-from tests.reference_data import expected_rows, needs_reference, reference_frame
-
-MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
+from tests.reference_data import MODEL, expected_rows, needs_reference, reference_frame
 
 pytestmark = needs_reference
 

@@ -12,15 +12,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
 from postprocess.analyses.base import Options
-from postprocess.io import load_frame
-from tests.frames import outcome_fields, tidy_frame
-from tests.reference_data import REFERENCE, expected_rows, needs_reference
-
-FILES = {
-    "qwen2vl": ["qwen2vl_results.json", "qwen2vl_black_results.json"],
-    "llava": ["llava_results.json", "llava_black_results.json"],
-    "internvl2": ["internvl2_results.json", "internvl2_black_results.json"],
-}
+from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.reference_data import ORIG_BLACK, expected_rows, needs_reference, reference_frame
 
 
 def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str = "b") -> pd.DataFrame:
@@ -29,15 +22,14 @@ def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str 
     outcome: True (right), False (wrong), "u" (unparsed, scored wrong) or "e" (error: no answer).
     """
     return tidy_frame(
-        {
-            "model": model,
-            "benchmark": benchmark,
-            "condition": condition,
-            "question_id": qid,
-            "video_id": qid.split("-")[0],
-            "task_type": task_type,
+        tidy_row(
+            model,
+            condition,
+            qid,
+            benchmark,
+            task_type=task_type,
             **outcome_fields(value, unparsed_pred="zzz", error="CUDA OOM"),
-        }
+        )
         for model, condition, qid, task_type, value in records
     )
 
@@ -155,9 +147,7 @@ def test_analysis_declares_the_table():
 @needs_reference
 def test_reference_t3_qwen_original_accuracy():
     """expected.csv T3: Qwen2-VL accuracy on the original video, all 600 questions, error = incorrect."""
-    frame = load_frame(
-        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
-    )
+    frame = reference_frame(files=ORIG_BLACK)
     table = accuracy_table(frame, Options(missing="incorrect")).set_index(["model", "condition", "task_type"])
     rows = [r for r in expected_rows() if r["table"] == "T3"]
     assert len(rows) == 7

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
 
@@ -18,11 +17,8 @@ from postprocess.analyses.categories import (
     categories_table,
     hard_core_table,
 )
-from postprocess.io import load_frame
-from tests.postprocess.analyses.test_accuracy import FILES, make_frame
-from tests.reference_data import REFERENCE
-
-MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
+from tests.postprocess.analyses.test_accuracy import make_frame
+from tests.reference_data import MODEL, ORIG_BLACK, REFERENCE, expected_rows, reference_frame
 
 
 def random_records(seed: int = 5, n: int = 120, models=("m1", "m2", "m3")):
@@ -177,13 +173,9 @@ def test_analyses_declare_their_tables():
 def reference_tables():
     if not REFERENCE.is_dir():
         pytest.skip(f"reference data not found at {REFERENCE}")
-    frame = load_frame(
-        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
-    )
+    frame = reference_frame(files=ORIG_BLACK)
     options = Options(missing="incorrect")  # all 600, error = incorrect
-    with (REFERENCE / "expected.csv").open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    return categories_table(frame, options), hard_core_table(frame, options), rows
+    return categories_table(frame, options), hard_core_table(frame, options), expected_rows()
 
 
 def _close(row: dict[str, str], computed: float) -> None:
@@ -224,9 +216,7 @@ def test_reference_4_1_hard_core(reference_tables):
 def test_reference_hard_core_under_exclude_drops_qwen_errors():
     if not REFERENCE.is_dir():
         pytest.skip(f"reference data not found at {REFERENCE}")
-    frame = load_frame(
-        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
-    )
+    frame = reference_frame(files=ORIG_BLACK)
     overall = hard_core_table(frame, Options(missing="exclude")).set_index("task_type").loc["Overall"]
     # Only qwen2vl has errors in orig/black (53); the 62 hard-core questions all survive.
     assert (overall["n"], overall["n_error"], overall["n_hard_core"]) == (547, 53, 62)

@@ -18,23 +18,16 @@ from postprocess.analyses.collective import (
     collective_distribution,
     collective_table,
 )
-from postprocess.io import load_frame
-from tests.frames import outcome_fields, tidy_frame
-from tests.reference_data import REFERENCE, needs_reference
+from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.reference_data import ORIG_BLACK, needs_reference, reference_frame
 
 
 def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
     """(model, condition, video_id, question_id, outcome) -> tidy frame; outcome True/False/"u"/"e"."""
     return tidy_frame(
-        {
-            "model": model,
-            "benchmark": benchmark,
-            "condition": condition,
-            "question_id": qid,
-            "video_id": video,
-            "task_type": f"T{len(qid) % 2}",
-            **outcome_fields(value),
-        }
+        tidy_row(
+            model, condition, qid, benchmark, video_id=video, task_type=f"T{len(qid) % 2}", **outcome_fields(value)
+        )
         for model, condition, video, qid, value in records
     )
 
@@ -161,13 +154,7 @@ def test_validation_errors_and_empty():
 
 @needs_reference
 def test_reference_videos_against_pandas():
-    frame = load_frame(
-        predictions=[
-            ("qwen2vl", REFERENCE / "qwen2vl_results.json"),
-            ("qwen2vl", REFERENCE / "qwen2vl_black_results.json"),
-        ],
-        benchmark="videomme",
-    )
+    frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = collective_table(frame).set_index("condition")
     orig = frame[(frame["condition"] == "orig") & (frame["status"] != "error")]
     per_video = orig.groupby("video_id")["correct"].all()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 from fractions import Fraction
@@ -25,12 +24,9 @@ from postprocess.analyses.consistency import (
     task_vdgs,
 )
 from postprocess.analyses.vdg import per_question
-from postprocess.io import load_frame
-from tests.postprocess.analyses.test_accuracy import FILES, make_frame
-from tests.reference_data import REFERENCE
+from tests.postprocess.analyses.test_accuracy import make_frame
+from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, needs_reference, reference_frame
 from vdg_tasks.seeding import rng_for
-
-MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
 
 
 def random_records(seed: int = 11, n: int = 150, models=("m1", "m2", "m3"), n_types: int = 5):
@@ -222,15 +218,12 @@ def test_analyses_declare_their_tables():
 # ------------------------------------------------------------------------------- reference rows
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
+@needs_reference
 def test_reference_4_1_task_level_spearman():
     """expected.csv 4.1: Spearman over the 6 matched task-type VDGs (missing=exclude), exact fractions."""
-    frame = load_frame(
-        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
-    )
+    frame = reference_frame(files=ORIG_BLACK)
     table = consistency_table(frame, Options(missing="exclude"))
-    with (REFERENCE / "expected.csv").open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["table"] == "4.1" and r["quantity"].startswith("task-level")]
+    rows = [r for r in expected_rows() if r["table"] == "4.1" and r["quantity"].startswith("task-level")]
     assert len(rows) == 3
     for row in rows:
         a, b = (MODEL[m] for m in row["quantity"].rsplit(" ", 1)[1].split("-"))

@@ -12,9 +12,9 @@ from numpy.testing import assert_allclose
 from postprocess.analyses import crf
 from postprocess.analyses._paired import paired
 from postprocess.analyses.base import Options
-from postprocess.io import SAMPLE_COLUMNS
 from postprocess.stats import fisher, wilson
-from tests.reference_data import REFERENCE, expected_rows, reference_frame
+from tests.frames import answer_fields, tidy_frame, tidy_row
+from tests.reference_data import MODEL, REFERENCE, expected_rows, reference_frame
 
 EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
 
@@ -30,27 +30,9 @@ def make_frame(records: list[tuple[str, str, str, str, str | None]], benchmark: 
     rows = []
     for model, condition, qid, task_type, pred in records:
         status = "error" if pred is None else "unparsed" if pred == "?" else "ok"
-        rows.append(
-            {
-                "model": model,
-                "model_settings": "",
-                "benchmark": benchmark,
-                "condition": condition,
-                "question_id": qid,
-                "video_id": f"v{qid}",
-                "task_type": task_type,
-                "duration": "short",
-                "answer": "A",
-                "pred": pred if status == "ok" else None,
-                "status": status,
-                "error": "decode failed" if status == "error" else None,
-                "correct": None if status == "error" else pred == "A",
-                "source": "test",
-            }
-        )
-    frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
-    frame["correct"] = frame["correct"].astype("boolean")
-    return frame
+        fields = answer_fields("A", pred if status == "ok" else None, status, error="decode failed")
+        rows.append(tidy_row(model, condition, qid, benchmark, video_id=f"v{qid}", task_type=task_type, **fields))
+    return tidy_frame(rows)
 
 
 def random_records(seed: int) -> list[tuple[str, str, str, str, str | None]]:
@@ -400,7 +382,6 @@ def test_two_names_for_one_crf_level_raise():
 
 # ------------------------------------------------------------------------------------ the paper (expected.csv)
 
-PAPER_MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
 TASK_TYPES = (
     "OCR Problems",
     "Action Recognition",
@@ -421,7 +402,7 @@ def test_s12_flips_missing_incorrect_orig_vs_crf38(reference, expected):
         if section != "S12":
             continue
         label, measure = quantity.split(" ", 1)
-        row = one(table, model=PAPER_MODEL[label], task_type="Overall", condition="crf38")
+        row = one(table, model=MODEL[label], task_type="Overall", condition="crf38")
         assert row["n"] == 600
         assert_allclose(row[column[measure]], value, atol=tol, err_msg=quantity)
         checked += 1

@@ -12,29 +12,15 @@ from scipy import stats as sps
 
 from postprocess.analyses.base import Options
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
-from postprocess.io import load_frame
-from tests.frames import tidy_frame
-from tests.reference_data import REFERENCE, needs_reference
+from tests.frames import answer_fields, tidy_frame, tidy_row
+from tests.reference_data import ORIG_BLACK, needs_reference, reference_frame
 from vdg_tasks.parse import LETTERS
 
 
 def make_frame(records: list[tuple[str, str, str, str, str | None, str]], benchmark: str = "b") -> pd.DataFrame:
     """(model, condition, question_id, answer, pred, status) -> tidy frame; status ok | unparsed | error."""
     return tidy_frame(
-        {
-            "model": model,
-            "benchmark": benchmark,
-            "condition": condition,
-            "question_id": qid,
-            "video_id": qid.split("-")[0],
-            "task_type": "T",
-            "duration": "",
-            "answer": answer,
-            "pred": pred,
-            "status": status,
-            "error": "OOM" if status == "error" else None,
-            "correct": pd.NA if status == "error" else (status == "ok" and pred == answer),
-        }
+        tidy_row(model, condition, qid, benchmark, task_type="T", duration="", **answer_fields(answer, pred, status))
         for model, condition, qid, answer, pred, status in records
     )
 
@@ -166,13 +152,7 @@ def test_empty_frame_and_registration():
 
 @needs_reference
 def test_reference_black_letters_against_value_counts():
-    frame = load_frame(
-        predictions=[
-            ("qwen2vl", REFERENCE / "qwen2vl_results.json"),
-            ("qwen2vl", REFERENCE / "qwen2vl_black_results.json"),
-        ],
-        benchmark="videomme",
-    )
+    frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = letters_table(frame).set_index("condition")
     black = frame[frame["condition"] == "black"]
     counts = black["pred"].value_counts()

@@ -18,8 +18,8 @@ from postprocess.analyses.mcnemar import (
     stability_pvalues,
 )
 from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
-from tests.frames import outcome_fields, tidy_frame
-from tests.reference_data import expected, needs_reference, reference_frame
+from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.reference_data import ORIG_BLACK, expected, needs_reference, reference_frame
 from vdg_tasks.seeding import stable_seed
 
 
@@ -29,15 +29,14 @@ def make_frame(outcomes: dict[tuple[str, str], list[object]], benchmark: str = "
     outcome: True (right), False (wrong), "u" (unparsed, wrong) or "e" (error, no answer).
     """
     return tidy_frame(
-        {
-            "model": model,
-            "benchmark": benchmark,
-            "condition": condition,
-            "question_id": f"v{i // 2:03d}-{i % 2}",
-            "video_id": f"v{i // 2:03d}",
-            "task_type": f"T{i % 3}",
+        tidy_row(
+            model,
+            condition,
+            f"v{i // 2:03d}-{i % 2}",
+            benchmark,
+            task_type=f"T{i % 3}",
             **outcome_fields(value, error="CUDA OOM"),
-        }
+        )
         for (model, condition), values in outcomes.items()
         for i, value in enumerate(values)
     )
@@ -277,7 +276,7 @@ def test_stability_by_cluster_runs_and_groups():
 
 @pytest.fixture(scope="module", name="reference_frame")
 def reference_frame_fixture() -> pd.DataFrame:
-    return reference_frame()
+    return reference_frame(files=ORIG_BLACK)
 
 
 @needs_reference

@@ -17,9 +17,8 @@ from postprocess.analyses.temporal_gap import (
     VIDEO_MME_MAP,
     temporal_gap_table,
 )
-from postprocess.io import load_frame
-from tests.frames import outcome_fields, tidy_frame
-from tests.reference_data import REFERENCE, needs_reference
+from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.reference_data import ORIG_BLACK, needs_reference, reference_frame
 from vdg_tasks.synth import TASK_TYPES
 
 TYPES = ["OCR Problems", "Attribute Perception", "Temporal Reasoning", "Counting Problem", "text_only", "Mystery"]
@@ -31,16 +30,7 @@ def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
     outcome: True, False, "u" (unparsed, wrong) or "e" (error).
     """
     return tidy_frame(
-        {
-            "model": model,
-            "benchmark": benchmark,
-            "condition": condition,
-            "question_id": qid,
-            "video_id": qid.split("-")[0],
-            "task_type": task_type,
-            "duration": duration,
-            **outcome_fields(value),
-        }
+        tidy_row(model, condition, qid, benchmark, task_type=task_type, duration=duration, **outcome_fields(value))
         for model, condition, qid, task_type, duration, value in records
     )
 
@@ -170,13 +160,7 @@ def test_built_in_maps_cover_videomme_and_vdgsynth():
 
 @needs_reference
 def test_reference_task_types_are_all_known():
-    frame = load_frame(
-        predictions=[
-            ("qwen2vl", REFERENCE / "qwen2vl_results.json"),
-            ("qwen2vl", REFERENCE / "qwen2vl_black_results.json"),
-        ],
-        benchmark="videomme",
-    )
+    frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = temporal_gap_table(frame).set_index(["condition", "duration"])
     orig = table.loc[("orig", "all")]
     assert orig["n_unknown_type"] == 0 and orig["n_none"] == 0

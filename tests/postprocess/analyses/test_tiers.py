@@ -22,11 +22,8 @@ from postprocess.analyses.tiers import (
     tiers_table,
 )
 from postprocess.analyses.vdg import vdg_table
-from postprocess.io import load_frame
-from tests.postprocess.analyses.test_accuracy import FILES, make_frame
-from tests.reference_data import REFERENCE, expected_rows, needs_reference
-
-MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
+from tests.postprocess.analyses.test_accuracy import make_frame
+from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, needs_reference, reference_frame
 
 #: task type -> VDG (in questions out of 100) per model m1, m2, m3.
 GAPS = {
@@ -179,9 +176,7 @@ def test_analyses_declare_their_tables():
 @needs_reference
 def test_reference_t1_vdg_through_the_tiers_table():
     """expected.csv T1 VDG rows (matched: missing=exclude), read from the tiers table's vdg column."""
-    frame = load_frame(
-        predictions=[(m, REFERENCE / f) for m, files in FILES.items() for f in files], benchmark="videomme"
-    )
+    frame = reference_frame(files=ORIG_BLACK)
     table = tiers_table(frame, Options(n_resamples=50)).set_index(["model", "task_type"])
     rows = [r for r in expected_rows() if r["table"] == "T1" and " VDG (n=" in r["quantity"]]
     assert len(rows) == 21
