@@ -33,6 +33,13 @@ def _videomme_source(doc: Mapping[str, Any]) -> Path:
         raise VideoUnavailable(str(exc.code)) from None
 
 
+def _videomme_native_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
+    # lmms-eval's own Video-MME score, so a videomme_vdg_orig run reads like a videomme run.
+    from lmms_eval.tasks.videomme.utils import videomme_process_results
+
+    return videomme_process_results(doc, results)
+
+
 def _local_source(doc: Mapping[str, Any]) -> Path:
     path = Path(doc["video"])
     if not path.is_file():
@@ -48,11 +55,14 @@ class Benchmark:
         name: the prefix of derived task names (``<name>_vdg_<condition>``).
         source_video: doc -> path of the original video; raises ``VideoUnavailable``.
         description: one sentence for the task folder's README.
+        native_results: the benchmark's own lmms-eval ``process_results``, logged beside the vdg
+            record for answered questions (None when the benchmark has none).
     """
 
     name: str
     source_video: Callable[[Mapping[str, Any]], Path]
     description: str
+    native_results: Callable[[Mapping[str, Any], list[str]], dict[str, Any]] | None = None
 
 
 BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
@@ -61,6 +71,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             "videomme",
             _videomme_source,
             "Video-MME (lmms-eval's `videomme`: same dataset, prompt and video lookup).",
+            _videomme_native_results,
         ),
         "vdgsynth": Benchmark(
             "vdgsynth",

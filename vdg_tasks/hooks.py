@@ -111,11 +111,8 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
         visual = resolve_visual(benchmark, condition, doc)
         response = results[0] if results else None
         out: dict[str, Any] = {RECORD_KEY: build_record(benchmark, condition, doc, response, visual)}
-        if benchmark.name == "videomme" and visual.error is None:
-            # lmms-eval's own Video-MME score, so a videomme_vdg_orig run reads like a videomme run.
-            from lmms_eval.tasks.videomme.utils import videomme_process_results
-
-            out.update(videomme_process_results(doc, results))
+        if benchmark.native_results is not None and visual.error is None:
+            out.update(benchmark.native_results(doc, results))
         return out
 
     process_results.__name__ = f"{benchmark.name}__{condition.name}__process_results"
