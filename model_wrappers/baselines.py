@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import re
-
 from lmms_eval.api.model import lmms
 
+from model_wrappers.probe import parse_prompt
 from vdg_tasks.seeding import rng_for
 
 LETTERS = "ABCDEF"
-_OPTION_LINE = re.compile(r"^\s*([A-F])[.)]\s", re.MULTILINE)
 
 
 def count_options(prompt: str) -> int:
-    """Number of lettered options ("A. ...", "B) ...") in a prompt; 4 when none can be seen."""
-    letters = set(_OPTION_LINE.findall(prompt))
-    return len(letters) if letters else 4
+    """Number of lettered options ("A. ...", "B) ...") in a prompt, at most six; 4 when none can be seen."""
+    options = parse_prompt(prompt)[1]
+    return min(len(options), len(LETTERS)) if options else 4
 
 
 class _TextOnlyModel(lmms):
