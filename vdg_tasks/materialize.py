@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, parse_task_name, task_name
-from vdg_tasks.conditions import CONDITIONS
+from vdg_tasks.conditions import CONDITIONS, get_condition
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,7 @@ def expand_tasks(names: Iterable[str]) -> list[str]:
             family = rest[1:]
             out += [task_name(bench, c.name) for c in CONDITIONS.values() if not family or c.family == family]
             continue
-        bench, cond = parse_task_name(name)
-        if cond not in CONDITIONS:
-            from vdg_tasks.conditions import get_condition
-
-            get_condition(cond)  # raises with a did-you-mean
+        get_condition(parse_task_name(name)[1])  # an unknown condition raises with a did-you-mean
         out.append(name)
     return list(dict.fromkeys(out))
 
