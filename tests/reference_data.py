@@ -1,7 +1,7 @@
-"""The published per-question predictions in shared/reference/awg-videomme, for tests.
+"""The published per-question predictions in tests/data/awg-videomme, for tests.
 
-One place for their location (shared/ sits beside the checkout, in CI as here), the files per
-model, the loaded frame and the expected values.
+One place for their location (inside the repository: see tests/data/awg-videomme/README.md for
+provenance and licence), the files per model, the loaded frame and the expected values.
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ import functools
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from postprocess.io import load_frame
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "awg-videomme"
+REFERENCE = Path(__file__).resolve().parent / "data" / "awg-videomme"
 FILES = {
     "qwen2vl": [
         "qwen2vl_results.json",
@@ -30,7 +29,6 @@ FILES = {
 ORIG_BLACK = {model: files[:2] for model, files in FILES.items()}
 #: expected.csv's model labels.
 MODEL = {"Qwen": "qwen2vl", "LLaVA": "llava", "IV2": "internvl2"}
-needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not found at {REFERENCE}")
 
 
 def reference_predictions(

@@ -1,4 +1,4 @@
-"""Every row of the published reference (shared/reference/awg-videomme/expected.csv), recomputed through the public API.
+"""Every row of the published reference (tests/data/awg-videomme/expected.csv), recomputed through the public API.
 
 Rows with provenance `paper` reproduce the printed paper; rows with provenance `data` are where the
 printed paper is inconsistent with its own data, and the data decide (see that folder's README).
@@ -13,9 +13,8 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import Options, run_all
-from tests.reference_data import MODEL, expected_rows, needs_reference, reference_frame
+from tests.reference_data import MODEL, expected_rows, reference_frame
 
-pytestmark = needs_reference
 
 
 @pytest.fixture(scope="module")

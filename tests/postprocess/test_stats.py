@@ -351,7 +351,7 @@ def test_paired_bootstrap_diff_validation():
 
 def test_mcnemar_reference_value():
     r = mcnemar(88, 66)
-    # /work/shared/reference/README.md: InternVL2 vs Qwen2-VL, matched 547, orig: b01/b10 = 88/66, p = 0.0906
+    # tests/data/awg-videomme/README.md: InternVL2 vs Qwen2-VL, matched 547, orig: b01/b10 = 88/66, p = 0.0906
     assert_allclose(r.p_cc, 0.0906, atol=5e-5)
     assert_allclose(r.chi2_cc, 21**2 / 154, atol=TIGHT)  # (|88 - 66| - 1)^2 / 154
 

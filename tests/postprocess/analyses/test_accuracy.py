@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
 from postprocess.analyses.base import Options
 from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, expected_rows, needs_reference, reference_frame
+from tests.reference_data import ORIG_BLACK, expected_rows, reference_frame
 
 
 def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str = "b") -> pd.DataFrame:
@@ -144,7 +144,6 @@ def test_analysis_declares_the_table():
 # ------------------------------------------------------------------------------- reference rows
 
 
-@needs_reference
 def test_reference_t3_qwen_original_accuracy():
     """expected.csv T3: Qwen2-VL accuracy on the original video, all 600 questions, error = incorrect."""
     frame = reference_frame(files=ORIG_BLACK)

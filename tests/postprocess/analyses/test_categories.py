@@ -171,8 +171,6 @@ def test_analyses_declare_their_tables():
 
 @pytest.fixture(scope="module")
 def reference_tables():
-    if not REFERENCE.is_dir():
-        pytest.skip(f"reference data not found at {REFERENCE}")
     frame = reference_frame(files=ORIG_BLACK)
     options = Options(missing="incorrect")  # all 600, error = incorrect
     return categories_table(frame, options), hard_core_table(frame, options), expected_rows()
@@ -214,8 +212,6 @@ def test_reference_4_1_hard_core(reference_tables):
 
 
 def test_reference_hard_core_under_exclude_drops_qwen_errors():
-    if not REFERENCE.is_dir():
-        pytest.skip(f"reference data not found at {REFERENCE}")
     frame = reference_frame(files=ORIG_BLACK)
     overall = hard_core_table(frame, Options(missing="exclude")).set_index("task_type").loc["Overall"]
     # Only qwen2vl has errors in orig/black (53); the 62 hard-core questions all survive.

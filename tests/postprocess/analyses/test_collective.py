@@ -19,7 +19,7 @@ from postprocess.analyses.collective import (
     collective_table,
 )
 from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, needs_reference, reference_frame
+from tests.reference_data import ORIG_BLACK, reference_frame
 
 
 def make_frame(records, benchmark: str = "b") -> pd.DataFrame:
@@ -152,7 +152,6 @@ def test_validation_errors_and_empty():
     assert [a.name for a in ANALYSES] == ["collective", "collective_distribution"]
 
 
-@needs_reference
 def test_reference_videos_against_pandas():
     frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = collective_table(frame).set_index("condition")

@@ -25,7 +25,7 @@ from postprocess.analyses.consistency import (
 )
 from postprocess.analyses.vdg import per_question
 from tests.postprocess.analyses.test_accuracy import make_frame
-from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, needs_reference, reference_frame
+from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
 from vdg_tasks.seeding import rng_for
 
 
@@ -218,7 +218,6 @@ def test_analyses_declare_their_tables():
 # ------------------------------------------------------------------------------- reference rows
 
 
-@needs_reference
 def test_reference_4_1_task_level_spearman():
     """expected.csv 4.1: Spearman over the 6 matched task-type VDGs (missing=exclude), exact fractions."""
     frame = reference_frame(files=ORIG_BLACK)

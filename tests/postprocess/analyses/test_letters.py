@@ -13,7 +13,7 @@ from scipy import stats as sps
 from postprocess.analyses.base import Options
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
 from tests.frames import answer_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, needs_reference, reference_frame
+from tests.reference_data import ORIG_BLACK, reference_frame
 from vdg_tasks.parse import LETTERS
 
 
@@ -150,7 +150,6 @@ def test_empty_frame_and_registration():
     assert [a.name for a in ANALYSES] == ["letters"]
 
 
-@needs_reference
 def test_reference_black_letters_against_value_counts():
     frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = letters_table(frame).set_index("condition")

@@ -19,7 +19,7 @@ from postprocess.analyses.mcnemar import (
 )
 from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
 from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, expected, needs_reference, reference_frame
+from tests.reference_data import ORIG_BLACK, expected, reference_frame
 from vdg_tasks.seeding import stable_seed
 
 
@@ -279,7 +279,6 @@ def reference_frame_fixture() -> pd.DataFrame:
     return reference_frame(files=ORIG_BLACK)
 
 
-@needs_reference
 def test_reference_t2_and_42(reference_frame):
     table = mcnemar_table(reference_frame).set_index(["model_a", "model_b", "condition"])
     orig = table.loc[("internvl2", "qwen2vl", "orig")]
@@ -300,7 +299,6 @@ def test_reference_t2_and_42(reference_frame):
         assert abs(value - want) <= tol, (tab, quantity, value, want)
 
 
-@needs_reference
 def test_reference_42_stability(reference_frame):
     row = dissociation_table(reference_frame).set_index(["model_a", "model_b"]).loc[("internvl2", "qwen2vl")]
     assert (row["n"], row["pattern"], row["dissociation"]) == (547, "black only", True)
@@ -314,7 +312,6 @@ def test_reference_42_stability(reference_frame):
     assert abs(100 * row["share_pattern"] - want) <= 3 * 2.2
 
 
-@needs_reference
 def test_reference_42_stability_long_run(reference_frame):
     """The vectorized multinomial draw and naive index resampling agree on the reference pair."""
     sub = reference_frame[

@@ -18,7 +18,7 @@ from postprocess.analyses.temporal_gap import (
     temporal_gap_table,
 )
 from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, needs_reference, reference_frame
+from tests.reference_data import ORIG_BLACK, reference_frame
 from vdg_tasks.synth import TASK_TYPES
 
 TYPES = ["OCR Problems", "Attribute Perception", "Temporal Reasoning", "Counting Problem", "text_only", "Mystery"]
@@ -158,7 +158,6 @@ def test_built_in_maps_cover_videomme_and_vdgsynth():
     assert set(DEFAULT_MAP.values()) <= {"single-frame", "temporal", "none"}
 
 
-@needs_reference
 def test_reference_task_types_are_all_known():
     frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = temporal_gap_table(frame).set_index(["condition", "duration"])

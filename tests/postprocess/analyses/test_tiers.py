@@ -23,7 +23,7 @@ from postprocess.analyses.tiers import (
 )
 from postprocess.analyses.vdg import vdg_table
 from tests.postprocess.analyses.test_accuracy import make_frame
-from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, needs_reference, reference_frame
+from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
 
 #: task type -> VDG (in questions out of 100) per model m1, m2, m3.
 GAPS = {
@@ -173,7 +173,6 @@ def test_analyses_declare_their_tables():
 # ------------------------------------------------------------------------------- reference rows
 
 
-@needs_reference
 def test_reference_t1_vdg_through_the_tiers_table():
     """expected.csv T1 VDG rows (matched: missing=exclude), read from the tiers table's vdg column."""
     frame = reference_frame(files=ORIG_BLACK)
