@@ -19,7 +19,7 @@ Transform = Literal["identity", "black", "hold", "crf"]
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
 DEFAULT_KEY_FRAMES = 32
 #: Bumped whenever a video transform's output changes for the same input; part of every cache key.
-TRANSFORM_VERSION = 1
+TRANSFORM_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,11 @@ CRF_LEVELS = (18, 23, 28, 33, 38)
 
 _DECLARED: tuple[Condition, ...] = (
     _ladder("orig", "identity", "The source video, untouched."),
-    _ladder("black", "black", "Every pixel black, with the source's duration, resolution and frame rate."),
+    _ladder("black", "black", "Every pixel black, with the source's duration, size and audio, on the held conditions' timeline."),
     _ladder(
         "single",
         "hold",
-        "The middle of K uniformly placed key frames held for the whole duration.",
+        "The middle of K uniformly placed key frames (K = frame count on shorter sources) held for the whole duration.",
         k=DEFAULT_KEY_FRAMES,
         order="single",
     ),

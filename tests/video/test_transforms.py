@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -13,8 +12,11 @@ import pytest
 from vdg_tasks.conditions import CONDITIONS, crf
 from vdg_tasks.video import (
     VideoDecodeError,
+    effective_k,
     hold_order,
     key_frame_indices,
+    output_rate_factor,
+    output_segment_bounds,
     probe,
     render,
     segment_bounds,
@@ -25,41 +27,10 @@ from vdg_tasks.video import (
 )
 
 from .conftest import read_index
+from .samplers import SAMPLERS, collapse
 
 SEED = 12345
 ORDERS = ("ordered", "shuffled", "single")
-
-
-# --------------------------------------------------------------------------------------------
-# Samplers exactly as the models call them
-
-
-def sample_lmms(path: Path, k: int) -> list[np.ndarray]:
-    from lmms_eval.models.model_utils.load_video import read_video
-
-    return list(read_video(str(path), num_frm=k))
-
-
-def sample_decord(path: Path, k: int) -> list[np.ndarray]:
-    import decord
-
-    reader = decord.VideoReader(str(path))
-    indices = np.linspace(0, len(reader) - 1, k).astype(int)
-    return list(reader.get_batch(indices.tolist()).asnumpy())
-
-
-def sample_qwen(path: Path, k: int) -> list[np.ndarray]:
-    from qwen_vl_utils import vision_process
-
-    # The torchvision reader is broken with torchvision 0.29; FORCE_QWENVL_VIDEO_READER is read at import.
-    os.environ["FORCE_QWENVL_VIDEO_READER"] = "decord"
-    vision_process.FORCE_QWENVL_VIDEO_READER = "decord"
-    vision_process.get_video_reader_backend.cache_clear()
-    video = vision_process.fetch_video({"video": str(path), "nframes": k})  # (k, 3, H, W) float tensor
-    return [frame.numpy() for frame in video]
-
-
-SAMPLERS = {"lmms_read_video": sample_lmms, "decord_linspace": sample_decord, "qwen_fetch_video": sample_qwen}
 
 
 def decode_all(path: Path) -> list[np.ndarray]:
@@ -70,9 +41,13 @@ def decode_all(path: Path) -> list[np.ndarray]:
 # --------------------------------------------------------------------------------------------
 # Rendered outputs, made once per session
 
+#: Sources the held layout is checked on: K = 8 on 80 frames, and K = 32 on 70 frames (>= 2K) and on
+#: short sources (1 and 10 frames: fewer than K; 33, 40 and 63: between K and 2K) and an odd size.
+SOURCES = ["k8", "k32", "frames_1", "frames_10", "frames_33", "frames_40", "frames_63", "odd_size"]
+
 
 @pytest.fixture(scope="session")
-def outputs(tmp_path_factory, source_k8, source_k32):
+def outputs(tmp_path_factory, source_k8, source_k32, hostile):
     """(source name, condition) -> (source, k, output path); K = 8 via write_*, K = 32 via render()."""
     out_dir = tmp_path_factory.mktemp("out")
     made: dict[tuple[str, str], tuple[Path, int, Path]] = {}
@@ -84,11 +59,11 @@ def outputs(tmp_path_factory, source_k8, source_k32):
             if source == "k8":
                 src, k = source_k8, 8
                 if condition == "black":
-                    write_black(src, dst)
+                    write_black(src, dst, k=k)
                 else:
                     write_held(src, dst, k=k, order=condition, seed=SEED)
             else:
-                src, k = source_k32, 32
+                src, k = (source_k32 if source == "k32" else hostile[source]), 32
                 render(CONDITIONS[condition], src, dst, seed=SEED)
             made[key] = (src, k, dst)
         return made[key]
@@ -97,8 +72,9 @@ def outputs(tmp_path_factory, source_k8, source_k32):
 
 
 def expected_indices(src: Path, k: int, order: str) -> list[int]:
+    """The source frame each output segment shows."""
     keys = key_frame_indices(probe(src).n_frames, k)
-    return keys[hold_order(k, order, SEED)].tolist()
+    return keys[hold_order(len(keys), order, SEED)].tolist()
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,7 +84,7 @@ def expected_indices(src: Path, k: int, order: str) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("sampler", list(SAMPLERS))
 @pytest.mark.parametrize("condition", [*ORDERS, "black"])
-@pytest.mark.parametrize("source", ["k8", "k32"])
+@pytest.mark.parametrize("source", SOURCES)
 def test_samplers_see_the_held_key_frames(outputs, source, condition, sampler):
     src, k, dst = outputs(source, condition)
     frames = SAMPLERS[sampler](dst, k)
@@ -118,33 +94,40 @@ def test_samplers_see_the_held_key_frames(outputs, source, condition, sampler):
         return
     seen = [read_index(f) for f in frames]
     want = expected_indices(src, k, condition)
-    assert seen == want
     keys = key_frame_indices(probe(src).n_frames, k).tolist()
+    assert len(keys) == effective_k(probe(src).n_frames, k)
+    if len(keys) == k:
+        assert seen == want  # one draw per held segment
+    else:  # fewer key frames than draws: every key frame at least once, in the held order
+        assert collapse(seen) == collapse(want)
     if condition == "ordered":
-        assert seen == keys
+        assert collapse(seen) == keys
     elif condition == "shuffled":
-        assert sorted(seen) == keys and seen != keys
+        assert sorted(set(seen)) == keys
+        assert collapse(seen) != keys or len(keys) == 1
     else:
-        assert seen == [keys[k // 2]] * k
+        assert set(seen) == {keys[len(keys) // 2]}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("condition", [*ORDERS, "black"])
-@pytest.mark.parametrize("source", ["k8", "k32"])
-def test_output_keeps_size_rate_and_length(outputs, source, condition):
+@pytest.mark.parametrize("source", SOURCES)
+def test_output_keeps_size_and_duration_on_the_raised_rate(outputs, source, condition):
     import decord
 
-    src, _, dst = outputs(source, condition)
+    src, k, dst = outputs(source, condition)
     a, b = probe(src), probe(dst)
-    assert (b.width, b.height, b.fps, b.n_frames) == (a.width, a.height, a.fps, a.n_frames)
-    assert abs(b.duration - a.duration) <= 1 / float(a.fps)
+    r = output_rate_factor(a.n_frames, k)
+    assert r * a.n_frames >= 2 * k and (r == 1 or (r - 1) * a.n_frames < 2 * k)
+    assert (b.width, b.height, b.fps, b.n_frames) == (a.width, a.height, r * a.fps, r * a.n_frames)
+    assert b.duration == pytest.approx(a.duration, abs=1e-9)
     reader = decord.VideoReader(str(dst))
-    assert len(reader) == a.n_frames
-    np.testing.assert_allclose(reader.get_avg_fps(), float(a.fps), rtol=1e-3)
+    assert len(reader) == r * a.n_frames
+    np.testing.assert_allclose(reader.get_avg_fps(), float(r * a.fps), rtol=1e-3)
     with av.open(str(dst)) as container:
         stream = container.streams.video[0]
         assert stream.codec_context.name == "h264"
-        assert stream.codec_context.pix_fmt == "yuv420p"
+        assert stream.codec_context.pix_fmt == ("yuv444p" if a.width % 2 or a.height % 2 else "yuv420p")
         assert not container.streams.audio
 
 
@@ -178,15 +161,15 @@ def test_colour_description_is_kept(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("condition", ORDERS)
-@pytest.mark.parametrize("source", ["k8", "k32"])
+@pytest.mark.parametrize("source", SOURCES)
 def test_each_segment_is_one_exact_picture(outputs, source, condition):
     src, k, dst = outputs(source, condition)
     n_frames = probe(src).n_frames
-    bounds = segment_bounds(n_frames, k)
+    bounds = output_segment_bounds(n_frames, k)
     want = expected_indices(src, k, condition)
     frames = decode_all(dst)
-    assert len(frames) == n_frames
-    for i in range(k):
+    assert len(frames) == output_rate_factor(n_frames, k) * n_frames == bounds[-1]
+    for i in range(len(want)):
         segment = frames[bounds[i] : bounds[i + 1]]
         for frame in segment[1:]:
             np.testing.assert_array_equal(frame, segment[0])  # exact: atol 0
@@ -264,10 +247,15 @@ def test_validate_reads_a_good_file(source_k8):
 def test_fewer_frames_than_k(tmp_path, source_k8):
     with pytest.raises(ValueError, match="at least k frames"):
         segment_bounds(5, 8)
-    with pytest.raises(ValueError, match="at least k frames"):
-        write_held(source_k8, tmp_path / "x.mp4", k=81, order="ordered", seed=0)
     with pytest.raises(ValueError, match="k must be at least 1"):
         key_frame_indices(10, 0)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        write_held(source_k8, tmp_path / "x.mp4", k=0, order="ordered", seed=0)
+    dst = tmp_path / "k81.mp4"
+    write_held(source_k8, dst, k=81, order="ordered", seed=0)  # 80 frames: every frame is a key frame
+    frames = decode_all(dst)
+    assert len(frames) == output_rate_factor(80, 81) * 80 == 240
+    assert collapse([read_index(f) for f in frames]) == list(range(80))
 
 
 def test_identity_is_not_rendered(tmp_path, source_k8):
@@ -288,8 +276,11 @@ def test_hold_order_values():
     np.testing.assert_array_equal(hold_order(5, "ordered", 1), np.arange(5))
     np.testing.assert_array_equal(hold_order(8, "single", 1), np.full(8, 4))
     np.testing.assert_array_equal(hold_order(1, "single", 1), [0])
-    with pytest.raises(ValueError, match="k >= 2"):
-        hold_order(1, "shuffled", 0)
+    for seed in range(5):  # one key frame: nothing to permute, the one frame is shown
+        np.testing.assert_array_equal(hold_order(1, "shuffled", seed), [0])
+    np.testing.assert_array_equal(hold_order(2, "shuffled", 0), [1, 0])
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        hold_order(0, "ordered", 0)
 
 
 @pytest.mark.parametrize("k", [2, 3, 8, 32])
@@ -344,3 +335,45 @@ def test_short_videos_still_get_nonempty_segments():
     for k in (2, 8, 32):
         for n_frames in range(k, 2 * k):
             assert np.diff(segment_bounds(n_frames, k)).min() >= 1
+
+
+# --------------------------------------------------------------------------------------------
+# Short sources: effective k, the raised output rate, and the guarantee at every length
+
+
+def test_effective_k_is_min_of_k_and_frames():
+    for k in (1, 2, 8, 32):
+        for n_frames in range(1, 3 * k + 2):
+            assert effective_k(n_frames, k) == min(k, n_frames)
+            assert len(key_frame_indices(n_frames, k)) == min(k, n_frames)
+    np.testing.assert_array_equal(key_frame_indices(10, 32), np.arange(10))
+    for bad in ((0, 32), (10, 0), (-1, 4)):
+        with pytest.raises(ValueError):
+            effective_k(*bad)
+
+
+def test_output_rate_factor_is_the_smallest_giving_2k_frames():
+    for k in (1, 2, 8, 32):
+        for n_frames in range(1, 4 * k + 2):
+            r = output_rate_factor(n_frames, k)
+            assert r * n_frames >= 2 * k
+            assert r == 1 or (r - 1) * n_frames < 2 * k
+    assert output_rate_factor(1, 32) == 64 and output_rate_factor(40, 32) == 2 and output_rate_factor(64, 32) == 1
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 7, 8, 10, 16, 20, 24, 32, 48, 64])
+def test_every_uniform_sampler_sees_every_key_frame_of_a_short_source(k):
+    """Sources of 1 .. 2k frames: a sampler drawing k frames from the held output sees each of the
+    effective_k key frames, in segment order (exactly one draw each when effective_k == k)."""
+    for n_frames in range(1, 2 * k + 1):
+        k_eff = effective_k(n_frames, k)
+        bounds = output_segment_bounds(n_frames, k)
+        n_out = output_rate_factor(n_frames, k) * n_frames
+        assert len(bounds) == k_eff + 1 and bounds[0] == 0 and bounds[-1] == n_out
+        assert np.diff(bounds).min() >= 1
+        for name, draws in _draws(n_out, k).items():
+            segment_of = (np.searchsorted(bounds, draws, side="right") - 1).tolist()
+            if k_eff == k:
+                assert segment_of == list(range(k)), (name, n_frames, k)
+            else:
+                assert collapse(segment_of) == list(range(k_eff)), (name, n_frames, k)

@@ -1,23 +1,27 @@
 """Video probing and the video transforms behind vdg's conditions (no lmms-eval import here)."""
 
-from .probe import VideoDecodeError, VideoInfo, probe, validate
-from .transforms import (
+from .layout import (
     HoldOrder,
+    effective_k,
     hold_order,
     key_frame_indices,
-    render,
+    output_rate_factor,
+    output_segment_bounds,
     segment_bounds,
-    write_black,
-    write_crf,
-    write_held,
 )
+from .probe import VideoDecodeError, VideoInfo, probe, validate
+from .transforms import output_pix_fmt, render, write_black, write_crf, write_held
 
 __all__ = [
     "HoldOrder",
     "VideoDecodeError",
     "VideoInfo",
+    "effective_k",
     "hold_order",
     "key_frame_indices",
+    "output_pix_fmt",
+    "output_rate_factor",
+    "output_segment_bounds",
     "probe",
     "render",
     "segment_bounds",

@@ -1,4 +1,4 @@
-"""Read a video's geometry, rate and frame count without decoding it (and check it decodes)."""
+"""Read a video's geometry, rate and frame count without decoding it; check a source thoroughly."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import av
+
+from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
+
+from .decode import decode_targets, scan_timeline
+from .layout import key_frame_indices
 
 __all__ = ["VideoDecodeError", "VideoInfo", "probe", "validate"]
 
@@ -64,6 +69,15 @@ def probe(path: PathLike) -> VideoInfo:
     Raises:
         VideoDecodeError: the file is missing, is not a readable container, or has no video stream.
     """
+    try:
+        return _probe(path)
+    except VideoDecodeError:
+        raise
+    except Exception as err:  # whatever a damaged file makes FFmpeg or PyAV raise
+        raise _fail(path, "probing failed", err) from err
+
+
+def _probe(path: PathLike) -> VideoInfo:
     container = _open(path)
     try:
         stream = _video_stream(container, path)
@@ -87,21 +101,35 @@ def probe(path: PathLike) -> VideoInfo:
         container.close()
 
 
-def validate(path: PathLike) -> VideoInfo:
-    """:func:`probe` ``path`` and decode its first frame.
+def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
+    """The one thorough check of a source, run before any condition uses it; returns :func:`probe`'s info.
+
+    Demuxes every video packet (no decoding) and checks that none is cut short or lies beyond the end
+    of the file, that there are as many as the container lists and that they cover the stream's
+    declared duration; then decodes, by seeking, the frames the held conditions need (the
+    ``effective_k(n_frames, k)`` key frames) and the last frame. So a source that passes can be
+    held, and one whose data is truncated fails here even when its index survived. The cost is one
+    demux of the file plus a GOP's decode per key frame, never a full decode.
 
     Raises:
-        VideoDecodeError: as :func:`probe`, or when no frame can be decoded.
+        ValueError: ``k < 1``.
+        VideoDecodeError: any failure (the message names the file).
     """
+    if int(k) < 1:
+        raise ValueError(f"k must be at least 1, got k={k}.")
     info = probe(path)
-    container = _open(path)
     try:
-        stream = _video_stream(container, path)
+        container = _open(path)
         try:
-            for _ in container.decode(stream):
-                return info
-        except (av.FFmpegError, OSError) as err:
-            raise _fail(path, "decoding the first frame failed", err) from err
-        raise _fail(path, "decoding produced no frame")
-    finally:
-        container.close()
+            stream = _video_stream(container, path)
+            timeline = scan_timeline(container, stream, os.path.getsize(path))
+            targets = sorted({*key_frame_indices(info.n_frames, k).tolist(), info.n_frames - 1})
+            for _ in decode_targets(container, stream, timeline, targets):
+                pass
+        finally:
+            container.close()
+    except VideoDecodeError:
+        raise
+    except Exception as err:  # whatever a damaged file makes FFmpeg, PyAV or the checks raise
+        raise _fail(path, "is damaged", err) from err
+    return info

@@ -1,8 +1,20 @@
 """Video transforms behind the vdg conditions: black, held key frames, CRF re-encode.
 
-Every output is an H.264 (libx264, yuv420p) mp4 with the source's width, height, constant frame
-rate and frame count, so that a model's frame sampler sees the same timeline it would see on the
-source.
+Every output is an H.264 (libx264) mp4 with the source's width, height and duration, a constant
+frame rate, the source's colour description and display matrix (a phone video's rotation is kept
+as a rotation: the pictures stay as coded, so every decoder shows and samples the output exactly as
+it shows and samples the source), and the source's first audio stream copied packet for packet
+(re-encoded to AAC only when mp4 cannot store its codec), so audio-visual models hear the same
+sound under every condition. Pixels are yuv420p, or yuv444p (High 4:4:4) when a side is odd,
+which 4:2:0 cannot represent.
+
+Frame count and rate: ``crfN`` keeps the source's rate and frame count (frames renumbered at the
+average rate). Held outputs (``single``, ``ordered``, ``shuffled``) and ``black`` have ``r`` times
+the source's frames at ``r`` times its rate, ``r = output_rate_factor(n_frames, k)``: 1 for a
+source of at least ``2k`` frames, more for shorter ones, so that the output has at least ``2k``
+frames and every uniform sampler drawing ``k`` frames sees each held key frame (see
+:mod:`vdg_tasks.video.layout`). Black uses the default ``k`` so that it has the same timeline as
+the held conditions.
 
 Held pictures are never encoded frame by frame. One encoder per output first encodes a *skip
 template*: an IDR of a flat mid-grey picture followed by ``G - 1`` P frames of the same picture.
@@ -13,19 +25,40 @@ once, as a forced IDR. A held run of ``L`` frames is written as ``IDR, P_1, ...,
 (``m <= G = min(SKIP_TEMPLATE_FRAMES, longest run)``), with the packets' timestamps shifted; since
 the stream has no B frames, decode order is presentation order and a repetition can be cut short.
 Every frame of a run therefore decodes to the same pixels as its IDR, bit for bit.
+
+Every failure caused by the source (unreadable, truncated, undecodable, unencodable) comes out of
+the writers and :func:`render` as :class:`VideoDecodeError` naming the source file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import av
 import numpy as np
 from av.video.frame import PictureType
 
+from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
+
+from .audio import AudioCarrier, interleave
+from .decode import decode_targets, display_matrix, first_frame, scan_timeline
+from .layout import (
+    HOLD_ORDERS,
+    HoldOrder,
+    effective_k,
+    hold_order,
+    key_frame_indices,
+    output_rate_factor,
+    output_segment_bounds,
+    segment_bounds,
+)
+from .mp4meta import set_display_matrix
 from .probe import PathLike, VideoDecodeError, VideoInfo, probe
 
 if TYPE_CHECKING:
@@ -33,16 +66,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HoldOrder",
+    "effective_k",
     "hold_order",
     "key_frame_indices",
+    "output_pix_fmt",
+    "output_rate_factor",
+    "output_segment_bounds",
     "render",
     "segment_bounds",
     "write_black",
     "write_crf",
     "write_held",
 ]
-
-HoldOrder = Literal["ordered", "shuffled", "single"]
 
 #: Longest run of P_Skip frames after one IDR in a held picture (the IDR interval of held outputs).
 SKIP_TEMPLATE_FRAMES = 128
@@ -52,107 +87,27 @@ HOLD_CRF = 14
 _HOLD_X264_PARAMS = "keyint=infinite:min-keyint=infinite:scenecut=0:bframes=0:rc-lookahead=0:mbtree=0"
 
 
-# ---------------------------------------------------------------------------------------------
-# Segment layout
+def output_pix_fmt(width: int, height: int) -> str:
+    """``yuv420p``, or ``yuv444p`` when a side is odd (4:2:0 needs even sides; High 4:4:4 takes any size)."""
+    return "yuv444p" if width % 2 or height % 2 else "yuv420p"
 
 
-def _sampler_positions(n_frames: int, k: int) -> np.ndarray:
-    """Positions of a uniform sampler's K draws, ``np.linspace(0, n_frames - 1, k)``."""
-    return np.linspace(0.0, n_frames - 1.0, k)
+@dataclass(frozen=True)
+class _VideoSpec:
+    """The video stream an output gets."""
 
+    width: int
+    height: int
+    fps: Fraction
+    pix_fmt: str
 
-def segment_bounds(n_frames: int, k: int) -> np.ndarray:
-    """``k + 1`` frame indices; segment ``i`` is frames ``[b[i], b[i+1])``.
-
-    Boundaries start from the equal-duration split ``round(i * n_frames / k)`` and are moved (by at
-    most a frame or two) so that a uniform sampler drawing ``k`` frames at
-    ``np.linspace(0, n_frames - 1, k)`` lands exactly one draw in each segment, whether it truncates
-    the positions (lmms-eval, decord: ``astype(int)``) or rounds them (qwen_vl_utils), including
-    float32 round-off. This is guaranteed when ``n_frames >= 2 * k``; with ``k <= n_frames < 2k``
-    segments are still non-empty but a sampler may straddle one.
-
-    Raises:
-        ValueError: ``k < 1`` or ``n_frames < k``.
-    """
-    n_frames, k = int(n_frames), int(k)
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got k={k}.")
-    if n_frames < k:
-        raise ValueError(
-            f"Cannot split {n_frames} frames into k={k} segments: a video needs at least k frames "
-            f"(at least 2k={2 * k} for every uniform sampler to hit each segment once). Use a smaller k."
-        )
-    bounds = np.empty(k + 1, dtype=np.int64)
-    bounds[0], bounds[k] = 0, n_frames
-    x = _sampler_positions(n_frames, k)
-    eps = 1e-6 * n_frames + 1e-9  # float32 linspace (torch) is off by a few ulp of n_frames
-    for i in range(1, k):
-        ideal = int(np.floor(i * n_frames / k + 0.5))
-        lo = int(np.floor(x[i - 1] + 0.5 + eps)) + 1  # after every rounding of draw i-1
-        hi = int(np.floor(x[i] - eps))  # at or before every truncation of draw i
-        b = max(min(ideal, hi), lo)
-        bounds[i] = min(max(b, bounds[i - 1] + 1), n_frames - (k - i))
-    return bounds
-
-
-def key_frame_indices(n_frames: int, k: int) -> np.ndarray:
-    """The source frame shown for each of the ``k`` segments: the centre of its segment."""
-    b = segment_bounds(n_frames, k)
-    return (b[:-1] + b[1:] - 1) // 2
-
-
-def hold_order(k: int, order: HoldOrder, seed: int) -> np.ndarray:
-    """For each of the ``k`` output segments, which key frame (``0..k-1``) it shows.
-
-    ``ordered``: ``arange(k)``; ``single``: every segment shows key frame ``k // 2``; ``shuffled``:
-    ``np.random.default_rng(seed).permutation(k)``, drawn again from the same generator until it is
-    not the identity (so the result depends only on ``k`` and ``seed``).
-
-    Raises:
-        ValueError: unknown ``order``, ``k < 1``, or ``shuffled`` with ``k < 2``.
-    """
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got k={k}.")
-    if order == "ordered":
-        return np.arange(k)
-    if order == "single":
-        return np.full(k, k // 2)
-    if order == "shuffled":
-        if k < 2:
-            raise ValueError(
-                f"A shuffled order needs k >= 2 key frames (a permutation of 1 is the identity), got k={k}."
-            )
-        rng = np.random.default_rng(seed)
-        identity = np.arange(k)
-        while True:
-            perm = rng.permutation(k)
-            if not np.array_equal(perm, identity):
-                return perm
-    raise ValueError(f"Unknown hold order {order!r}; expected 'ordered', 'shuffled' or 'single'.")
-
-
-def _runs(n_frames: int, bounds: np.ndarray, shown: np.ndarray) -> list[tuple[int, int]]:
-    """(picture, length) runs, merging neighbouring segments that show the same picture."""
-    runs: list[tuple[int, int]] = []
-    for i, pic in enumerate(shown.tolist()):
-        length = int(bounds[i + 1] - bounds[i])
-        if runs and runs[-1][0] == pic:
-            runs[-1] = (pic, runs[-1][1] + length)
-        else:
-            runs.append((pic, length))
-    assert sum(length for _, length in runs) == n_frames
-    return runs
+    @classmethod
+    def of(cls, info: VideoInfo, rate_factor: int = 1) -> _VideoSpec:
+        return cls(info.width, info.height, info.fps * rate_factor, output_pix_fmt(info.width, info.height))
 
 
 # ---------------------------------------------------------------------------------------------
 # Encoding held pictures
-
-
-def _even_dims(info: VideoInfo, src: PathLike) -> None:
-    if info.width % 2 or info.height % 2:
-        raise VideoDecodeError(
-            f"{os.fspath(src)}: {info.width}x{info.height} has an odd side; yuv420p H.264 needs even sides."
-        )
 
 
 #: FFmpeg's "unspecified" value of each colour field (AVCOL_SPC/PRI/TRC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED).
@@ -174,24 +129,33 @@ def _copy_color(dst_ctx: av.codec.context.CodecContext, src_ctx: av.codec.contex
 
 def _add_h264_stream(
     out: av.container.OutputContainer,
-    info: VideoInfo,
+    spec: _VideoSpec,
     options: dict[str, str],
     src_ctx: av.codec.context.CodecContext | None,
 ) -> av.video.stream.VideoStream:
-    stream = out.add_stream("libx264", rate=info.fps)
-    stream.width, stream.height, stream.pix_fmt = info.width, info.height, "yuv420p"
-    stream.codec_context.time_base = 1 / info.fps
+    stream = out.add_stream("libx264", rate=spec.fps)
+    stream.width, stream.height, stream.pix_fmt = spec.width, spec.height, spec.pix_fmt
+    stream.codec_context.time_base = 1 / spec.fps
     stream.thread_type = "FRAME"  # SLICE (PyAV's default) switches x264 to slower sliced threads
     stream.options = options
     _copy_color(stream.codec_context, src_ctx)
     return stream
 
 
-def _flat_frame(width: int, height: int, luma: int) -> av.VideoFrame:
-    """A yuv420p picture with constant luma and neutral chroma (128)."""
-    planes = np.full((height * 3 // 2, width), 128, dtype=np.uint8)
-    planes[:height] = luma
-    return av.VideoFrame.from_ndarray(planes, format="yuv420p")
+def _flat_frame(spec: _VideoSpec, luma: int) -> av.VideoFrame:
+    """A picture with constant luma and neutral chroma (128)."""
+    frame = av.VideoFrame(spec.width, spec.height, spec.pix_fmt)
+    for plane, value in zip(frame.planes, (luma, 128, 128), strict=True):
+        plane.update(np.full(plane.buffer_size, value, dtype=np.uint8))
+    return frame
+
+
+def _plane_arrays(frame: av.VideoFrame) -> list[np.ndarray]:
+    """Each plane of an 8-bit planar frame as a ``(height, width)`` array (line padding cut off)."""
+    return [
+        np.frombuffer(plane, dtype=np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
+        for plane in frame.planes
+    ]
 
 
 class _HeldEncoder:
@@ -200,21 +164,21 @@ class _HeldEncoder:
     def __init__(
         self,
         out: av.container.OutputContainer,
-        info: VideoInfo,
+        spec: _VideoSpec,
         template_frames: int,
         src_ctx: av.codec.context.CodecContext | None = None,
     ):
-        self.info = info
+        self.spec = spec
         self.stream = _add_h264_stream(
             out,
-            info,
+            spec,
             {"preset": HOLD_PRESET, "crf": str(HOLD_CRF), "forced-idr": "1", "x264-params": _HOLD_X264_PARAMS},
             src_ctx,
         )
         self._pts = 0
         self._packets: dict[int, bytes] = {}
         self._template_frames = template_frames
-        grey = _flat_frame(info.width, info.height, 128)
+        grey = _flat_frame(spec, 128)
         self._encode(grey, PictureType.I)
         for _ in range(template_frames - 1):
             self._encode(grey, PictureType.NONE)
@@ -233,29 +197,30 @@ class _HeldEncoder:
 
     def add_picture(self, frame: av.VideoFrame) -> int:
         """Encode ``frame`` as a forced IDR; returns its key in the IDR dict that :meth:`finish` returns."""
-        info = self.info
-        if frame.format.name != "yuv420p" or frame.width != info.width or frame.height != info.height:
-            frame = frame.reformat(width=info.width, height=info.height, format="yuv420p")
-        return self._encode(frame, PictureType.I)
+        return self._encode(_conform(frame, self.spec), PictureType.I)
 
     def finish(self) -> tuple[dict[int, bytes], list[bytes]]:
         """Flush; returns (IDR bytes by handle, the ``G - 1`` P_Skip packets of the template)."""
         self._collect(self.stream.encode(None))
         skips = [self._packets.pop(pts) for pts in range(1, self._template_frames)]
         self._packets.pop(0)
-        limit = 64 + (self.info.width // 16 + 1) * (self.info.height // 16 + 1) // 8
+        limit = 64 + (self.spec.width // 16 + 1) * (self.spec.height // 16 + 1) // 8
         if any(len(p) > limit for p in skips):  # a coded macroblock would add a residual to every held picture
             raise RuntimeError("libx264 coded the skip template with residuals; held frames would not be exact.")
         return self._packets, skips
 
 
-def _mux_runs(
-    out: av.container.OutputContainer,
-    stream: av.video.stream.VideoStream,
-    runs: Sequence[tuple[bytes, int]],
-    skips: Sequence[bytes],
-) -> None:
-    """Write each (IDR, length) run as repetitions of IDR + P_Skip packets, one frame per tick."""
+def _conform(frame: av.VideoFrame, spec: _VideoSpec) -> av.VideoFrame:
+    """``frame`` in the output's pixel format (the size is the source's; 10-bit or 4:4:4 become 8-bit 4:2:0)."""
+    if frame.format.name != spec.pix_fmt or frame.width != spec.width or frame.height != spec.height:
+        frame = frame.reformat(width=spec.width, height=spec.height, format=spec.pix_fmt)
+    return frame
+
+
+def _held_packets(
+    stream: av.video.stream.VideoStream, runs: Sequence[tuple[bytes, int]], skips: Sequence[bytes]
+) -> Iterator[av.Packet]:
+    """Each (IDR, length) run as repetitions of IDR + P_Skip packets, one frame per tick."""
     time_base = stream.codec_context.time_base
     gop = len(skips) + 1
     index = 0
@@ -271,7 +236,7 @@ def _mux_runs(
                 packet.pts = packet.dts = index
                 packet.duration = 1
                 packet.is_keyframe = j == 0
-                out.mux(packet)
+                yield packet
                 index += 1
 
 
@@ -279,128 +244,98 @@ def _template_frames(longest_run: int) -> int:
     return max(2, min(SKIP_TEMPLATE_FRAMES, longest_run))
 
 
+def _runs(n_frames: int, bounds: np.ndarray, shown: np.ndarray) -> list[tuple[int, int]]:
+    """(picture, length) runs, merging neighbouring segments that show the same picture."""
+    runs: list[tuple[int, int]] = []
+    for i, pic in enumerate(shown.tolist()):
+        length = int(bounds[i + 1] - bounds[i])
+        if runs and runs[-1][0] == pic:
+            runs[-1] = (pic, runs[-1][1] + length)
+        else:
+            runs.append((pic, length))
+    assert sum(length for _, length in runs) == n_frames
+    return runs
+
+
 # ---------------------------------------------------------------------------------------------
-# Reading key frames
+# Source side: audio, display matrix, error boundary
 
 
-def _frame_timeline(container: av.container.InputContainer, stream) -> tuple[np.ndarray, np.ndarray]:
-    """Presentation timestamps of every frame in display order, and those of the key frames, by demuxing."""
-    pts: list[int] = []
-    keys: list[int] = []
-    for packet in container.demux(stream):
-        if packet.size == 0 or packet.is_discard:  # flush packets; frames an edit list hides
-            continue
-        t = packet.pts if packet.pts is not None else packet.dts
-        if t is None:
-            raise ValueError("a video packet has no timestamp")
-        pts.append(t)
-        if packet.is_keyframe:
-            keys.append(t)
-    return np.sort(np.asarray(pts, dtype=np.int64)), np.sort(np.asarray(keys, dtype=np.int64))
+def _start_seconds(stream: av.stream.Stream) -> Fraction:
+    return Fraction(stream.start_time or 0) * stream.time_base if stream.time_base else Fraction(0)
 
 
-def _decode_targets(path: PathLike, indices: Sequence[int]) -> Iterator[tuple[int, av.VideoFrame]]:
-    """Yield ``(index, frame)`` for the given ascending frame indices, decoding only what they need.
+def _audio_packets(
+    reader: av.container.InputContainer, out: av.container.OutputContainer, video_start: Fraction
+) -> Iterator[av.Packet] | None:
+    """Add ``reader``'s first audio stream to ``out``; its output packets, lazily (``None``: no audio).
 
-    Each target is reached by seeking to the key frame before it and decoding forward (frames before
-    the target that no other frame references are skipped, not decoded); a target in the GOP being
-    decoded is reached by decoding on. At most one decoded frame is alive at a time.
+    ``reader`` is a second reader of the source, so the audio can be interleaved with the video.
     """
-    container = av.open(os.fspath(path), "r")
+    if not reader.streams.audio:
+        return None
+    carrier = AudioCarrier(out, reader.streams.audio[0], video_start)
+    return carrier.packets(reader.demux(carrier.source))
+
+
+def _mux_all(out: av.container.OutputContainer, video: Iterator[av.Packet], audio: Iterator[av.Packet] | None) -> None:
+    for packet in video if audio is None else interleave(video, audio):
+        out.mux(packet)
+
+
+def _finish_file(dst: PathLike, matrix: tuple[int, ...] | None) -> None:
+    if matrix is not None:
+        set_display_matrix(dst, matrix)
+
+
+@contextlib.contextmanager
+def _writing(src: PathLike, dst: PathLike, what: str) -> Iterator[None]:
+    """Remove a partial ``dst`` on any failure; report every failure but an interrupt as VideoDecodeError."""
     try:
-        stream = container.streams.video[0]
-        stream.thread_type = "FRAME"
-        timeline, key_pts = _frame_timeline(container, stream)
-        if len(timeline) == 0:
-            raise ValueError("no video packets")
-        ctx = stream.codec_context
-        frames: Iterator[av.VideoFrame] | None = None
-        last_pts: int | None = None  # pts of the last frame the current decode produced
-        target_pts = 0
-
-        def decode_from(seek_pts: int, skip_nonref: bool) -> Iterator[av.VideoFrame]:
-            container.seek(int(seek_pts), backward=True, any_frame=False, stream=stream)
-            for packet in container.demux(stream):
-                if skip_nonref and packet.size and packet.pts is not None and packet.pts < target_pts:
-                    ctx.skip_frame = "NONREF"
-                else:
-                    ctx.skip_frame = "DEFAULT"
-                yield from packet.decode()
-
-        for index in indices:
-            target_pts = int(timeline[min(int(index), len(timeline) - 1)])
-            k = int(np.searchsorted(key_pts, target_pts, side="right")) - 1
-            seek_candidates = [int(key_pts[j]) for j in range(k, -1, -1)] if k >= 0 else []
-            seek_candidates.append(int(timeline[0]))
-            gop_start = seek_candidates[0]
-            found: av.VideoFrame | None = None
-            if frames is not None and last_pts is not None and gop_start <= last_pts < target_pts:
-                found = _first_at_or_after(frames, target_pts)
-            for attempt, seek_pts in enumerate(seek_candidates if found is None else []):
-                frames = decode_from(seek_pts, skip_nonref=attempt == 0)  # retries decode everything
-                first = next(frames, None)
-                if first is None or first.pts is None or first.pts > target_pts:
-                    continue  # landed after the target (imprecise index): seek further back
-                found = first if first.pts == target_pts else _first_at_or_after(frames, target_pts)
-                if found is not None:
-                    break
-            if found is None:
-                raise ValueError(f"frame {index} (pts {target_pts}) could not be decoded")
-            last_pts = found.pts
-            yield int(index), found
-            found = None
-    finally:
-        container.close()
-
-
-def _first_at_or_after(frames: Iterator[av.VideoFrame], target_pts: int) -> av.VideoFrame | None:
-    for frame in frames:
-        if frame.pts is not None and frame.pts >= target_pts:
-            return frame
-    return None
+        yield
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.remove(dst)
+        if isinstance(err, VideoDecodeError) or not isinstance(err, Exception):
+            raise
+        raise VideoDecodeError(f"{os.fspath(src)}: {what} failed: {type(err).__name__}: {err}") from err
 
 
 # ---------------------------------------------------------------------------------------------
 # Public writers
 
 
-def _removing_partial(dst: PathLike):
-    class _Guard:
-        def __enter__(self):
-            return self
+def write_black(src: PathLike, dst: PathLike, k: int = DEFAULT_KEY_FRAMES) -> None:
+    """Write an all-black video with ``src``'s size and duration, on the held conditions' timeline for ``k``.
 
-        def __exit__(self, exc_type, exc, tb):
-            if exc_type is not None:
-                try:
-                    os.remove(dst)
-                except OSError:
-                    pass
-            return False
+    The output has ``r * n_frames`` frames at ``r`` times the source's rate,
+    ``r = output_rate_factor(n_frames, k)`` (1 for a source of at least ``2k`` frames). The source's
+    packets are demuxed to check it is not truncated and only its first frame is decoded (for its
+    display matrix); its audio is carried over.
 
-    return _Guard()
-
-
-def _wrap(src: PathLike, what: str, err: BaseException) -> VideoDecodeError:
-    return VideoDecodeError(f"{os.fspath(src)}: {what} failed: {err}")
-
-
-def write_black(src: PathLike, dst: PathLike) -> None:
-    """Write an all-black video with ``src``'s size, rate and frame count (``src`` is only probed)."""
-    info = probe(src)
-    _even_dims(info, src)
-    with _removing_partial(dst):
-        try:
-            out = av.open(os.fspath(dst), "w", format="mp4")
-            try:
-                enc = _HeldEncoder(out, info, _template_frames(info.n_frames))
-                black = enc.add_picture(_flat_frame(info.width, info.height, 16))
-                idrs, skips = enc.finish()
-                _check_black(idrs[black], enc.stream, src)
-                _mux_runs(out, enc.stream, [(idrs[black], info.n_frames)], skips)
-            finally:
-                out.close()
-        except (av.FFmpegError, OSError) as err:
-            raise _wrap(src, "writing the black video", err) from err
+    Raises:
+        ValueError: ``k < 1``.
+        VideoDecodeError: ``src`` cannot be read or the output cannot be written.
+    """
+    if int(k) < 1:
+        raise ValueError(f"k must be at least 1, got k={k}.")
+    with _writing(src, dst, "writing the black video"):
+        info = probe(src)
+        r = output_rate_factor(info.n_frames, k)
+        spec = _VideoSpec.of(info, r)
+        with av.open(os.fspath(src), "r") as container:
+            stream = container.streams.video[0]
+            scan_timeline(container, stream, os.path.getsize(src))  # a truncated source fails here as in the others
+            matrix = display_matrix(first_frame(container, stream))
+            video_start = _start_seconds(stream)
+        with av.open(os.fspath(src), "r") as reader, av.open(os.fspath(dst), "w", format="mp4") as out:
+            enc = _HeldEncoder(out, spec, _template_frames(r * info.n_frames))
+            black = enc.add_picture(_flat_frame(spec, 16))
+            idrs, skips = enc.finish()
+            _check_black(idrs[black], enc.stream, src)
+            audio = _audio_packets(reader, out, video_start)
+            _mux_all(out, _held_packets(enc.stream, [(idrs[black], r * info.n_frames)], skips), audio)
+        _finish_file(dst, matrix)
 
 
 def _check_black(idr: bytes, stream: av.video.stream.VideoStream, src: PathLike) -> None:
@@ -408,100 +343,135 @@ def _check_black(idr: bytes, stream: av.video.stream.VideoStream, src: PathLike)
     dec = av.CodecContext.create("h264", "r")
     dec.extradata = stream.codec_context.extradata
     frames = dec.decode(av.Packet(idr)) + dec.decode(None)
-    planes = frames[0].to_ndarray(format="yuv420p")
-    h = frames[0].height
-    if planes[:h].max() > 16 or np.any(planes[h:] != 128):
+    luma, *chroma = _plane_arrays(frames[0])
+    if luma.max() > 16 or any(np.any(c != 128) for c in chroma):
         raise RuntimeError(f"{os.fspath(src)}: libx264 did not reproduce black exactly; output would not be black.")
 
 
-def write_held(src: PathLike, dst: PathLike, k: int, order: HoldOrder, seed: int) -> None:
-    """Write ``k`` equal segments, segment ``i`` holding key frame ``hold_order(k, order, seed)[i]``.
+def _check_hold_args(k: int, order: str) -> None:
+    if int(k) < 1:
+        raise ValueError(f"k must be at least 1, got k={k}.")
+    if order not in HOLD_ORDERS:
+        raise ValueError(f"Unknown hold order {order!r}; expected 'ordered', 'shuffled' or 'single'.")
 
-    Only the key frames are decoded (by seeking); each is encoded once as an IDR.
+
+def write_held(src: PathLike, dst: PathLike, k: int, order: HoldOrder, seed: int) -> None:
+    """Hold ``k_eff = effective_k(n_frames, k)`` key frames of ``src``, one per equal segment, in ``order``.
+
+    Segment ``i`` shows key frame ``hold_order(k_eff, order, seed)[i]`` (the key frames are
+    ``key_frame_indices(n_frames, k)``); segments are ``output_segment_bounds(n_frames, k)`` of an
+    output with ``r * n_frames`` frames at ``r`` times the source's rate,
+    ``r = output_rate_factor(n_frames, k)``. A source shorter than ``k`` frames shows every frame;
+    a one-frame source shows its one frame under every order (``shuffled`` cannot permute one
+    picture). Only the key frames are decoded (by seeking); each is encoded once as an IDR. The
+    source's frame timeline is checked for truncation first (see :func:`~vdg_tasks.video.validate`).
 
     Raises:
-        ValueError: bad ``k``/``order``, or fewer than ``k`` frames in ``src``.
-        VideoDecodeError: ``src`` cannot be probed, decoded, or the output written.
+        ValueError: ``k < 1`` or an unknown ``order``.
+        VideoDecodeError: ``src`` cannot be read, is truncated, or the output cannot be written.
     """
-    info = probe(src)
-    _even_dims(info, src)
-    bounds = segment_bounds(info.n_frames, k)
-    keys = (bounds[:-1] + bounds[1:] - 1) // 2
-    shown = hold_order(k, order, seed)
-    runs = _runs(info.n_frames, bounds, shown)
-    needed = sorted({pic for pic, _ in runs})
-    with _removing_partial(dst):
-        try:
-            src_container = av.open(os.fspath(src), "r")
-            src_ctx = src_container.streams.video[0].codec_context
-            out = av.open(os.fspath(dst), "w", format="mp4")
-            try:
-                enc = _HeldEncoder(out, info, _template_frames(max(length for _, length in runs)), src_ctx)
-                handle: dict[int, int] = {}
-                by_index = {int(keys[pic]): pic for pic in needed}
-                for index, frame in _decode_targets(src, sorted(by_index)):
-                    handle[by_index[index]] = enc.add_picture(frame)
-                idrs, skips = enc.finish()
-                _mux_runs(out, enc.stream, [(idrs[handle[pic]], length) for pic, length in runs], skips)
-            finally:
-                out.close()
-                src_container.close()
-        except (av.FFmpegError, OSError, ValueError) as err:
-            raise _wrap(src, f"holding {k} key frames ({order})", err) from err
+    _check_hold_args(k, order)
+    with _writing(src, dst, f"holding {k} key frames ({order})"):
+        info = probe(src)
+        r = output_rate_factor(info.n_frames, k)
+        keys = key_frame_indices(info.n_frames, k)
+        shown = hold_order(len(keys), order, seed)
+        runs = _runs(r * info.n_frames, output_segment_bounds(info.n_frames, k), shown)
+        by_index = {int(keys[pic]): pic for pic, _ in runs}
+        spec = _VideoSpec.of(info, r)
+        with (
+            av.open(os.fspath(src), "r") as container,
+            av.open(os.fspath(src), "r") as reader,
+            av.open(os.fspath(dst), "w", format="mp4") as out,
+        ):
+            stream = container.streams.video[0]
+            timeline = scan_timeline(container, stream, os.path.getsize(src))
+            enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)), stream.codec_context)
+            handle: dict[int, int] = {}
+            matrix: tuple[int, ...] | None = None
+            for index, frame in decode_targets(container, stream, timeline, sorted(by_index)):
+                if not handle:
+                    matrix = display_matrix(frame)
+                handle[by_index[index]] = enc.add_picture(frame)
+            idrs, skips = enc.finish()
+            audio = _audio_packets(reader, out, _start_seconds(stream))
+            video = _held_packets(enc.stream, [(idrs[handle[pic]], length) for pic, length in runs], skips)
+            _mux_all(out, video, audio)
+        _finish_file(dst, matrix)
 
 
 def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") -> None:
     """Re-encode ``src`` with libx264 at constant rate factor ``crf`` (other settings: x264 defaults).
 
     One streaming decode and one encode, both frame-threaded; frames are renumbered at the source's
-    average rate, so the output has a constant rate and the source's frame count.
+    average rate, so the output has a constant rate and the source's frame count. Audio is carried
+    over in the same pass.
+
+    Raises:
+        VideoDecodeError: ``src`` cannot be read or decoded, or the output cannot be written.
     """
-    info = probe(src)
-    _even_dims(info, src)
-    with _removing_partial(dst):
-        try:
-            container = av.open(os.fspath(src), "r")
-            out = av.open(os.fspath(dst), "w", format="mp4")
-            try:
-                in_stream = container.streams.video[0]
-                in_stream.thread_type = "FRAME"
-                stream = _add_h264_stream(out, info, {"crf": str(int(crf)), "preset": preset}, in_stream.codec_context)
-                time_base = stream.codec_context.time_base
-                index = 0
-                for frame in container.decode(in_stream):
-                    if frame.format.name != "yuv420p" or frame.width != info.width or frame.height != info.height:
-                        frame = frame.reformat(width=info.width, height=info.height, format="yuv420p")
+    with _writing(src, dst, f"re-encoding at CRF {crf}"):
+        info = probe(src)
+        spec = _VideoSpec.of(info)
+        with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
+            in_stream = container.streams.video[0]
+            in_stream.thread_type = "FRAME"
+            stream = _add_h264_stream(out, spec, {"crf": str(int(crf)), "preset": preset}, in_stream.codec_context)
+            carrier = None
+            if container.streams.audio:
+                carrier = AudioCarrier(out, container.streams.audio[0], _start_seconds(in_stream))
+            time_base = stream.codec_context.time_base
+            index = 0
+            matrix: tuple[int, ...] | None = None
+            demuxed = container.demux(in_stream, carrier.source) if carrier else container.demux(in_stream)
+            for packet in demuxed:
+                if carrier is not None and packet.stream is carrier.source:
+                    for audio_packet in carrier.convert(packet):
+                        out.mux(audio_packet)
+                    continue
+                for frame in packet.decode():
+                    if index == 0:
+                        matrix = display_matrix(frame)
+                    frame = _conform(frame, spec)
                     frame.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
                     frame.pts, frame.time_base = index, time_base
                     index += 1
-                    for packet in stream.encode(frame):
-                        out.mux(packet)
-                for packet in stream.encode(None):
-                    out.mux(packet)
-            finally:
-                out.close()
-                container.close()
-        except (av.FFmpegError, OSError) as err:
-            raise _wrap(src, f"re-encoding at CRF {crf}", err) from err
+                    out.mux(stream.encode(frame))
+            out.mux(stream.encode(None))
+            if carrier is not None:
+                out.mux(carrier.flush())
+            if index == 0:
+                raise ValueError("no frame could be decoded")
+        _finish_file(dst, matrix)
 
 
 def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> None:
     """Write ``condition``'s version of ``src`` to ``dst`` (a new ``.mp4`` path).
 
     Raises:
-        ValueError: the condition is ``identity`` (the source itself is used) or not a video transform.
-        VideoDecodeError: ``src`` cannot be read or the output cannot be written.
+        ValueError: the condition is ``identity`` (the source itself is used), is not a video
+            transform, or has bad parameters.
+        VideoDecodeError: anything that goes wrong reading ``src`` or writing ``dst``.
     """
     params = condition.params
-    if condition.transform == "black":
-        write_black(src, dst)
-    elif condition.transform == "hold":
-        write_held(src, dst, k=int(params["k"]), order=params["order"], seed=seed)
-    elif condition.transform == "crf":
-        write_crf(src, dst, crf=int(params["crf"]), preset=str(params.get("preset", "medium")))
-    elif condition.transform == "identity":
+    if condition.transform == "identity":
         raise ValueError(
             f"Condition {condition.name!r} is the identity: use the source video itself, nothing is rendered."
         )
-    else:
+    if condition.transform not in ("black", "hold", "crf"):
         raise ValueError(f"Condition {condition.name!r} has no video transform ({condition.transform!r}).")
+    if condition.transform == "hold":
+        _check_hold_args(int(params["k"]), params["order"])
+    try:
+        if condition.transform == "black":
+            write_black(src, dst)
+        elif condition.transform == "hold":
+            write_held(src, dst, k=int(params["k"]), order=params["order"], seed=seed)
+        else:
+            write_crf(src, dst, crf=int(params["crf"]), preset=str(params.get("preset", "medium")))
+    except VideoDecodeError:
+        raise
+    except Exception as err:  # the writers wrap what they see; this is the last line for anything else
+        with contextlib.suppress(OSError):
+            os.remove(dst)
+        raise VideoDecodeError(f"{os.fspath(src)}: rendering {condition.name} failed: {err}") from err
