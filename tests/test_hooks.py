@@ -7,6 +7,7 @@ import pytest
 import vdg_tasks.hooks as hooks
 from tests.test_cache import write_source
 from vdg_tasks.benchmarks import BENCHMARKS
+from vdg_tasks.cache import placeholder_video
 from vdg_tasks.conditions import CONDITIONS
 
 
@@ -45,7 +46,16 @@ def test_record_has_everything_the_join_needs(doc):
         "short",
     )
     assert (rec["pred"], rec["status"], rec["correct"], rec["error"]) == ("C", "ok", True, None)
+    assert rec["effective_params"] == {"k": 32, "order": "shuffled"}
     assert rec["visual_key"]
+    assert out[hooks.METRIC_KEY] == 1.0
+
+
+def test_a_source_shorter_than_k_logs_the_effective_k(doc, tmp_path):
+    doc["video"] = str(write_source(tmp_path / "short.mp4", n_frames=10))
+    rec = hooks.vdgsynth__ordered__process_results(doc, ["C"])["vdg"]
+    assert rec["status"] == "ok"
+    assert rec["condition_params"]["k"] == 32 and rec["effective_params"]["k"] == 10
 
 
 def test_unparsed_answer_is_scored_wrong_and_counted(doc):
@@ -56,10 +66,12 @@ def test_unparsed_answer_is_scored_wrong_and_counted(doc):
 def test_missing_video_is_an_error_row_and_the_model_gets_a_placeholder(doc, tmp_path):
     doc["video"] = str(tmp_path / "gone.mp4")
     visual = hooks.vdgsynth__black__doc_to_visual(doc)
-    assert len(visual) == 1 and visual[0].endswith("placeholder-64x64-1s.mp4")
-    rec = hooks.vdgsynth__black__process_results(doc, ["C"])["vdg"]
+    assert visual == [str(placeholder_video())]
+    out = hooks.vdgsynth__black__process_results(doc, ["C"])
+    rec = out["vdg"]
     assert rec["status"] == "error" and rec["correct"] is None and rec["pred"] is None
     assert "gone.mp4" in rec["error"]
+    assert out[hooks.METRIC_KEY] is None
 
 
 def test_corrupt_video_is_an_error_row(doc, tmp_path):
@@ -85,9 +97,37 @@ def test_videomme_missing_video_does_not_exit(doc, monkeypatch, tmp_path):
 
 
 def test_aggregate_accuracy_skips_errors():
-    recs = [
-        {"status": "ok", "correct": True},
-        {"status": "unparsed", "correct": False},
-        {"status": "error", "correct": None},
-    ]
-    assert hooks.aggregate_accuracy(recs) == 0.5
+    assert hooks.aggregate_accuracy([1.0, 0.0, None, 1.0]) == pytest.approx(2 / 3)
+    assert hooks.aggregate_accuracy([None]) != hooks.aggregate_accuracy([None])  # nan: nothing was scored
+
+
+def test_any_exception_while_building_the_video_is_that_questions_error_row(doc, monkeypatch):
+    import vdg_tasks.cache
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("encoder exploded")
+
+    monkeypatch.setattr(vdg_tasks.cache, "materialize", explode)
+    assert hooks.vdgsynth__crf23__doc_to_visual(doc) == [str(placeholder_video())]
+    rec = hooks.vdgsynth__crf23__process_results(doc, ["C"])["vdg"]
+    assert (rec["status"], rec["correct"]) == ("error", None)
+    assert rec["error"] == "RuntimeError: encoder exploded"
+
+
+@pytest.mark.parametrize("broken", [{}, {"question_id": "q"}, {"videoID": "v", "video": 3}, None])
+def test_hooks_never_raise_on_a_malformed_doc(broken):
+    assert hooks.vdgsynth__single__doc_to_visual(broken) == [str(placeholder_video())]
+    out = hooks.vdgsynth__single__process_results(broken, ["C"])
+    assert out["vdg"]["status"] == "error" and out[hooks.METRIC_KEY] is None
+    assert out["vdg"]["condition"] == "single"
+
+
+def test_a_failing_native_scorer_costs_only_its_own_metric(doc, monkeypatch, tmp_path):
+    import dataclasses
+
+    def explode(doc, results):
+        raise KeyError("duration")
+
+    bench = dataclasses.replace(BENCHMARKS["vdgsynth"], native_results=explode)
+    out = hooks.make_process_results(bench, CONDITIONS["orig"])(doc, ["C"])
+    assert out["vdg"]["status"] == "ok" and out[hooks.METRIC_KEY] == 1.0

@@ -3,8 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
+
+#: What ``vdg --help`` says vdg does, in one line.
+SUMMARY = (
+    "vdg: does a video benchmark score measure watching the video or guessing from the text? "
+    "Build perturbed-video lmms-eval tasks, then join their logs per question and report."
+)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Appends each option's default to its help, unless there is none to show or the help says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        shown = action.option_strings and not (default is None or default is False or default == argparse.SUPPRESS)
+        if shown and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
@@ -278,13 +297,18 @@ def _option_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group-by", default=d.group_by, metavar="COL", help="column grouping questions (collective)")
 
 
+def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from vdg_tasks.materialize import default_workers
 
-    parser = argparse.ArgumentParser(prog="vdg", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="vdg", description=SUMMARY, formatter_class=_HelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
+    _add = functools.partial(_subcommand, sub)
 
-    p = sub.add_parser("synth", help="generate the synthetic benchmark vdgsynth")
+    p = _add("synth", help="generate the synthetic benchmark vdgsynth")
     from vdg_tasks.yamlgen import YAML_ROOT
 
     p.add_argument(
@@ -292,55 +316,56 @@ def build_parser() -> argparse.ArgumentParser:
         default=str(YAML_ROOT / "vdgsynth" / "data"),
         help="folder (default: where the vdgsynth_vdg_* tasks read it)",
     )
-    p.add_argument("--videos", type=int, default=12)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--videos", type=int, default=12, help="number of synthetic videos (8 questions each)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated benchmark")
     p.set_defaults(func=_cmd_synth)
 
-    p = sub.add_parser("tasks-path", help="print the folder to pass to lmms-eval --include_path")
+    p = _add("tasks-path", help="print the folder to pass to lmms-eval --include_path")
     p.set_defaults(func=_cmd_tasks_path)
 
-    p = sub.add_parser("write-yamls", help="regenerate yaml_tasks/ from the condition declarations")
+    p = _add("write-yamls", help="regenerate yaml_tasks/ from the condition declarations")
     p.add_argument("--check", action="store_true", help="only check the committed files are up to date")
     p.set_defaults(func=_cmd_write_yamls)
 
-    p = sub.add_parser("materialize", help="pre-build every perturbed video a task list needs")
+    p = _add("materialize", help="pre-build every perturbed video a task list needs")
     p.add_argument("--tasks", required=True, help="comma-separated task names or tags, e.g. vdgsynth_vdg")
-    p.add_argument("--workers", type=int, default=default_workers())
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--workers", type=int, default=default_workers(), help="parallel encoding processes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_materialize)
 
-    p = sub.add_parser("report", help="join per-question answers and write every table, report.md/.html/.json")
+    p = _add("report", help="join per-question answers and write every table, report.md/.html/.json")
     _input_arguments(p)
     p.add_argument("--out", required=True, help="output folder")
     _option_arguments(p)
     p.add_argument("--no-plots", action="store_true", help="write no plots/*.png")
     p.set_defaults(func=_cmd_report)
 
-    p = sub.add_parser("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")
+    p = _add("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")
     _input_arguments(p)
     p.add_argument("--out", required=True, help="FILE.md, FILE.csv or FILE.json")
     _option_arguments(p)
     p.set_defaults(func=_cmd_leaderboard)
 
-    p = sub.add_parser("stats", help="quick tests from counts, printed as JSON")
-    tests = p.add_subparsers(dest="test", required=True)
-    t = tests.add_parser("wilson", help="Wilson interval of K successes in N")
-    t.add_argument("k", metavar="K")
-    t.add_argument("n", metavar="N")
-    t.add_argument("--level", type=float, default=0.95)
-    t = tests.add_parser("mcnemar", help="McNemar from the discordant counts (continuity-corrected and exact p)")
-    t.add_argument("b01", metavar="B01")
-    t.add_argument("b10", metavar="B10")
-    t = tests.add_parser("fisher", help="Fisher exact test on ((A, B), (C, D))")
-    t.add_argument("cells", nargs=4, metavar="A B C D")
-    t = tests.add_parser("cohen-h", help="Cohen's h between two proportions")
-    t.add_argument("p1", metavar="P1")
-    t.add_argument("p2", metavar="P2")
-    t = tests.add_parser("chi2-uniform", help="chi-square of counts against a uniform expectation")
-    t.add_argument("counts", nargs="+", metavar="C")
+    p = _add("stats", help="quick tests from counts, printed as JSON")
+    tests = p.add_subparsers(dest="test", required=True, metavar="TEST", help="one of:")
+    _add_test = functools.partial(_subcommand, tests)
+    t = _add_test("wilson", help="Wilson interval of K successes in N")
+    t.add_argument("k", metavar="K", help="successes")
+    t.add_argument("n", metavar="N", help="trials")
+    t.add_argument("--level", type=float, default=0.95, help="confidence level")
+    t = _add_test("mcnemar", help="McNemar from the discordant counts (continuity-corrected and exact p)")
+    t.add_argument("b01", metavar="B01", help="pairs right only in the first arm")
+    t.add_argument("b10", metavar="B10", help="pairs right only in the second arm")
+    t = _add_test("fisher", help="Fisher exact test on ((A, B), (C, D))")
+    t.add_argument("cells", nargs=4, metavar="CELL", help="the four cells A B C D of ((A, B), (C, D))")
+    t = _add_test("cohen-h", help="Cohen's h between two proportions")
+    t.add_argument("p1", metavar="P1", help="first proportion")
+    t.add_argument("p2", metavar="P2", help="second proportion")
+    t = _add_test("chi2-uniform", help="chi-square of counts against a uniform expectation")
+    t.add_argument("counts", nargs="+", metavar="C", help="observed counts, one per category")
     p.set_defaults(func=_cmd_stats)
 
-    p = sub.add_parser("schema", help="regenerate docs/report-schema.md from the declared columns")
+    p = _add("schema", help="regenerate docs/report-schema.md from the declared columns")
     p.add_argument("--check", action="store_true", help="only check the committed file is up to date")
     p.add_argument("--out", help="write here instead of docs/report-schema.md")
     p.set_defaults(func=_cmd_schema)
