@@ -2,29 +2,98 @@
 
 Every lmms-eval model decodes a video *path* itself, so a perturbed condition has to exist as a
 real file. ``materialize`` returns that file, building it on a miss. The cache key covers the
-source's identity (its size and a digest of its first and last MiB: content, not path), the
+source's identity (its size and a digest of its first and last 256 KiB: content, not path), the
 condition's name, transform and parameters, the per-video seed and ``TRANSFORM_VERSION``.
-Files are published atomically (written beside the target, then renamed) under a per-key file
-lock, so two processes asking for the same video at once encode it once and never read a
-partial file. The location is ``$VDG_CACHE`` or the user's cache dir.
+The location is ``$VDG_CACHE`` or the user's cache dir.
+
+Publication. A video is rendered to ``<key>.tmp-<pid>.mp4`` and its sidecar to
+``<key>.tmp-<pid>.json`` beside the target, under a per-key file lock; the sidecar is renamed into
+place first, then the video. So two processes asking for the same video at once encode it once,
+nobody ever reads a partial file, and a published video always has its sidecar. If anything fails,
+both temporary files are removed and nothing is published.
+
+Integrity. The sidecar records the video's size and a digest of its first and last 256 KiB. Every
+hit checks them (memoized per (path, size, mtime), so repeated hits in one process cost two
+``stat`` calls); a truncated or overwritten file, or one without a sidecar (written by an older
+vdg), is rebuilt with a warning naming it. A change in the middle of a large file that keeps its
+size and mtime is not detected: the check is cheap by design (no full-file hashing on a hit).
+
+Leftovers. Temporary files of a killed build are removed when the same key is built again (under
+the key's lock no other build of it can be running) and by :func:`sweep_stale_temps`, which
+``vdg materialize`` runs first and which removes temporaries whose process is gone.
+
+``orig`` never touches the cache (the source itself is shown), and :func:`placeholder_video` is a
+file shipped in the package: neither needs a writable cache.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
 import os
+import re
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
+from loguru import logger
 
 from vdg_tasks.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.seeding import stable_seed
 
 _SAMPLE_BYTES = 256 << 10
+#: A temporary file of a build: ``<stem>.tmp-<pid>.mp4`` (the video) or ``.json`` (its sidecar).
+_TEMP = re.compile(r"^(?P<stem>.+)\.tmp-(?P<pid>\d+)\.(?:mp4|json)$")
+#: errno values meaning "the cache cannot take this file" (not "the source is bad").
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+#: Temporary files this process is writing right now (removed by a worker's SIGTERM handler).
+_IN_PROGRESS: set[Path] = set()
+
+PLACEHOLDER = Path(__file__).resolve().parent / "assets" / "placeholder-64x64-1s.mp4"
+
+
+class CacheUnwritable(OSError):
+    """The cache folder cannot be created or written (read-only, not a folder, full disk).
+
+    Attributes:
+        folder: the cache folder (``$VDG_CACHE`` or the user cache dir).
+        path: the file or folder whose creation failed.
+        errno: the underlying error number, when there is one.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], path: str | os.PathLike[str], cause: BaseException | None):
+        self.folder = Path(folder)
+        self.path = Path(path)
+        code = getattr(cause, "errno", None)
+        reason = getattr(cause, "strerror", None) or (str(cause) if cause is not None else "not writable")
+        if code in _NO_ROOM:
+            message = (
+                f"cannot write {self.path}: {reason}. The vdg cache {self.folder} has no room; "
+                "free space there or set VDG_CACHE to a folder on a disk with room."
+            )
+        else:
+            message = (
+                f"the vdg cache folder {self.folder} is not writable ({reason}: {self.path}); "
+                "set VDG_CACHE to a writable folder."
+            )
+        super().__init__(code, message, str(self.path))
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+    def __reduce__(self):  # picklable across processes despite the custom signature
+        return (_rebuild_unwritable, (str(self.folder), str(self.path), self.errno, self.strerror))
+
+
+def _rebuild_unwritable(folder: str, path: str, code: int | None, message: str) -> CacheUnwritable:
+    exc = CacheUnwritable(folder, path, None)
+    exc.errno, exc.strerror = code, message
+    return exc
 
 
 def cache_dir() -> Path:
@@ -37,24 +106,86 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("vdg"))
 
 
-def source_identity(path: str | os.PathLike[str]) -> str:
-    """A digest of the file's size, first and last 256 KiB (cheap, content based, path independent)."""
-    p = Path(path)
-    stat = p.stat()
-    return _identity(str(p.resolve()), stat.st_size, stat.st_mtime_ns)
+def ensure_writable(folder: Path | None = None) -> Path:
+    """Create the cache folder if needed and check a file can be written there; return it.
+
+    Raises:
+        CacheUnwritable: naming the folder and the fix (set ``VDG_CACHE``). Note that root bypasses
+            permission bits: for root only a read-only filesystem, a full disk or a path that is
+            not a folder fails here.
+    """
+    folder = cache_dir() if folder is None else Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheUnwritable(folder, folder, exc) from exc
+    probe = folder / f".write-test.tmp-{os.getpid()}.json"
+    try:
+        probe.write_bytes(b"{}")
+    except OSError as exc:
+        raise CacheUnwritable(folder, probe, exc) from exc
+    finally:
+        probe.unlink(missing_ok=True)
+    return folder
 
 
-@functools.lru_cache(maxsize=4096)
-def _identity(path: str, size: int, mtime_ns: int) -> str:
-    # Memoized per (file, size, mtime): the questions of one video hash it once per process.
-    p = Path(path)
+def _sample_digest(path: str | os.PathLike[str], size: int) -> str:
+    """sha256 of the size and the first and last 256 KiB: at most 512 KiB read, whatever the size."""
     h = hashlib.sha256(str(size).encode())
-    with p.open("rb") as f:
+    with open(path, "rb") as f:
         h.update(f.read(_SAMPLE_BYTES))
         if size > _SAMPLE_BYTES:
             f.seek(max(_SAMPLE_BYTES, size - _SAMPLE_BYTES))
             h.update(f.read(_SAMPLE_BYTES))
     return h.hexdigest()
+
+
+def source_identity(path: str | os.PathLike[str]) -> str:
+    """A digest of the file's size, first and last 256 KiB (cheap, content based, path independent)."""
+    p = Path(path)
+    st = p.stat()
+    return _identity(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=65536)
+def _identity(path: str, size: int, mtime_ns: int) -> str:
+    # Memoized per (file, size, mtime): the questions of one video hash it once per process.
+    return _sample_digest(path, size)
+
+
+@functools.lru_cache(maxsize=65536)
+def _source_problem(path: str, size: int, mtime_ns: int, inode: int) -> str | None:
+    # Memoized per source identity, failures included: every condition of a question gets one status.
+    from vdg_tasks.video import VideoDecodeError, validate
+
+    try:
+        validate(path)
+    except VideoDecodeError as exc:
+        return str(exc)
+    return None
+
+
+def check_source(path: str | os.PathLike[str]) -> None:
+    """Run ``vdg_tasks.video.validate`` on a source once per process and file version.
+
+    Raises:
+        VideoDecodeError: naming the file, when it is missing or fails validation (the same
+            message for every condition that asks).
+    """
+    from vdg_tasks.video import VideoDecodeError
+
+    p = Path(os.path.abspath(path))
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise VideoDecodeError(f"{p}: video file not found") from None
+    except OSError as exc:
+        raise VideoDecodeError(f"{p}: cannot be read: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise VideoDecodeError(f"{p}: not a regular file")
+    problem = _source_problem(str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+    if problem is not None:
+        raise VideoDecodeError(problem)
 
 
 def video_seed(condition: Condition, video_id: str) -> int:
@@ -89,78 +220,254 @@ class Materialized:
     hit: bool
 
 
+def _sidecar(out: Path) -> Path:
+    return out.with_suffix(".json")
+
+
+def entry_problem(out: Path, key: str) -> str | None:
+    """Why the published entry ``out`` cannot be served (``None``: it is intact).
+
+    Memoized per (video, sidecar) size, mtime, ctime and inode: a repeated hit costs two ``stat`` calls.
+    """
+    try:
+        st = out.stat()
+    except OSError:  # also NotADirectoryError when the cache path is not a folder
+        return "missing"
+    try:
+        side = _sidecar(out).stat()
+    except OSError:
+        return "it has no sidecar with an integrity record (written by an older vdg)"
+    video = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    return _verdict(str(out), key, video, (side.st_size, side.st_mtime_ns, side.st_ctime_ns, side.st_ino))
+
+
+@functools.lru_cache(maxsize=65536)
+def _verdict(out: str, key: str, video: tuple[int, ...], sidecar_stat: tuple[int, ...]) -> str | None:
+    # Memoized per (path, size, mtime, ctime, inode) of the video and its sidecar.
+    size = video[0]
+    sidecar = _sidecar(Path(out))
+    try:
+        meta = json.loads(sidecar.read_text())
+        if meta.get("key", key) != key:
+            return f"its sidecar {sidecar} belongs to another key ({meta.get('key')})"
+        record = meta["integrity"]
+        expected_size, expected_digest = int(record["size"]), str(record["digest"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return f"its sidecar {sidecar} has no readable integrity record ({type(exc).__name__}: {exc})"
+    if size != expected_size:
+        return f"its size is {size} bytes, {expected_size} were published (truncated or overwritten)"
+    if _sample_digest(out, size) != expected_digest:
+        return "its content differs from the digest recorded at publication (overwritten)"
+    return None
+
+
+def clear_memos() -> None:
+    """Forget every memoized source identity, source check and hit verdict (benchmarks, tests)."""
+    _identity.cache_clear()
+    _source_problem.cache_clear()
+    _verdict.cache_clear()
+
+
 def materialize(source: str | os.PathLike[str], condition: Condition, video_id: str) -> Materialized:
     """Return the video a model sees under ``condition``; build and publish it on a cache miss.
 
-    Raises ``vdg_tasks.video.VideoDecodeError`` (naming the file) when the source is missing,
-    unreadable or cannot be decoded. Nothing partial is ever left at the published path.
-    """
-    from vdg_tasks.video import VideoDecodeError, render, validate
+    The source is validated first for every condition (``orig`` included; memoized per file
+    version), so all conditions of a question fail or succeed together. ``orig`` returns the
+    source itself and never touches the cache.
 
+    Raises:
+        VideoDecodeError: naming the file, when the source is missing, unreadable or undecodable.
+        CacheUnwritable: the cache folder cannot be created or written, or the disk is full
+            (nothing partial is left and nothing is published).
+    """
     src = Path(source)
-    if not src.is_file():
-        raise VideoDecodeError(f"{src}: video file not found")
+    check_source(src)
     if condition.transform == "identity":
-        validate(src)
         return Materialized(src, "", True)
 
     seed = video_seed(condition, video_id)
     key = cache_key(source_identity(src), condition, seed)
-    out = cache_dir() / key[:2] / f"{key}.mp4"
-    if out.exists():
+    folder = cache_dir()
+    out = folder / key[:2] / f"{key}.mp4"
+    if entry_problem(out, key) is None:
         return Materialized(out, key, True)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(out) + ".lock"):
-        if out.exists():  # another process published it while we waited
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheUnwritable(folder, out.parent, exc) from exc
+    lock = FileLock(str(out) + ".lock")
+    try:
+        lock.acquire()
+    except OSError as exc:
+        raise CacheUnwritable(folder, str(out) + ".lock", exc) from exc
+    try:
+        problem = entry_problem(out, key)  # another process may have published it while we waited
+        if problem is None:
             return Materialized(out, key, True)
-        tmp = out.with_name(f"{key}.tmp-{os.getpid()}.mp4")
+        if problem != "missing":
+            logger.warning(f"vdg cache: {out}: {problem}; rebuilding it")
+        out.unlink(missing_ok=True)
+        _sidecar(out).unlink(missing_ok=True)
+        remove_key_temps(out.parent, key)
+        _build(src, condition, seed, video_id, key, out, folder)
+    finally:
+        lock.release()
+    return Materialized(out, key, False)
+
+
+def _write_failure(exc: BaseException, tmp: Path) -> OSError | None:
+    """The OSError behind ``exc`` if it is the cache refusing ``tmp`` (full, read-only), else None."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError):
+            code = cur.errno
+            if code in _NO_ROOM or code == errno.EROFS:
+                return cur
+            if code in (errno.EACCES, errno.EPERM) and cur.filename and os.fspath(cur.filename) == str(tmp):
+                return cur
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def _build(src: Path, condition: Condition, seed: int, video_id: str, key: str, out: Path, folder: Path) -> None:
+    """Render ``out`` and its sidecar aside, then publish both (sidecar first); nothing is left on failure."""
+    from vdg_tasks.video import VideoDecodeError, render
+
+    pid = os.getpid()
+    tmp = out.with_name(f"{key}.tmp-{pid}.mp4")
+    tmp_meta = out.with_name(f"{key}.tmp-{pid}.json")
+    sidecar = _sidecar(out)
+    _IN_PROGRESS.update((tmp, tmp_meta))
+    sidecar_published = video_published = False
+    try:
         try:
             render(condition, src, tmp, seed)
-            meta = {
-                "source": str(src),
-                "video_id": video_id,
-                "condition": condition.name,
-                "params": condition.params_dict(),
-                "seed": seed,
-                "transform_version": TRANSFORM_VERSION,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            }
-            out.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+        except VideoDecodeError as exc:
+            cause = _write_failure(exc, tmp)
+            if cause is not None:
+                raise CacheUnwritable(folder, tmp, cause) from exc
+            raise
+        size = tmp.stat().st_size
+        meta = {
+            "key": key,
+            "source": str(src),
+            "video_id": video_id,
+            "condition": condition.name,
+            "params": condition.params_dict(),
+            "seed": seed,
+            "transform_version": TRANSFORM_VERSION,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "integrity": {"size": size, "digest": _sample_digest(tmp, size), "sample_bytes": _SAMPLE_BYTES},
+        }
+        try:
+            tmp_meta.write_text(json.dumps(meta, indent=1))
+        except OSError as exc:
+            raise CacheUnwritable(folder, tmp_meta, exc) from exc
+        try:
+            os.replace(tmp_meta, sidecar)  # the sidecar first: a published video always has one
+            sidecar_published = True
             os.replace(tmp, out)
-        finally:
-            tmp.unlink(missing_ok=True)
-    return Materialized(out, key, False)
+            video_published = True
+        except OSError as exc:
+            raise CacheUnwritable(folder, out, exc) from exc
+    finally:
+        for path in (tmp, tmp_meta):
+            path.unlink(missing_ok=True)
+        if sidecar_published and not video_published:
+            sidecar.unlink(missing_ok=True)
+        _IN_PROGRESS.difference_update((tmp, tmp_meta))
+
+
+def remove_temps_in_progress() -> None:
+    """Delete the temporary files this process is writing (for a SIGTERM handler about to exit)."""
+    for path in list(_IN_PROGRESS):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+    _IN_PROGRESS.clear()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this machine (``os.kill(pid, 0)``)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_key_temps(folder: Path, key: str) -> list[Path]:
+    """Remove every temporary file of ``key`` in ``folder``; call only while holding the key's lock.
+
+    Temporaries are only written under that lock, so while we hold it any one left is from a
+    build that was killed, whatever its pid.
+    """
+    removed = []
+    for path in folder.glob(f"{key}.tmp-*"):
+        match = _TEMP.match(path.name)
+        if match and match["stem"] == key and int(match["pid"]) != os.getpid():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def sweep_stale_temps(folder: Path | None = None) -> list[Path]:
+    """Remove temporary files in the cache whose writing process is gone; return them.
+
+    A temporary of a live process is kept (it may be building right now). Process ids are those
+    of this machine: a cache shared between machines keeps another machine's live temporaries
+    only if no local process reuses that id (then one is removed and that build fails cleanly).
+    """
+    folder = cache_dir() if folder is None else Path(folder)
+    removed = []
+    if not folder.is_dir():
+        return removed
+    for dirpath, _dirnames, filenames in os.walk(folder):
+        for name in filenames:
+            match = _TEMP.match(name)
+            if match and not pid_alive(int(match["pid"])):
+                path = Path(dirpath) / name
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                removed.append(path)
+    return removed
 
 
 def placeholder_video() -> Path:
     """A tiny valid black clip handed to a model in place of a video that could not be produced.
 
     The model still runs (so one bad video never stops a run), and the hook records that
-    question as ``error``: its answer is never scored.
+    question as ``error``: its answer is never scored. The clip ships with the package
+    (``vdg_tasks/assets``, made by :func:`write_placeholder`): no cache, nothing written.
     """
-    out = cache_dir() / "placeholder-64x64-1s.mp4"
-    if out.exists():
-        return out
+    if not PLACEHOLDER.is_file():
+        raise FileNotFoundError(f"{PLACEHOLDER}: vdg's placeholder clip is missing from the installed package")
+    return PLACEHOLDER
+
+
+def write_placeholder(path: str | os.PathLike[str]) -> Path:
+    """How the shipped placeholder was made: 8 black 64x64 frames at 8 fps (1 s), H.264 in MP4."""
     import av
     import numpy as np
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(out) + ".lock"):
-        if out.exists():
-            return out
-        tmp = out.with_name(f"placeholder.tmp-{os.getpid()}.mp4")
-        try:
-            with av.open(str(tmp), "w") as container:
-                stream = container.add_stream("libx264", rate=8)
-                stream.width, stream.height, stream.pix_fmt = 64, 64, "yuv420p"
-                black = np.zeros((64, 64, 3), dtype=np.uint8)
-                for _ in range(8):
-                    for packet in stream.encode(av.VideoFrame.from_ndarray(black, format="rgb24")):
-                        container.mux(packet)
-                for packet in stream.encode():
-                    container.mux(packet)
-            os.replace(tmp, out)
-        finally:
-            tmp.unlink(missing_ok=True)
-    return out
+    with av.open(os.fspath(path), "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 64, "yuv420p"
+        stream.options = {"crf": "23", "preset": "medium"}
+        black = np.zeros((64, 64, 3), dtype=np.uint8)
+        for _ in range(8):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(black, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return Path(path)

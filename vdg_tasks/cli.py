@@ -61,19 +61,21 @@ def _cmd_write_yamls(args: argparse.Namespace) -> int:
 
 
 def _cmd_materialize(args: argparse.Namespace) -> int:
-    from vdg_tasks.materialize import plan, run_jobs
+    from vdg_tasks.cache import CacheUnwritable
+    from vdg_tasks.materialize import plan, run_jobs, summarize
 
-    jobs, unavailable = plan(args.tasks.split(","))
-    outcomes = run_jobs(jobs, workers=args.workers, progress=not args.quiet)
-    failed = [o for o in outcomes if o.error] + unavailable
-    built = sum(1 for o in outcomes if o.path and not o.hit)
-    cached = sum(1 for o in outcomes if o.path and o.hit)
-    print(
-        f"{built} videos built, {cached} already cached, {len(failed)} failed "
-        "(those questions are logged as error rows when evaluated)"
-    )
-    for o in failed:
-        print(f"  {o.job.benchmark}/{o.job.condition} {o.job.video_id}: {o.error}", file=sys.stderr)
+    try:
+        jobs, unavailable = plan(args.tasks.split(","))
+        outcomes = run_jobs(jobs, workers=args.workers, progress=not args.quiet)
+    except (ValueError, CacheUnwritable) as exc:  # TaskError is a ValueError
+        return _fail("materialize", exc)
+    except KeyboardInterrupt:
+        print("vdg materialize: interrupted; finished videos stay cached, rerun to continue", file=sys.stderr)
+        return 130
+    summary = summarize(outcomes, unavailable)
+    print(summary.line())
+    for line in summary.failure_lines():
+        print(line, file=sys.stderr)
     return 0
 
 

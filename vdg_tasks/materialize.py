@@ -1,14 +1,51 @@
-"""Pre-build every video a task list needs, so GPU time is never spent encoding."""
+"""Pre-build every video a task list needs, so GPU time is never spent encoding.
+
+``plan`` turns task names into jobs (one per source video and condition) from the benchmark's
+docs, which it loads without lmms-eval's task index: a local dataset (``dataset_path: json``,
+csv, parquet... with ``data_files``, as vdgsynth) is read with ``datasets.load_dataset`` from the
+generated YAML; any other (videomme's hub dataset) through a ``TaskManager`` that indexes only that
+benchmark's YAML folder (``include_defaults=False``), not lmms-eval's hundreds of built-in tasks.
+
+``run_jobs`` builds them in a process pool. Stopping it stops its workers:
+
+* SIGINT (Ctrl-C) or SIGTERM in the parent cancels the pending jobs, sends SIGTERM to every
+  worker, waits briefly, SIGKILLs the stragglers, then re-raises (``KeyboardInterrupt``, or
+  ``SystemExit(128 + SIGTERM)``).
+* Each worker asks Linux (``prctl(PR_SET_PDEATHSIG, SIGTERM)``, in the pool initializer) to be sent
+  SIGTERM when its parent dies, even by SIGKILL. (The signal follows the *thread* that started the
+  worker: run_jobs starts them from the calling thread, which outlives the pool.) Not available
+  on other systems, where a killed parent can leave workers running until their current job ends.
+* A worker's SIGTERM handler deletes the temporary files of the video it is writing and exits at
+  once; workers ignore SIGINT (a terminal sends it to the whole process group: the parent decides).
+
+Whatever a killed run leaves behind (``*.tmp-<pid>.*`` of a SIGKILLed worker) is removed by the
+next run, which sweeps the cache before building.
+"""
 
 from __future__ import annotations
 
+import difflib
+import multiprocessing as mp
 import os
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import signal
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, parse_task_name, task_name
-from vdg_tasks.conditions import CONDITIONS, get_condition
+from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, task_name
+from vdg_tasks.conditions import CONDITIONS, families
+
+#: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
+_TERMINATE_GRACE_S = 3.0
+
+
+class TaskError(ValueError):
+    """A task list ``vdg materialize`` cannot plan: an unknown name, or a benchmark without its data."""
 
 
 @dataclass(frozen=True)
@@ -29,87 +66,319 @@ class Outcome:
     error: str | None
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What a ``vdg materialize`` run did.
+
+    Attributes:
+        built: perturbed videos built now.
+        cached: perturbed videos found intact in the cache.
+        sources_checked: ``orig`` jobs: source videos validated (``orig`` shows the source itself,
+            so nothing is cached for it).
+        failed: every failed job and every question whose source is unavailable.
+    """
+
+    built: int
+    cached: int
+    sources_checked: int
+    failed: tuple[Outcome, ...]
+
+    def line(self) -> str:
+        return (
+            f"{self.built} videos built, {self.cached} already cached, {self.sources_checked} source videos "
+            f"checked (orig), {len(self.failed)} failed (those questions are logged as error rows when evaluated)"
+        )
+
+    def failure_lines(self) -> list[str]:
+        return [f"  {o.job.benchmark}/{o.job.condition} {o.job.video_id}: {o.error}" for o in self.failed]
+
+
+def summarize(outcomes: Iterable[Outcome], unavailable: Iterable[Outcome] = ()) -> Summary:
+    built = cached = checked = 0
+    failed: list[Outcome] = []
+    for o in outcomes:
+        if o.error is not None or o.path is None:
+            failed.append(o)
+        elif CONDITIONS[o.job.condition].transform == "identity":
+            checked += 1
+        elif o.hit:
+            cached += 1
+        else:
+            built += 1
+    return Summary(built, cached, checked, tuple(failed) + tuple(unavailable))
+
+
+def _known(names: Iterable[str]) -> str:
+    return ", ".join(names)
+
+
+def _unknown_condition(task: str, name: str) -> TaskError:
+    choices = list(CONDITIONS) + list(families())
+    near = difflib.get_close_matches(name, choices, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return TaskError(
+        f"{task!r}: unknown condition {name!r}{hint}; known: {_known(CONDITIONS)} "
+        f"(tags: {_known(f'<benchmark>_vdg_{f}' for f in families())}, <benchmark>_vdg)"
+    )
+
+
 def expand_tasks(names: Iterable[str]) -> list[str]:
-    """Task names and vdg tags (``<benchmark>_vdg``, ``<benchmark>_vdg_<family>``) -> task names."""
+    """Task names and vdg tags (``<benchmark>_vdg``, ``<benchmark>_vdg_<family>``) -> task names.
+
+    Raises:
+        TaskError: (a ValueError) one line naming the bad part and the known benchmarks or conditions.
+    """
     out: list[str] = []
+    fams = families()
     for name in names:
         name = name.strip()
         if not name:
             continue
         bench, sep, rest = name.partition("_vdg")
-        if sep and bench in BENCHMARKS and rest in ("",) + tuple(f"_{c.family}" for c in CONDITIONS.values()):
-            family = rest[1:]
-            out += [task_name(bench, c.name) for c in CONDITIONS.values() if not family or c.family == family]
-            continue
-        get_condition(parse_task_name(name)[1])  # an unknown condition raises with a did-you-mean
-        out.append(name)
+        if not sep or (rest and not rest.startswith("_")):
+            raise TaskError(
+                f"{name!r} is not a vdg task or tag (expected <benchmark>_vdg, <benchmark>_vdg_<condition> or "
+                f"<benchmark>_vdg_<tag>); benchmarks: {_known(BENCHMARKS)}; conditions: {_known(CONDITIONS)}"
+            )
+        if bench not in BENCHMARKS:
+            raise TaskError(f"{name!r}: unknown benchmark {bench!r}; known: {_known(BENCHMARKS)}")
+        sub = rest[1:]
+        if not sub:
+            out += [task_name(bench, c) for c in CONDITIONS]
+        elif sub in fams:
+            out += [task_name(bench, c) for c in fams[sub]]
+        elif sub in CONDITIONS:
+            out.append(task_name(bench, sub))
+        else:
+            raise _unknown_condition(name, sub)
     return list(dict.fromkeys(out))
 
 
-def benchmark_docs(benchmark: str, any_task: str) -> list[dict]:
-    """The benchmark's docs, loaded by lmms-eval itself from one of its derived tasks."""
-    from lmms_eval.tasks import TaskManager, get_task_dict
+def _task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[str, Any], Path]:
+    """A derived task's YAML with its ``include`` merged (shallow, as lmms-eval does), and its folder."""
+    import yaml
 
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: {"__function__": loader.construct_scalar(node)})
+    path = yaml_root / benchmark / f"{task}.yaml"
+    if not path.is_file():
+        raise TaskError(f"{task}: no task file {path} (run `vdg write-yamls`?)")
+    config = yaml.load(path.read_text(), Loader=Loader) or {}
+    include = config.pop("include", None)
+    if include:
+        base_path = Path(include) if Path(include).is_absolute() else path.parent / include
+        base = yaml.load(base_path.read_text(), Loader=Loader) or {}
+        config = {**base, **config}
+    return config, path.parent
+
+
+_LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "arrow", "text"})
+
+
+def _local_data_files(config: Mapping[str, Any], folder: Path) -> dict[str, list[Path]] | None:
+    """The local files of a ``dataset_path: json|csv|...`` dataset, resolved against the YAML folder."""
+    if config.get("dataset_path") not in _LOCAL_BUILDERS or config.get("process_docs"):
+        return None
+    files = (config.get("dataset_kwargs") or {}).get("data_files")
+    if files is None:
+        return None
+    if not isinstance(files, Mapping):
+        files = {"test": files}
+    resolved: dict[str, list[Path]] = {}
+    for split, value in files.items():
+        values = value if isinstance(value, list) else [value]
+        resolved[split] = [Path(v) if Path(v).is_absolute() else folder / v for v in values]
+    return resolved
+
+
+def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None) -> list[dict]:
+    """The docs of ``benchmark``, as its derived task ``any_task`` (under ``yaml_root``) defines them.
+
+    Raises:
+        TaskError: a local dataset file is missing (for vdgsynth: run ``vdg synth`` first).
+    """
     from vdg_tasks.yamlgen import YAML_ROOT
 
-    manager = TaskManager("ERROR", include_path=str(YAML_ROOT))
+    root = Path(yaml_root) if yaml_root is not None else YAML_ROOT
+    config, folder = _task_config(root, benchmark, any_task)
+    files = _local_data_files(config, folder)
+    if files is not None:
+        missing = [p for paths in files.values() for p in paths if not p.is_file()]
+        if missing:
+            if benchmark == "vdgsynth":
+                raise TaskError(
+                    f"vdgsynth has no questions yet ({missing[0]} does not exist): run `vdg synth` first, "
+                    "which writes the synthetic videos and that file"
+                )
+            raise TaskError(f"{benchmark}: dataset file {missing[0]} does not exist")
+        import datasets
+
+        split = config.get("test_split") or config.get("validation_split") or "test"
+        data = datasets.load_dataset(
+            str(config["dataset_path"]),
+            data_files={s: [str(p) for p in paths] for s, paths in files.items()},
+            split=split,
+        )
+        return [dict(d) for d in data]
+
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    manager = TaskManager("ERROR", include_path=str(folder), include_defaults=False)
     task = get_task_dict([any_task], manager)[any_task]
     docs = task.test_docs() if task.has_test_docs() else task.validation_docs()
     return [dict(d) for d in docs]
 
 
-def plan(tasks: Sequence[str]) -> tuple[list[Job], list[Outcome]]:
-    """Jobs for every (video, condition) the tasks need, and the questions whose source is unavailable."""
+def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job], list[Outcome]]:
+    """Jobs for every (video, condition) the tasks need, and the (video, condition)s whose source is unavailable.
+
+    Raises:
+        TaskError: an unknown task name, or a benchmark whose data is missing.
+    """
     by_bench: dict[str, list[str]] = {}
     for t in expand_tasks(tasks):
-        bench, cond = parse_task_name(t)
+        bench, _, cond = t.partition("_vdg_")
         by_bench.setdefault(bench, []).append(cond)
     jobs: dict[tuple[str, str, str], Job] = {}
-    failed: list[Outcome] = []
+    failed: dict[tuple[str, str, str], Outcome] = {}
     for bench, conds in by_bench.items():
-        docs = benchmark_docs(bench, task_name(bench, conds[0]))
-        for doc in docs:
+        for doc in benchmark_docs(bench, task_name(bench, conds[0]), yaml_root):
+            video_id = str(doc["videoID"])
             try:
                 source = str(BENCHMARKS[bench].source_video(doc))
             except VideoUnavailable as exc:
                 for cond in conds:
-                    failed.append(Outcome(Job(bench, cond, str(doc["videoID"]), ""), None, False, str(exc)))
+                    outcome = Outcome(Job(bench, cond, video_id, ""), None, False, str(exc))
+                    failed.setdefault((bench, cond, video_id), outcome)
                 continue
             for cond in conds:
-                jobs.setdefault((cond, source, str(doc["videoID"])), Job(bench, cond, str(doc["videoID"]), source))
-    return list(jobs.values()), failed
+                jobs.setdefault((cond, source, video_id), Job(bench, cond, video_id, source))
+    return list(jobs.values()), list(failed.values())
 
 
 def _run(job: Job) -> Outcome:
+    """Build one job; any exception is this job's failure, never the run's."""
     from vdg_tasks.cache import materialize
-    from vdg_tasks.video import VideoDecodeError
 
     try:
         result = materialize(job.source, CONDITIONS[job.condition], job.video_id)
-    except (VideoDecodeError, OSError) as exc:
-        return Outcome(job, None, False, str(exc))
+    except Exception as exc:
+        return Outcome(job, None, False, f"{type(exc).__name__}: {exc}")
     return Outcome(job, str(result.path), result.hit, None)
 
 
+# -- stopping -------------------------------------------------------------------------------------
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: have the kernel send this process SIGTERM when its parent dies (even by SIGKILL)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(128 + int(signal.SIGTERM))
+
+
+def _worker_terminated(signum: int, frame: Any) -> None:
+    from vdg_tasks.cache import remove_temps_in_progress
+
+    remove_temps_in_progress()
+    os._exit(128 + signum)
+
+
+def _init_worker(parent_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_terminated)
+    _die_with_parent(parent_pid)
+
+
+def _raise_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """In the main thread: SIGTERM raises ``SystemExit(143)``, so cleanup runs (unless SIGTERM is ignored)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel pending jobs and end every worker now (SIGTERM, then SIGKILL after a grace period)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(_TERMINATE_GRACE_S)
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)
+
+
 def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> list[Outcome]:
-    """Materialize every job (in ``workers`` processes); a failing video is an outcome, never an exception."""
+    """Materialize every job (in ``workers`` processes); a failing video is an outcome, never an exception.
+
+    Stale temporary files of killed runs are swept from the cache first. If any job needs the
+    cache and the cache cannot be written, raises ``CacheUnwritable`` once, before any work.
+    SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
+    """
     from tqdm import tqdm
 
+    from vdg_tasks.cache import ensure_writable, sweep_stale_temps
+
+    if any(CONDITIONS[j.condition].transform != "identity" for j in jobs):
+        ensure_writable()
+        sweep_stale_temps()
     # Longest-first keeps the pool busy at the end (CRF re-encodes dominate).
     ordered = sorted(jobs, key=lambda j: (CONDITIONS[j.condition].transform != "crf", j.source))
-    bar = tqdm(total=len(ordered), desc="materialize", unit="video", disable=not progress)
     outcomes: list[Outcome] = []
-    if workers <= 1:
-        for job in ordered:
-            outcomes.append(_run(job))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_run, job) for job in ordered]
-            for fut in as_completed(futures):
-                outcomes.append(fut.result())
+    with tqdm(total=len(ordered), desc="materialize", unit="video", disable=not progress) as bar, _sigterm_raises():
+        if workers <= 1 or len(ordered) <= 1:
+            for job in ordered:
+                outcomes.append(_run(job))
                 bar.update()
-    bar.close()
+            return outcomes
+        pool = ProcessPoolExecutor(
+            max_workers=min(workers, len(ordered)),
+            mp_context=mp.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
+        )
+        try:
+            futures: dict[Future[Outcome], Job] = {pool.submit(_run, job): job for job in ordered}
+            for fut in as_completed(futures):
+                try:
+                    outcomes.append(fut.result())
+                except Exception as exc:  # the worker process died (BrokenProcessPool), or a pickling error
+                    job = futures[fut]
+                    outcomes.append(Outcome(job, None, False, f"{type(exc).__name__}: {exc} (rerun to retry)"))
+                bar.update()
+        except BaseException:
+            _stop_pool(pool)
+            raise
+        pool.shutdown(wait=True)
     return outcomes
 
 

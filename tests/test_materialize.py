@@ -1,0 +1,297 @@
+"""`vdg materialize`'s engine: task names, planning, outcomes, and stopping its worker processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import av
+import numpy as np
+import psutil
+import pytest
+
+import vdg_tasks.materialize as mat
+from tests.test_cache import write_source
+from vdg_tasks.benchmarks import BENCHMARKS
+from vdg_tasks.cache import CacheUnwritable
+from vdg_tasks.conditions import CONDITIONS
+from vdg_tasks.materialize import Job, TaskError, expand_tasks, plan, run_jobs, summarize
+from vdg_tasks.synth import generate
+from vdg_tasks.yamlgen import write_all
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("VDG_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def synth_tasks(tmp_path_factory):
+    """A vdgsynth benchmark of 2 videos and task YAMLs pointing at it (never the checkout's yaml_tasks/)."""
+    root = tmp_path_factory.mktemp("synth")
+    jsonl = generate(root / "data", n_videos=2, seed=0)
+    write_all(root / "tasks", synth_data=str(jsonl))
+    return root / "tasks", jsonl
+
+
+# -- task names -----------------------------------------------------------------------------------
+
+
+def test_unknown_benchmark_names_the_known_ones():
+    with pytest.raises(ValueError, match="'foo_vdg_black': unknown benchmark 'foo'; known: videomme, vdgsynth$"):
+        expand_tasks(["foo_vdg_black"])
+    assert list(BENCHMARKS) == ["videomme", "vdgsynth"]
+
+
+def test_unknown_condition_suggests_the_nearest_and_lists_the_known():
+    with pytest.raises(TaskError) as info:
+        expand_tasks(["vdgsynth_vdg_orig", "videomme_vdg_blak"])
+    message = str(info.value)
+    assert message.startswith("'videomme_vdg_blak': unknown condition 'blak' (did you mean 'black'?); known: orig, ")
+    assert ", ".join(CONDITIONS) in message and "<benchmark>_vdg_crf" in message and "\n" not in message
+
+
+def test_a_name_not_of_the_vdg_form_lists_benchmarks_and_conditions():
+    with pytest.raises(TaskError, match="'videomme' is not a vdg task or tag .*benchmarks: videomme, vdgsynth"):
+        expand_tasks(["videomme"])
+    with pytest.raises(TaskError, match="unknown condition 'ladders' \\(did you mean 'ladder'\\?\\)"):
+        expand_tasks(["vdgsynth_vdg_ladders"])
+
+
+def test_tags_and_names_expand_in_declaration_order_without_duplicates():
+    crf = [f"videomme_vdg_crf{c}" for c in (18, 23, 28, 33, 38)]
+    assert expand_tasks(["videomme_vdg_crf", " videomme_vdg_crf23 ", ""]) == crf
+    assert expand_tasks(["vdgsynth_vdg"]) == [f"vdgsynth_vdg_{c}" for c in CONDITIONS]
+
+
+# -- planning -------------------------------------------------------------------------------------
+
+
+def test_vdgsynth_before_vdg_synth_says_to_run_it(tmp_path):
+    write_all(tmp_path / "tasks")  # the default questions file, data/questions.jsonl, was never generated
+    with pytest.raises(TaskError, match="run `vdg synth` first") as info:
+        plan(["vdgsynth_vdg_black"], yaml_root=tmp_path / "tasks")
+    assert str(tmp_path / "tasks" / "vdgsynth" / "data" / "questions.jsonl") in str(info.value)
+
+
+_PLAN_DRIVER = """
+import json, sys
+from pathlib import Path
+from vdg_tasks.materialize import plan
+jobs, unavailable = plan(["vdgsynth_vdg"], yaml_root=Path(sys.argv[1]))
+print(json.dumps({
+    "jobs": sorted([j.condition, j.video_id, j.source] for j in jobs),
+    "unavailable": len(unavailable),
+    "lmms_eval_tasks_imported": "lmms_eval.tasks" in sys.modules,
+}))
+"""
+
+
+def test_plan_reads_a_local_benchmark_without_lmms_evals_task_index(synth_tasks):
+    tasks, jsonl = synth_tasks
+    proc = subprocess.run(
+        [sys.executable, "-c", _PLAN_DRIVER, str(tasks)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    docs = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    videos = sorted({(d["videoID"], d["video"]) for d in docs})
+    assert len(videos) == 2
+    assert result["jobs"] == sorted([c, v, s] for c in CONDITIONS for v, s in videos)
+    assert result["unavailable"] == 0 and result["lmms_eval_tasks_imported"] is False
+
+
+def tag_docs(dataset):
+    """A ``process_docs`` hook: lmms-eval must apply it, so such a benchmark is loaded through lmms-eval."""
+    return dataset.map(lambda doc: {"tagged": f"seen-{doc['videoID']}"})
+
+
+@pytest.mark.slow
+def test_a_benchmark_needing_lmms_eval_indexes_only_its_own_folder(synth_tasks, tmp_path, monkeypatch):
+    import shutil
+
+    import lmms_eval.tasks
+
+    tasks, jsonl = synth_tasks
+    root = tmp_path / "tasks"
+    shutil.copytree(tasks, root)
+    template = root / "vdgsynth" / "_default_template_yaml"
+    template.write_text(template.read_text() + "process_docs: !function tests.test_materialize.tag_docs\n")
+    indexed: list[list[str]] = []
+
+    class Spy(lmms_eval.tasks.TaskManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            indexed.append(list(self.all_tasks))
+
+    monkeypatch.setattr(lmms_eval.tasks, "TaskManager", Spy)
+    docs = mat.benchmark_docs("vdgsynth", "vdgsynth_vdg_black", root)
+    assert len(docs) == len(jsonl.read_text().splitlines())
+    assert all(d["tagged"] == f"seen-{d['videoID']}" for d in docs)
+    (names,) = indexed
+    assert "videomme" not in names and all(n.startswith("vdgsynth_vdg") for n in names), names
+
+
+# -- running --------------------------------------------------------------------------------------
+
+
+def test_summary_counts_source_checks_apart_from_the_cache(tmp_path, cache):
+    a = str(write_source(tmp_path / "a.mp4", seed=1))
+    b = str(write_source(tmp_path / "b.mp4", seed=2))
+    jobs = [Job("vdgsynth", c, vid, src) for vid, src in (("a", a), ("b", b)) for c in ("orig", "black", "single")]
+    first = summarize(run_jobs(jobs, workers=2, progress=False))
+    assert (first.built, first.cached, first.sources_checked, first.failed) == (4, 0, 2, ())
+    unavailable = [mat.Outcome(Job("vdgsynth", "black", "c", ""), None, False, "video path:c.mp4 does not exist")]
+    second = summarize(run_jobs(jobs, workers=1, progress=False), unavailable)
+    assert (second.built, second.cached, second.sources_checked, len(second.failed)) == (0, 4, 2, 1)
+    assert second.line() == (
+        "0 videos built, 4 already cached, 2 source videos checked (orig), 1 failed "
+        "(those questions are logged as error rows when evaluated)"
+    )
+    assert second.failure_lines() == ["  vdgsynth/black c: video path:c.mp4 does not exist"]
+
+
+def test_any_exception_while_building_is_that_jobs_failure(tmp_path, cache, monkeypatch):
+    import vdg_tasks.video
+
+    src = str(write_source(tmp_path / "s.mp4"))
+    real = vdg_tasks.video.render
+
+    def flaky(condition, *args, **kwargs):
+        if condition.name == "single":
+            raise RuntimeError("libx264 did not reproduce the picture")
+        return real(condition, *args, **kwargs)
+
+    monkeypatch.setattr(vdg_tasks.video, "render", flaky)
+    jobs = [Job("vdgsynth", c, "s", src) for c in ("orig", "black", "single", "ordered")]
+    outcomes = {o.job.condition: o for o in run_jobs(jobs, workers=1, progress=False)}
+    assert outcomes["single"].error == "RuntimeError: libx264 did not reproduce the picture"
+    assert outcomes["single"].path is None
+    assert [c for c, o in outcomes.items() if o.error is None] == ["orig", "black", "ordered"]
+    summary = summarize(outcomes.values())
+    assert (summary.built, summary.sources_checked, [o.job.condition for o in summary.failed]) == (2, 1, ["single"])
+
+
+def test_unwritable_cache_is_one_error_before_any_work_and_orig_needs_no_cache(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # $VDG_CACHE below a regular file: unwritable even for root
+    monkeypatch.setenv("VDG_CACHE", str(blocker / "cache"))
+    src = str(write_source(tmp_path / "s.mp4"))
+    with pytest.raises(CacheUnwritable, match="set VDG_CACHE to a writable folder") as info:
+        run_jobs([Job("vdgsynth", c, "s", src) for c in ("orig", "black", "single")], progress=False)
+    assert info.value.folder == blocker / "cache"
+    summary = summarize(run_jobs([Job("vdgsynth", "orig", "s", src)], progress=False))
+    assert (summary.sources_checked, summary.failed) == (1, ())
+
+
+def test_a_run_first_sweeps_leftovers_of_killed_runs(tmp_path, cache):
+    dead = subprocess.run([sys.executable, "-c", "print(__import__('os').getpid())"], capture_output=True, text=True)
+    stale = cache / "ab" / f"{'a' * 32}.tmp-{int(dead.stdout)}.mp4"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"half a video")
+    src = str(write_source(tmp_path / "s.mp4"))
+    run_jobs([Job("vdgsynth", "black", "s", src)], progress=False)
+    assert not stale.exists() and list(cache.rglob("*.tmp-*")) == []
+
+
+# -- stopping -------------------------------------------------------------------------------------
+
+
+def _noisy_source(path: Path, n_frames: int, seed: int) -> str:
+    """Random pixels: slow to re-encode at CRF 18, so the workers are busy when the test stops them."""
+    rng = np.random.default_rng(seed)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 320, 240, "yuv420p"
+        stream.options = {"preset": "ultrafast", "crf": "30"}
+        for _ in range(n_frames):
+            frame = rng.integers(0, 255, (240, 320, 3), dtype=np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def slow_sources(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("noisy")
+    return [_noisy_source(folder / f"n{i}.mp4", n_frames=600, seed=i) for i in range(3)]
+
+
+_RUN_DRIVER = """
+import sys
+from vdg_tasks.materialize import Job, run_jobs
+jobs = [Job("vdgsynth", "crf18", f"n{i}", src) for i, src in enumerate(sys.argv[1:])]
+run_jobs(jobs, workers=2, progress=False)
+print("DONE", flush=True)
+"""
+
+
+def _running(procs: list[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for p in procs:
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                alive.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", ["SIGINT to the process group", "SIGTERM", "SIGKILL"])
+def test_stopping_a_run_stops_its_workers_and_leaves_no_temporary_file(stop, slow_sources, cache, tmp_path):
+    # Each job re-encodes for many seconds: workers that outlive the run would still be encoding at the deadline.
+    env = {**os.environ, "VDG_CACHE": str(cache)}
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:  # files, not pipes: orphans would hold a pipe open
+        driver = subprocess.Popen(
+            [sys.executable, "-c", _RUN_DRIVER, *slow_sources],
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,  # its own process group, as a terminal's foreground job
+            stdout=stdout,
+            stderr=stderr,
+        )
+    try:
+        parent = psutil.Process(driver.pid)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait until both workers are writing a video
+            workers = [p for p in parent.children(recursive=True) if "resource_tracker" not in " ".join(p.cmdline())]
+            if len(workers) == 2 and len(list(cache.rglob("*.tmp-*.mp4"))) == 2:
+                break
+            assert driver.poll() is None, (out.read_text(), err.read_text()[-3000:])
+            time.sleep(0.05)
+        else:
+            pytest.fail("the workers never started encoding")
+        family = parent.children(recursive=True)
+        stopped = time.monotonic()
+        if stop.startswith("SIGINT"):
+            os.killpg(driver.pid, signal.SIGINT)  # what Ctrl-C does: every process of the group gets it
+        else:
+            os.kill(driver.pid, getattr(signal, stop))
+        driver.wait(timeout=10)
+        while _running(family) and time.monotonic() - stopped < 6:
+            time.sleep(0.05)
+        assert _running(family) == [], [p.cmdline() for p in _running(family)]
+        expected_rc = {"SIGINT": -signal.SIGINT, "SIGTERM": 128 + signal.SIGTERM, "SIGKILL": -signal.SIGKILL}
+        assert driver.returncode == expected_rc[stop.split()[0]], err.read_text()[-3000:]
+        assert "DONE" not in out.read_text()
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    # The workers removed what they were writing; the pending job was cancelled, not run.
+    assert list(cache.rglob("*.tmp-*")) == []
+    assert list(cache.rglob("*.mp4")) == []
+    run_jobs([Job("vdgsynth", "black", "n0", slow_sources[0])], progress=False)  # the next run
+    assert list(cache.rglob("*.tmp-*")) == []
