@@ -130,5 +130,6 @@ def test_the_printed_metric_is_the_accuracy_of_the_scored_answers(world):
     for condition in ("orig", "black", "crf28"):
         metrics = data[f"vdgsynth_vdg_{condition}"]
         rows = frame[(frame.condition == condition) & (frame.status != "error")]
-        assert not isinstance(metrics.get("vdg,none"), float)  # the logged record is no metric (lmms-eval lists it empty)
+        # The logged record is not a metric (lmms-eval lists its key with an empty value).
+        assert not isinstance(metrics.get("vdg,none"), float)
         assert metrics["accuracy,none"] == pytest.approx(rows.correct.astype(bool).mean())

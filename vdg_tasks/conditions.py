@@ -69,7 +69,11 @@ CRF_LEVELS = (18, 23, 28, 33, 38)
 
 _DECLARED: tuple[Condition, ...] = (
     _ladder("orig", "identity", "The source video, untouched."),
-    _ladder("black", "black", "Every pixel black, with the source's duration, size and audio, on the held conditions' timeline."),
+    _ladder(
+        "black",
+        "black",
+        "Every pixel black, with the source's duration, size and audio, on the held conditions' timeline.",
+    ),
     _ladder(
         "single",
         "hold",
