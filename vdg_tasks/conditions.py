@@ -59,7 +59,7 @@ def crf(level: int, preset: str = "medium") -> Condition:
         f"crf{level}",
         "video",
         "crf",
-        f"The source re-encoded with libx264 at CRF {level} (preset {preset}); same size, rate and duration.",
+        f"The source re-encoded with libx264 at CRF {level} (preset {preset}); same size, rate, duration and audio.",
         "crf",
         {"crf": level, "preset": preset},
     )
