@@ -7,16 +7,23 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
   basename of its ``pretrained=`` argument)
 - model_settings: model_args and gen_kwargs of the run; one label must have one setting
 - benchmark, condition, question_id, video_id, task_type, duration: from the logged record
+- n_options: the question's number of options (``postprocess.choices``: the record's own, else the
+  benchmark's declared count, else inferred from the letters seen for the question)
 - answer: ground-truth letter; pred: parsed letter or None
-- status: ``ok`` (a letter was read), ``unparsed`` (answered, no letter: scored wrong) or
-  ``error`` (no answer: missing or undecodable video); error: the reason for ``error``
+- status: ``ok`` (a letter among the question's options was read), ``unparsed`` (answered, no such
+  letter: scored wrong) or ``error`` (no answer: missing or undecodable video); error: the reason
+  for ``error``
 - correct: True/False for ok and unparsed rows, <NA> for error rows
 - source: ``file:line`` the row came from
+
+``load_frame`` also records, per input file, which fields it read (``frame.attrs["vdg_sources"]``,
+a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing as mp
 import os
 import re
@@ -29,7 +36,17 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from postprocess.choices import (
+    MAX_OPTIONS,
+    MIN_INFERRED_OPTIONS,
+    declared_option_count,
+    declared_option_counts,
+    letter_position,
+    option_counts,
+)
 from vdg_tasks.parse import LETTERS, parse_answer
+
+logger = logging.getLogger(__name__)
 
 RECORD_KEY = "vdg"
 
@@ -42,6 +59,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "video_id",
     "task_type",
     "duration",
+    "n_options",
     "answer",
     "pred",
     "status",
@@ -150,8 +168,39 @@ def _vdg_record(line: str, where: str) -> Any:
     return rec
 
 
+def _task_condition(path: Path) -> tuple[str, str]:
+    """(benchmark, condition) named by a samples file (``..._samples_<benchmark>_vdg_<condition>.jsonl``)."""
+    match = _SAMPLES_FILE.match(path.name)
+    task = match["task"] if match else path.stem
+    benchmark, sep, condition = task.rpartition("_vdg_")
+    return (benchmark, condition) if sep else ("", task)
+
+
+def _declared_counts(table: pd.DataFrame, benchmark: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(n_options, where it came from) per record: its ``n_options`` field, else the benchmark's
+    declared count, else <NA> (inferred later, across every file: ``postprocess.choices``)."""
+    own = pd.to_numeric(table["n_options"], errors="coerce") if "n_options" in table.columns else None
+    declared = declared_option_counts(benchmark)
+    counts = pd.Series(pd.NA, index=table.index, dtype="Int64")
+    origin = pd.Series(_INFERRED, index=table.index, dtype=object)
+    has_declared = declared.notna()
+    counts[has_declared] = declared[has_declared].astype("int64")
+    labels = {b: f"benchmark {b!r} declares {declared_option_count(b)}" for b in benchmark[has_declared].unique()}
+    origin[has_declared] = benchmark[has_declared].map(labels)
+    if own is not None:
+        has_own = own.notna()
+        counts[has_own] = own[has_own].round().astype("int64")
+        origin[has_own] = "n_options field"
+    return counts, origin
+
+
 def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
-    """One lmms-eval samples log as tidy rows."""
+    """One lmms-eval samples log as tidy rows.
+
+    A logged letter that is not one of its question's options (``n_options``) is ``unparsed``, as
+    for prediction files. An empty log is an error naming the file: its condition would otherwise
+    silently lack every question.
+    """
     config = _results_config(path)
     model, settings = label or model_label(config), model_settings(config)
     records, lines = [], []
@@ -160,7 +209,15 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
             if line.strip():
                 records.append(_vdg_record(line, f"{path}:{lineno}"))
                 lines.append(lineno)
-    table = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(_RECORD_FIELDS))
+    if not records:
+        benchmark, condition = _task_condition(path)
+        raise LogError(
+            f"{path}: holds no samples, so condition {condition!r} of {model}"
+            + (f" / {benchmark}" if benchmark else "")
+            + " has no rows and lacks every question the other conditions have; was the run interrupted "
+            "(or run with --limit 0)? Rerun it, or remove the file."
+        )
+    table = pd.DataFrame.from_records(records)
     where = pd.Series([f"{path}:{n}" for n in lines], dtype=object)
     for key in _RECORD_FIELDS:
         absent = table[key].isna() if key in table.columns else pd.Series(True, index=table.index)
@@ -176,16 +233,19 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
 
     error_rows = table["status"] == "error"
     correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
-    return pd.DataFrame(
+    benchmark = table["benchmark"].astype(str)
+    n_options, origin = _declared_counts(table, benchmark)
+    out = pd.DataFrame(
         {
             "model": model,
             "model_settings": settings,
-            "benchmark": table["benchmark"].astype(str),
+            "benchmark": benchmark,
             "condition": table["condition"].astype(str),
             "question_id": table["question_id"].astype(str),
             "video_id": text("video_id"),
             "task_type": text("task_type"),
             "duration": text("duration"),
+            "n_options": n_options,
             "answer": table["answer"].astype(str),
             "pred": table["pred"] if "pred" in table.columns else None,
             "status": table["status"],
@@ -195,6 +255,55 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
         },
         columns=list(SAMPLE_COLUMNS),
     )
+    out.attrs[_SOURCE_ATTR] = _source_info(
+        path,
+        "lmms-eval samples log",
+        out,
+        question_id_field=f"{RECORD_KEY}.question_id",
+        video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in table.columns else "",
+        n_options_origin=origin,
+    )
+    return out
+
+
+#: ``n_options`` origin of a record with no declared count: inferred across every file (``postprocess.choices``).
+_INFERRED = f"largest letter seen for the question (at least {MIN_INFERRED_OPTIONS})"
+_SOURCE_ATTR = "vdg_source"
+#: Key of ``load_frame``'s per-file field record in ``frame.attrs`` (a JSON list; see ``sources``).
+SOURCES_ATTR = "vdg_sources"
+
+
+def _summarise_origins(origin: pd.Series) -> str:
+    """'n_options field' or 'n_options field (10 records); benchmark 'x' declares 4 (2 records)'."""
+    counts = origin.value_counts(sort=False)
+    if len(counts) == 1:
+        return str(counts.index[0])
+    return "; ".join(f"{o} ({int(n)} records)" for o, n in counts.items())
+
+
+def _source_info(
+    path: Path, kind: str, table: pd.DataFrame, question_id_field: str, video_id_field: str, n_options_origin: pd.Series
+) -> dict[str, Any]:
+    from postprocess.analyses._paired import ordered_conditions
+
+    return {
+        "file": str(path),
+        "kind": kind,
+        "model": ",".join(sorted(table["model"].astype(str).unique())),
+        "benchmark": ",".join(sorted(table["benchmark"].astype(str).unique())),
+        "conditions": ",".join(ordered_conditions(table["condition"].unique())),
+        "n_records": len(table),
+        "question_id_field": question_id_field,
+        "video_id_field": video_id_field,
+        "n_options_source": _summarise_origins(n_options_origin),
+    }
+
+
+def sources(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per input file of ``load_frame``: kind, model, benchmark, conditions, records and the fields read
+    for the question id, video id and option count ([] for a frame not built by ``load_frame``)."""
+    text = frame.attrs.get(SOURCES_ATTR)
+    return list(json.loads(text)) if isinstance(text, str) else []
 
 
 def _dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:
@@ -270,7 +379,9 @@ def load_frame(
     """lmms-eval output folders and prediction files -> one checked, de-duplicated tidy frame.
 
     ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``); ``benchmark`` names
-    their benchmark when the records do not. See the module docstring for the columns.
+    their benchmark when the records do not. See the module docstring for the columns. Each
+    question's option count is resolved across every file (``postprocess.choices``), and a letter
+    beyond it is ``unparsed``; ``frame.attrs`` records which fields each file was read from.
     """
     jobs = []
     for run in runs:
@@ -281,12 +392,81 @@ def load_frame(
         frames.append(read_predictions(Path(path), model, benchmark))
     if not frames:
         raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")
+    infos = [f.attrs.get(_SOURCE_ATTR) for f in frames]
     frame = pd.concat(frames, ignore_index=True)
+    frame = _resolve_options(frame)
     frame = _dedupe(frame, on_duplicate)
     _check_settings(frame)
+    _check_keys(frame)
     _check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")
-    return _none_for_missing(frame).reset_index(drop=True)
+    frame = _none_for_missing(frame).reset_index(drop=True)
+    frame.attrs = {SOURCES_ATTR: json.dumps([i for i in infos if i])}
+    return frame
+
+
+def _resolve_options(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill every row's n_options (``postprocess.choices``), refuse an answer key beyond it, and make
+    an ``ok`` answer whose letter is not one of its question's options ``unparsed`` (scored wrong)."""
+    frame["n_options"] = option_counts(frame)
+    n = frame["n_options"].to_numpy(dtype=np.int64)
+    key = letter_position(frame["answer"])
+    bad_key = (key < 0) | (key >= n)
+    if bad_key.any():
+        row = frame.iloc[int(np.flatnonzero(bad_key)[0])]
+        raise LogError(
+            f"{row['source']}: the answer key {row['answer']!r} is not one of the question's {row['n_options']} "
+            f"option letters ({LETTERS[0]}-{LETTERS[int(row['n_options']) - 1]}); check its n_options / options "
+            "field or the benchmark (--benchmark)"
+        )
+    pred = letter_position(frame["pred"].astype(object).where(frame["pred"].notna(), None))
+    outside = (frame["status"] == "ok").to_numpy() & ((pred < 0) | (pred >= n))
+    if outside.any():
+        frame["pred"] = frame["pred"].astype(object).where(~outside, None)
+        frame["status"] = frame["status"].astype(object).where(~outside, "unparsed")
+        frame["correct"] = frame["correct"].astype(object).where(~outside, False)
+        first = frame.iloc[int(np.flatnonzero(outside)[0])]
+        logger.info(
+            "%d answers name a letter outside their question's options and count as unparsed (first: %s)",
+            int(outside.sum()),
+            first["source"],
+        )
+    return frame
+
+
+def _check_keys(frame: pd.DataFrame) -> None:
+    """One question id is one question: the same answer key in every file and condition."""
+    counts = frame.groupby(["benchmark", "question_id"], sort=False)["answer"].nunique()
+    clash = counts[counts > 1]
+    if clash.empty:
+        return
+    benchmark, question = clash.index[0]
+    rows = frame[(frame["benchmark"] == benchmark) & (frame["question_id"] == question)]
+    a = rows.iloc[0]
+    b = rows[rows["answer"] != a["answer"]].iloc[0]
+    raise LogError(
+        f"question {question!r} of {benchmark} has two different answer keys: {a['answer']!r} at {a['source']} and "
+        f"{b['answer']!r} at {b['source']}; is the question id field unique per question (NExT-QA's 'qid', for "
+        "one, counts the questions of a video)?"
+    )
+
+
+def _check_one_video_per_question(table: pd.DataFrame) -> None:
+    """Within one prediction file a question id names one video (a per-video question index does not)."""
+    named = table[table["video_id"] != ""]
+    counts = named.groupby(["condition", "question_id"], sort=False)["video_id"].nunique()
+    clash = counts[counts > 1]
+    if clash.empty:
+        return
+    condition, question = clash.index[0]
+    rows = named[(named["condition"] == condition) & (named["question_id"] == question)]
+    a = rows.iloc[0]
+    b = rows[rows["video_id"] != a["video_id"]].iloc[0]
+    raise LogError(
+        f"question id {question!r} ({condition}) names two videos: {a['video_id']!r} at {a['source']} and "
+        f"{b['video_id']!r} at {b['source']}; the question id field must be unique per question (NExT-QA's "
+        "'qid', for one, counts the questions of a video: combine it with the video id)"
+    )
 
 
 def _none_for_missing(table: pd.DataFrame) -> pd.DataFrame:
@@ -307,6 +487,30 @@ CONDITION_ALIASES = {
     "order": "ordered",
 }
 _PREDICTION_FIELDS = ("condition", "question_id", "task_type", "ground_truth", "prediction")
+#: Fields read as the question id of a prediction record, in precedence order: per record, the first
+#: one with a value.
+QUESTION_ID_FIELDS: tuple[str, ...] = (
+    "question_id",
+    "questionID",
+    "question_uid",
+    "q_uid",
+    "qid",
+    "question_idx",
+    "uid",
+    "id",
+)
+#: Fields read as the video id of a prediction record, in precedence order (per record, the first with
+#: a value). A path is taken as it is: it names the video as well as an id does.
+VIDEO_ID_FIELDS: tuple[str, ...] = (
+    "video_id",
+    "videoID",
+    "video_uid",
+    "video_idx",
+    "video_name",
+    "vid",
+    "video",
+    "video_path",
+)
 
 
 def normalise_condition(name: str) -> str:
@@ -318,10 +522,17 @@ def _prediction_table(path: Path) -> pd.DataFrame:
     """The raw records of a JSON array, JSONL or CSV predictions file, with a ``_where`` column."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        try:
+            table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        except pd.errors.EmptyDataError:
+            raise LogError(f"{path}: empty predictions file (no header, no records)") from None
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise LogError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())})") from None
         table["_where"] = [f"{path}:{i}" for i in range(2, len(table) + 2)]
         return table
     text = path.read_text()
+    if not text.strip():
+        raise LogError(f"{path}: empty predictions file (no records)")
     if suffix == ".json" or text.lstrip().startswith("["):
         try:
             data = json.loads(text)
@@ -339,21 +550,99 @@ def _prediction_table(path: Path) -> pd.DataFrame:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise LogError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(records[-1], dict):
+                raise LogError(f"{path}:{lineno}: expected a JSON object (one prediction record per line)")
             where.append(f"{path}:{lineno}")
     table = pd.DataFrame.from_records(records)
     table["_where"] = where
     return table
 
 
-def _letters(predictions: pd.Series, n_options: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """(letter or None, ok|unparsed) for answered predictions; bare letters fast, the rest parsed."""
+def _first_field(raw: pd.DataFrame, fields: Sequence[str]) -> tuple[pd.Series, list[str]]:
+    """Per record the first of ``fields`` that has a value (None when none has), and the fields used."""
+    value = pd.Series(None, index=raw.index, dtype=object)
+    used = []
+    for field in fields:
+        if field not in raw.columns:
+            continue
+        column = raw[field].astype(object)
+        present = column.notna() & (column.astype(str).str.strip() != "")
+        take = value.isna() & present
+        if take.any():
+            value[take] = column[take].astype(str)
+            used.append(field)
+    return value, used
+
+
+def _option_lists(raw: pd.DataFrame) -> pd.Series:
+    """The ``options`` field per record as a list of option texts (None when absent); a CSV cell holds a JSON array."""
+    out = pd.Series(None, index=raw.index, dtype=object)
+    if "options" not in raw.columns:
+        return out
+    for idx, value in raw["options"].items():
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            continue
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                value = None
+        if not isinstance(value, list) or not value:
+            raise LogError(
+                f"{raw.at[idx, '_where']}: 'options' must be a non-empty list of the option texts "
+                '(in a CSV file: a JSON array such as ["A. red", "B. blue"])'
+            )
+        out[idx] = [str(v) for v in value]
+    return out
+
+
+def _record_counts(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """(n_options, origin, option texts) per record from its own ``n_options`` / ``options`` fields, else the
+    benchmark's declared count, else <NA> (inferred across every file by ``load_frame``)."""
+    counts, origin = _declared_counts(raw.drop(columns=["n_options"], errors="ignore"), raw["benchmark"].astype(str))
+    texts = _option_lists(raw)
+    has_texts = texts.map(lambda t: isinstance(t, list)).astype(bool)
+    counts[has_texts] = texts[has_texts].map(len).astype("int64")
+    origin[has_texts] = "options field"
+    if "n_options" in raw.columns:
+        given = raw["n_options"]
+        has = given.notna() & (given.astype(str).str.strip() != "")
+        for idx in raw.index[has]:
+            text = str(given[idx]).strip()
+            n = int(float(text)) if re.fullmatch(r"\d+(\.0*)?", text) else -1
+            if not 2 <= n <= MAX_OPTIONS:
+                raise LogError(
+                    f"{raw.at[idx, '_where']}: n_options {given[idx]!r} is not a number of options "
+                    f"from 2 to {MAX_OPTIONS}"
+                )
+            if has_texts[idx] and len(texts[idx]) != n:
+                raise LogError(
+                    f"{raw.at[idx, '_where']}: n_options is {n} but 'options' lists {len(texts[idx])} options"
+                )
+            counts[idx] = n
+            origin[idx] = "n_options field"
+    too_many = counts.notna() & ((counts < 2) | (counts > MAX_OPTIONS)).fillna(False)
+    if too_many.any():
+        idx = raw.index[too_many][0]
+        raise LogError(f"{raw.at[idx, '_where']}: {counts[idx]} options; vdg reads 2 to {MAX_OPTIONS} (A-F)")
+    return counts, origin, texts
+
+
+def _letters(predictions: pd.Series, n_options: pd.Series, texts: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(letter or None, ok|unparsed) for answered predictions; bare letters fast, the rest parsed.
+
+    ``n_options`` <NA> (not declared) reads every letter A-F; ``texts`` (option texts or None) help parse."""
+    n = n_options.fillna(MAX_OPTIONS).to_numpy(dtype=int)
     text = predictions.astype(object).astype(str).str.strip()
     position = np.array([LETTERS.find(t) for t in text.str.upper()], dtype=int)
-    bare = text.str.fullmatch(r"[A-Fa-f]").astype(bool) & (position < n_options.to_numpy(dtype=int))
+    bare = text.str.fullmatch(r"[A-Fa-f]").astype(bool) & (position < n)
     letter = text.str.upper().where(bare)
     status = pd.Series("ok", index=text.index).where(bare)
-    for idx in text.index[~bare]:
-        parsed = parse_answer(text[idx], n_options=int(n_options[idx]))
+    for i, idx in enumerate(text.index):
+        if bare[idx]:
+            continue
+        options = texts[idx] if isinstance(texts[idx], list) and len(texts[idx]) == n[i] else None
+        parsed = parse_answer(text[idx], n_options=int(n[i]), options=options)
         letter[idx], status[idx] = parsed.letter, parsed.status
     return letter, status
 
@@ -361,21 +650,35 @@ def _letters(predictions: pd.Series, n_options: pd.Series) -> tuple[pd.Series, p
 def read_predictions(path: Path, model: str | None = None, benchmark: str | None = None) -> pd.DataFrame:
     """A predictions file from any harness (JSON array, JSONL or CSV) as tidy rows.
 
-    Records need condition, question_id, task_type, ground_truth, prediction; optional correct
-    (checked against prediction == ground_truth), error, model, benchmark, video_id/videoID,
-    duration. A null prediction, or a record with an error, is an ``error`` row (the pipeline
-    failed, not the model); a prediction with no readable letter is ``unparsed`` (scored wrong).
+    Records need condition, a question id, task_type, ground_truth, prediction; optional correct
+    (checked against prediction == ground_truth), error, model, benchmark, a video id, duration,
+    n_options and options (the option texts). The question id is the first of
+    ``QUESTION_ID_FIELDS`` with a value, the video id the first of ``VIDEO_ID_FIELDS``. A null
+    prediction, or a record with an error, is an ``error`` row (the pipeline failed, not the model);
+    a prediction with no letter among the question's options is ``unparsed`` (scored wrong).
+    ``n_options`` is the record's own (n_options, or the length of options), else the benchmark's
+    declared count, else <NA>: ``load_frame`` infers it across every file (``postprocess.choices``)
+    and, meanwhile, any letter A-F is read.
     """
     if not path.is_file():
         raise LogError(f"{path}: no such predictions file")
     raw = _prediction_table(path)
     if raw.empty:
         raise LogError(f"{path}: holds no prediction records")
-    missing = [k for k in _PREDICTION_FIELDS if k not in raw.columns]
+    question_id, question_fields = _first_field(raw, QUESTION_ID_FIELDS)
+    missing = [k for k in _PREDICTION_FIELDS if k != "question_id" and k not in raw.columns]
+    if not question_fields and not any(f in raw.columns for f in QUESTION_ID_FIELDS):
+        missing.insert(1, "question_id")
     if missing:
-        raise LogError(f"{path}: missing field(s) {', '.join(missing)} (need {', '.join(_PREDICTION_FIELDS)})")
+        raise LogError(
+            f"{path}: missing field(s) {', '.join(missing)} (need {', '.join(_PREDICTION_FIELDS)}; the question id "
+            f"may be any of {', '.join(QUESTION_ID_FIELDS)})"
+        )
     raw = raw.astype(object).where(raw.notna(), None)
-    for key in ("condition", "question_id", "task_type", "ground_truth"):
+    if question_id.isna().any():
+        where = raw.at[raw.index[question_id.isna()][0], "_where"]
+        raise LogError(f"{where}: no question id (none of {', '.join(QUESTION_ID_FIELDS)} has a value)")
+    for key in ("condition", "task_type", "ground_truth"):
         empty_at = raw.index[raw[key].isna()]
         if len(empty_at):
             raise LogError(f"{raw.at[empty_at[0], '_where']}: '{key}' is empty")
@@ -386,10 +689,10 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
             where = raw.at[raw.index[raw[key].isna()][0], "_where"]
             raise LogError(f"{where}: no {key}: give MODEL=FILE and --benchmark, or a '{key}' field in the record")
     answer = raw["ground_truth"].astype(str).str.strip().str.upper()
-    n_options = answer.map(lambda a: max(4, LETTERS.find(a) + 1))
+    n_options, origin, texts = _record_counts(raw)
     error_text = raw["error"] if "error" in raw.columns else pd.Series(None, index=raw.index, dtype=object)
     failed = raw["prediction"].isna() | error_text.notna()
-    letter, status = _letters(raw.loc[~failed, "prediction"], n_options[~failed])
+    letter, status = _letters(raw.loc[~failed, "prediction"], n_options[~failed], texts[~failed])
     pred = pd.Series(None, index=raw.index, dtype=object)
     pred[~failed] = letter
     statuses = pd.Series("error", index=raw.index, dtype=object)
@@ -407,9 +710,7 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
                 f"{raw.at[i, '_where']}: 'correct' is {raw.at[i, 'correct']!r} but prediction "
                 f"{raw.at[i, 'prediction']!r} vs ground truth {answer[i]!r} says {bool(correct[i])}"
             )
-    video = raw["video_id"] if "video_id" in raw.columns else pd.Series(None, index=raw.index, dtype=object)
-    if "videoID" in raw.columns:
-        video = video.where(video.notna(), raw["videoID"])
+    video, video_fields = _first_field(raw, VIDEO_ID_FIELDS)
     duration = raw["duration"] if "duration" in raw.columns else pd.Series("", index=raw.index, dtype=object)
     table = pd.DataFrame(
         {
@@ -417,10 +718,11 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
             "model_settings": "",
             "benchmark": raw["benchmark"].astype(str),
             "condition": raw["condition"].map(normalise_condition),
-            "question_id": raw["question_id"].astype(str),
+            "question_id": question_id.astype(str),
             "video_id": video.fillna("").astype(str),
             "task_type": raw["task_type"].astype(str),
             "duration": duration.fillna("").astype(str),
+            "n_options": n_options,
             "answer": answer,
             "pred": pred,
             "status": statuses,
@@ -429,7 +731,25 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
             "source": raw["_where"],
         }
     )
-    return _none_for_missing(table[list(SAMPLE_COLUMNS)].copy())
+    table = _none_for_missing(table[list(SAMPLE_COLUMNS)].copy())
+    _check_one_video_per_question(table)
+    info = _source_info(
+        path,
+        "predictions",
+        table,
+        question_id_field=", then ".join(question_fields),
+        video_id_field=", then ".join(video_fields),
+        n_options_origin=origin,
+    )
+    logger.info(
+        "%s: question id from %s, video id from %s, options: %s",
+        path,
+        info["question_id_field"],
+        info["video_id_field"] or "no field (collective accuracy and --cluster need one)",
+        info["n_options_source"],
+    )
+    table.attrs[_SOURCE_ATTR] = info
+    return table
 
 
 def conditions_present(frame: pd.DataFrame, model: str, benchmark: str) -> Sequence[str]:

@@ -7,14 +7,23 @@ reports without a change here, and an absent or empty table is simply skipped.
 
 Files written by ``write_report(tables, out)``:
 
-- ``<name>.csv`` per table (NaN as an empty cell, infinity as ``inf``)
-- ``report.md``: the headline tables, each under a sentence stating its conventions
-- ``report.html``: one self-contained page (inline CSS, plots as base64 PNG, no script): every
-  table, headline first
-- ``report.json``: ``{"format": ..., "options": {...}, "inputs": {...}, "tables": {name:
-  {"description", "columns": {column: description}, "n_rows", "rows": [{column: value}]}}}``;
-  NaN and missing values are ``null``, +/- infinity the strings ``"inf"`` / ``"-inf"``
+- ``<name>.csv`` per table (NaN as an empty cell, infinity as ``inf``); a skipped table (its
+  analysis could not run on the data) has the header only
+- ``report.md``: first the summary (per model: Overall VDG with CI, tier, every flag) and what was
+  skipped, then the headline tables, each under a sentence stating its conventions
+- ``report.html``: one self-contained page (inline CSS, plots as base64 PNG, no script): the
+  summary, then every table, headline first
+- ``report.json``: ``{"format": ..., "options": {...}, "inputs": {..., "files": [...]}, "summary":
+  [...], "skipped": [...], "tables": {name: {"description", "columns": {column: description},
+  "skipped", "n_rows", "rows": [{column: value}]}}}``; NaN and missing values are ``null``, +/-
+  infinity the strings ``"inf"`` / ``"-inf"``
 - ``plots/*.png`` (see ``postprocess.plots``)
+
+``write_report`` writes into a new folder beside ``out`` and moves it into place only when every
+file is written, so ``out`` never holds a mix of two runs: a previous report there is replaced
+whole, and a folder holding anything but report files is refused. ``compute_tables(frame,
+options, out)`` keeps each CSV it computes in ``.<out>.partial`` beside ``out`` until then, so a
+crash loses nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +33,9 @@ import dataclasses
 import html
 import json
 import math
+import os
+import shutil
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +45,11 @@ import numpy as np
 import pandas as pd
 
 import postprocess.analyses as _analyses
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import Options, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
 
 #: Version of the report.json layout.
-JSON_FORMAT = "vdg-report/1"
+JSON_FORMAT = "vdg-report/2"
 #: Rows of one table shown in report.html (the CSV always has every row).
 HTML_MAX_ROWS = 200
 #: Rows of one table shown in report.md.
@@ -400,10 +412,13 @@ HEADLINE: tuple[Section, ...] = (
             "equivalent_orig",
             "share_black_p01",
             "share_pattern",
+            "share_black_only_unadjusted",
         ),
-        "McNemar (continuity-corrected) on orig and on black for each pair of models on their shared question set, "
-        "Holm-adjusted; pattern: where they differ reliably; TOST: are the orig accuracies equivalent within the "
-        "margin; share_*: how often bootstrap resamples of the questions reproduce the result.",
+        "McNemar (continuity-corrected) on orig and on black for each pair of models on their shared question set; "
+        "pattern: where they differ reliably, by one rule: p Holm-adjusted over the orig and black p-values of every "
+        "pair < alpha; TOST: are the orig accuracies equivalent within the margin; share_pattern: how often bootstrap "
+        "resamples of the questions give the same pattern by that same rule; share_black_p01 and "
+        "share_black_only_unadjusted: unadjusted events on the pair's own resamples (the paper's stability).",
     ),
     Section(
         "crf_flips",
@@ -420,7 +435,8 @@ HEADLINE: tuple[Section, ...] = (
         "Answer-letter bias",
         _letters_columns,
         "Predicted-letter counts per condition (letters no question or answer uses are left out; all are in "
-        "letters.csv); p_pred / p_gt: chi-square of the predicted / correct letters against uniform; "
+        "letters.csv); p_pred / p_gt: chi-square of the predicted / correct letters against uniform guessing among "
+        "each question's options; chance: the mean of 1 / options; "
         "expected_from_letters: accuracy a question-blind answerer with these letter counts gets; letter_share: "
         "the share of the above-chance accuracy that letter alignment alone explains (meant for black).",
     ),
@@ -428,7 +444,7 @@ HEADLINE: tuple[Section, ...] = (
 
 
 def _analysis_info() -> dict[str, tuple[str, Mapping[str, str]]]:
-    return {a.name: (a.description, a.columns) for a in _analyses.ANALYSES}
+    return {a.name: (a.description, a.columns) for a in _analyses.TABLES}
 
 
 def _section_columns(section: Section, rows: pd.DataFrame) -> Sequence[str] | None:
@@ -487,6 +503,112 @@ def _coverage_markdown(cov: pd.DataFrame) -> list[str]:
     return parts
 
 
+#: Columns of the summary table shown on the first screen (the rest is in summary.csv).
+SUMMARY_SHOWN: tuple[str, ...] = (
+    "model",
+    "benchmark",
+    "conditions",
+    "n",
+    "acc_orig",
+    "acc_black",
+    "vdg",
+    "ci_low",
+    "ci_high",
+    "tier",
+    "flags",
+)
+_SUMMARY_INTRO = (
+    "Per model: the Overall VDG (acc_orig - acc_black on the questions both arms answered) with its paired "
+    "bootstrap CI, its tier, and every flag; read the flags before the numbers."
+)
+
+
+def _summary_lines(summary: pd.DataFrame) -> list[str]:
+    """One line per flagged model: its flags in words."""
+    flagged = summary[summary["details"].fillna("") != ""]
+    return [f"{r.model} / {r.benchmark}: {r.details}" for r in flagged.itertuples()]
+
+
+def _skip_lines(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """What was not computed, one line per skipped table or left-out model (reasons of the skipped table),
+    grouped: 'no vdg, categories for m: black not run'."""
+    skipped = tables.get("skipped")
+    if skipped is None or not len(skipped):
+        return []
+    lines: list[str] = []
+    grouped: dict[tuple[str, str, str], list[str]] = {}
+    for r in skipped.itertuples():
+        reason = str(r.reason)
+        if reason.startswith(f"{r.analysis} was skipped: "):
+            lines.append(reason)
+            continue
+        head, _, why = reason.partition(": ")
+        subject = head.removeprefix(f"no {r.analysis} for ")
+        grouped.setdefault((str(r.benchmark), subject, why), []).append(str(r.analysis))
+    for (_, subject, why), names in grouped.items():
+        lines.append(f"no {', '.join(names)} for {subject}: {why}")
+    return lines
+
+
+def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    summary = tables.get("summary")
+    parts: list[str] = []
+    if summary is not None and len(summary):
+        sentence, _ = conventions(summary)
+        n_flagged = int((summary["flags"].fillna("") != "").sum())
+        parts += ["## Summary", "", " ".join(s for s in (_SUMMARY_INTRO, sentence) if s), ""]
+        if n_flagged:
+            parts += [f"**{n_flagged} of {len(summary)} model runs have flags:**", ""]
+            parts += [f"- {line}" for line in _summary_lines(summary)] + [""]
+        else:
+            parts += [
+                "No flags: no condition above the unparsed threshold, every question answered, orig and black run, "
+                "no table leaves a model out.",
+                "",
+            ]
+        parts += [markdown_table(summary, _display_columns(summary, SUMMARY_SHOWN)), ""]
+    elif summary is not None and skip_reason(summary):
+        parts += ["## Summary", "", f"The summary was skipped: {skip_reason(summary)}", ""]
+    lines = _skip_lines(tables)
+    if lines:
+        parts += ["**Not computed** (those tables are written with the header only, or without the model):", ""]
+        parts += [f"- {line}" for line in lines] + [""]
+    return parts
+
+
+def _sources_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    src = _nonempty(tables, "sources")
+    if src is None:
+        return []
+    parts = ["## Inputs", ""]
+    logs = src[src["kind"] != "predictions"]
+    preds = src[src["kind"] == "predictions"]
+    if len(logs):
+        parts += [
+            f"{len(logs)} lmms-eval samples logs ({int(logs['n_records'].sum())} records), read from vdg's own record.",
+            "",
+        ]
+    if len(preds):
+        parts += [
+            "Prediction files: the fields read as question id and video id, and where the option counts came from.",
+            "",
+            markdown_table(
+                preds,
+                [
+                    "file",
+                    "model",
+                    "conditions",
+                    "n_records",
+                    "question_id_field",
+                    "video_id_field",
+                    "n_options_source",
+                ],
+            ),
+            "",
+        ]
+    return parts
+
+
 def _nonempty(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | None:
     table = tables.get(name)
     return table if table is not None and len(table) else None
@@ -496,6 +618,7 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
     """report.md: the headline tables (those present and non-empty), coverage, then an index of all tables."""
     info = _analysis_info()
     parts = ["# vdg report", ""]
+    parts += _summary_markdown(tables)
     for section in HEADLINE:
         picked = section.pick(tables)
         if picked is not None:
@@ -503,6 +626,10 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
     cov = _nonempty(tables, "coverage")
     if cov is not None:
         parts += _coverage_markdown(cov)
+        lines = _skip_lines(tables)
+        if lines:
+            parts += ["**Not computed:** " + "; ".join(lines), ""]
+    parts += _sources_markdown(tables)
     if plots:
         parts += ["## Plots", ""]
         parts += [f"![{p.stem}](plots/{p.name})" for p in plots]
@@ -511,7 +638,9 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
     if listed:
         parts += ["## All tables", "", "Every table is written as `<name>.csv` and in report.json.", ""]
         parts += [
-            f"- `{name}.csv` ({len(table)} rows): {info.get(name, ('', {}))[0]}".rstrip(": ") for name, table in listed
+            f"- `{name}.csv` ({len(table)} rows): {info.get(name, ('', {}))[0]}".rstrip(": ")
+            + (f" **Skipped:** {skip_reason(table)}" if skip_reason(table) else "")
+            for name, table in listed
         ]
         parts += [""]
     return "\n".join(parts)
@@ -586,8 +715,15 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
     def add(name: str, title_text: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None) -> None:
         anchor = name if name not in {a for a, _ in toc} else f"{name}-all"
         title_text += " (all rows)" if anchor != name else ""
+        reason = skip_reason(table)
         if len(table):
             sections.append(_html_section(name, title_text, intro, table, columns, anchor))
+        elif reason:
+            sections.append(
+                f'<h2 id="{html.escape(anchor)}">{html.escape(title_text)}</h2>\n'
+                f'<p>{html.escape(intro)}</p>\n<p class="flag">Skipped: {html.escape(reason)} '
+                f"(<code>{html.escape(name)}.csv</code> has the header only.)</p>"
+            )
         else:
             sections.append(
                 f'<h2 id="{html.escape(anchor)}">{html.escape(title_text)}</h2>\n'
@@ -595,6 +731,24 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
                 f"(<code>{html.escape(name)}.csv</code> has the header only).</p>"
             )
         toc.append((anchor, title_text))
+
+    def bullets(title_text: str, lines: Sequence[str]) -> str:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        return f'<p class="flag">{html.escape(title_text)}</p><ul>{items}</ul>' if lines else ""
+
+    summary = tables.get("summary")
+    skip_lines = _skip_lines(tables)
+    if summary is not None and len(summary):
+        flagged = _summary_lines(summary)
+        add("summary", "Summary", _SUMMARY_INTRO, summary, _display_columns(summary, SUMMARY_SHOWN))
+        sections.append(
+            bullets(f"{len(flagged)} of {len(summary)} model runs have flags:", flagged)
+            + bullets("Not computed (header-only tables, or tables without the model):", skip_lines)
+        )
+        done.add("summary")
+    elif skip_lines:
+        sections.append('<h2 id="not-computed">Not computed</h2>\n' + bullets("Not computed:", skip_lines))
+        toc.append(("not-computed", "Not computed"))
 
     for section in HEADLINE:
         picked = section.pick(tables)
@@ -607,6 +761,7 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
             done.add(name)
     if _nonempty(tables, "coverage") is not None:
         add("coverage", "Coverage", _COVERAGE_INTRO, tables["coverage"], None)
+        sections.append(bullets("Not computed:", skip_lines))
         done.add("coverage")
     if plots:
         imgs = []
@@ -673,10 +828,16 @@ def render_json(
 ) -> dict[str, Any]:
     """report.json as a dict (see the module docstring)."""
     info = _analysis_info()
+    files = table_records(tables["sources"]) if "sources" in tables else []
+    given = dict(inputs) if inputs is not None else None
+    if files:
+        given = {**(given or {}), "files": files}
     out: dict[str, Any] = {
         "format": JSON_FORMAT,
         "options": options_dict(options),
-        "inputs": json_value(dict(inputs)) if inputs is not None else None,
+        "inputs": json_value(given) if given is not None else None,
+        "summary": table_records(tables["summary"]) if "summary" in tables else [],
+        "skipped": table_records(tables["skipped"]) if "skipped" in tables else [],
         "tables": {},
     }
     for name, table in tables.items():
@@ -684,6 +845,7 @@ def render_json(
         out["tables"][name] = {
             "description": description,
             "columns": {str(c): columns.get(c, "") for c in table.columns},
+            "skipped": skip_reason(table),
             "n_rows": len(table),
             "rows": table_records(table),
         }
@@ -697,15 +859,95 @@ def write_csv(table: pd.DataFrame, path: Path) -> None:
     table.to_csv(path, index=False)
 
 
+class ReportError(ValueError):
+    """The report cannot be written where asked (``--out``), with the path that says why."""
+
+
+#: What a report folder holds; an existing ``--out`` holding anything else is never replaced.
+_REPORT_FILES = frozenset({"report.md", "report.html", "report.json"})
+
+
+def _is_report_entry(path: Path) -> bool:
+    if path.is_dir() and not path.is_symlink():
+        return path.name == "plots" and all(p.suffix == ".png" and p.is_file() for p in path.iterdir())
+    return path.is_file() and (path.name in _REPORT_FILES or path.suffix == ".csv")
+
+
+def _check_out(out: Path) -> None:
+    """``out`` is new, or a folder a previous report wrote (only CSVs, report.*, plots/*.png): safe to replace."""
+    if out.parent == out or not out.name:
+        raise ReportError(f"--out {out}: give a folder to write the report into, not a filesystem root")
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise ReportError(f"--out {out}: exists and is not a folder; choose a new folder")
+    foreign = sorted(p.name for p in out.iterdir() if not _is_report_entry(p))
+    if foreign:
+        raise ReportError(
+            f"--out {out}: holds files that are not part of a vdg report ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); the report replaces its folder whole, so choose a new or "
+            "empty folder"
+        )
+
+
+def partial_dir(out: Path) -> Path:
+    """Where ``compute_tables`` keeps the CSVs it has computed until ``write_report`` moves a report into ``out``."""
+    out = Path(out).absolute()
+    return out.with_name(f".{out.name}.partial")
+
+
 def compute_tables(
     frame: pd.DataFrame, options: Options = Options(), out: Path | None = None, names: Sequence[str] | None = None
 ) -> dict[str, pd.DataFrame]:
-    """``run_all``, writing each CSV under ``out`` as soon as it is computed, so tables already
-    written survive a later analysis' error."""
+    """``run_all``; with ``out``, first checks the report may be written there, and keeps each CSV in
+    ``partial_dir(out)`` as soon as it is computed (never in ``out`` itself), so a crash loses nothing."""
     if out is None:
         return _analyses.run_all(frame, options, names)
-    out.mkdir(parents=True, exist_ok=True)
-    return _analyses.run_all(frame, options, names, on_table=lambda name, table: write_csv(table, out / f"{name}.csv"))
+    out = Path(out).absolute()
+    _check_out(out)
+    staging = partial_dir(out)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return _analyses.run_all(
+        frame, options, names, on_table=lambda name, table: write_csv(table, staging / f"{name}.csv")
+    )
+
+
+class WrittenReport(str):
+    """``write_report``'s result: the markdown (a ``str``), with ``path``, the folder the report is in."""
+
+    path: Path
+
+    def __new__(cls, markdown: str, path: Path) -> WrittenReport:
+        obj = super().__new__(cls, markdown)
+        obj.path = path
+        return obj
+
+    @property
+    def markdown(self) -> str:
+        return str(self)
+
+
+def _write_files(
+    tables: Mapping[str, pd.DataFrame],
+    folder: Path,
+    options: Options | None,
+    inputs: Mapping[str, Any] | None,
+    plots: bool,
+) -> str:
+    for name, table in tables.items():
+        write_csv(table, folder / f"{name}.csv")
+    written: list[Path] = []
+    if plots:
+        from postprocess.plots import write_plots
+
+        written = write_plots(tables, folder / "plots")
+    markdown = render_markdown(tables, written)
+    (folder / "report.md").write_text(markdown)
+    (folder / "report.html").write_text(render_html(tables, written))
+    # json.dumps (one shot) runs the C encoder; json.dump streams through the pure-Python one.
+    (folder / "report.json").write_text(json.dumps(render_json(tables, options, inputs), allow_nan=False) + "\n")
+    return markdown
 
 
 def write_report(
@@ -715,20 +957,33 @@ def write_report(
     options: Options | None = None,
     inputs: Mapping[str, Any] | None = None,
     plots: bool = True,
-) -> str:
-    """Write every table as CSV plus report.md/.html/.json and plots/*.png; return the markdown."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        write_csv(table, out / f"{name}.csv")
-    written: list[Path] = []
-    if plots:
-        from postprocess.plots import write_plots
+) -> WrittenReport:
+    """Write every table as CSV plus report.md/.html/.json and plots/*.png into ``out``; return the markdown
+    (``.path``: the report's folder, absolute).
 
-        written = write_plots(tables, out / "plots")
-    markdown = render_markdown(tables, written)
-    (out / "report.md").write_text(markdown)
-    (out / "report.html").write_text(render_html(tables, written))
-    # json.dumps (one shot) runs the C encoder; json.dump streams through the pure-Python one.
-    (out / "report.json").write_text(json.dumps(render_json(tables, options, inputs), allow_nan=False) + "\n")
-    return markdown
+    Everything is written into a new folder beside ``out`` first and moved into place at the end, so
+    ``out`` holds one complete report or what it held before: a previous report there is replaced
+    whole; a folder with other files in it is refused (``ReportError``) before anything is written.
+    """
+    out = Path(out).absolute()
+    _check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fresh = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.new")
+    fresh.mkdir()
+    try:
+        markdown = _write_files(tables, fresh, options, inputs, plots)
+    except BaseException as exc:
+        exc.add_note(f"vdg: the report files written so far are in {fresh}; {out} is untouched")
+        raise
+    old = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.old")
+    if out.exists():
+        out.rename(old)
+    try:
+        fresh.rename(out)
+    except BaseException:
+        if old.exists():
+            old.rename(out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(partial_dir(out), ignore_errors=True)
+    return WrittenReport(markdown, out)

@@ -36,17 +36,26 @@ def render_schema() -> str:
         "- `<name>.csv` for every table below: exactly the listed columns, in this order, whatever the options; "
         "a table whose inputs are absent (e.g. no black condition) has the header and no rows. "
         "A missing value is an empty cell; an infinite one (a D:C ratio with c = 0) is `inf`.",
-        "- `report.md` (also printed): the headline tables (vdg, ladder, mcnemar, dissociation, CRF flips, letters) "
-        "and coverage, each under a sentence stating its conventions (read from the convention columns: "
+        "- `report.md` (also printed): first the summary (per model: Overall VDG with CI, tier, every flag) and "
+        "what was not computed, then the headline tables (vdg, ladder, mcnemar, dissociation, CRF flips, letters), "
+        "coverage and the inputs, each under a sentence stating its conventions (read from the convention columns: "
         "missing_policy, ci_level, n_resamples, ...).",
-        f"- `report.html`: one self-contained page (inline CSS, plots embedded as PNG, no script): every table, "
-        f"headline first; a table longer than {HTML_MAX_ROWS} rows shows its first {HTML_MAX_ROWS}.",
+        f"- `report.html`: one self-contained page (inline CSS, plots embedded as PNG, no script): the summary, then "
+        f"every table, headline first; a table longer than {HTML_MAX_ROWS} rows shows its first {HTML_MAX_ROWS}.",
         "- `report.json`: every table, machine-readable (layout below).",
         "- `plots/*.png`: vdg_by_task.png, ladder.png, vdg_vs_accuracy.png, crf.png (each only when its tables "
         "have rows; none with `--no-plots`).",
         "",
         "Rows that depend on a convention name it in a column (missing_policy, ci_level, n_resamples, "
         "resample_unit, ...). Per-task-type tables list the task types, then an `Overall` row.",
+        "",
+        "OUT is written whole or not at all: the report is written into a new folder beside it and moved into place "
+        "at the end (a previous report in OUT is replaced; a folder holding other files is refused).",
+        "",
+        "**Skipped tables.** An analysis the data cannot support (it raises ValueError: a question with no video id "
+        "for `collective`, ...) is skipped: its CSV has the header only, and the reason is in report.md, report.html, "
+        "report.json (`tables.<name>.skipped`) and the `skipped` table, with every model a table leaves out because "
+        'it lacks a condition ("no vdg for M: black not run"). Every other table is still written.',
         "",
         "## report.json",
         "",
@@ -56,10 +65,13 @@ def render_schema() -> str:
         '  "options": {"missing": ..., "n_resamples": ..., "ci_level": ..., "cluster": ..., "alpha": ...,',
         '              "equivalence_margin": ..., "stability_resamples": ..., "tier_high": ..., "tier_low": ...,',
         '              "tier_map": {...}, "temporal_map": {...}, "group_by": ..., "seed": ...},',
-        '  "inputs": {"runs": [...], "predictions": [[model, file], ...], "benchmark": ..., "on_duplicate": ...},',
+        '  "inputs": {"runs": [...], "predictions": [[model, file], ...], "benchmark": ..., "on_duplicate": ...,',
+        '             "files": [<rows of the sources table>]},',
+        '  "summary": [<rows of the summary table>],',
+        '  "skipped": [<rows of the skipped table>],',
         '  "tables": {',
         '    "<name>": {"description": "...", "columns": {"<column>": "<description>", ...},',
-        '               "n_rows": N, "rows": [{"<column>": value, ...}, ...]},',
+        '               "skipped": null or "<reason>", "n_rows": N, "rows": [{"<column>": value, ...}, ...]},',
         "    ...",
         "  }",
         "}",
@@ -71,7 +83,7 @@ def render_schema() -> str:
         "## Tables",
         "",
     ]
-    for analysis in _analyses.ANALYSES:
+    for analysis in _analyses.TABLES:
         lines += [f"### `{analysis.name}.csv`", "", _one_line(analysis.description), ""]
         lines += [f"- `{column}`: {_one_line(text)}" for column, text in analysis.columns.items()]
         lines += [""]

@@ -236,7 +236,8 @@ class TostResult(_Record):
 
 @dataclass(frozen=True)
 class Chi2Result(_Record):
-    """Pearson chi-square goodness-of-fit test against equal expected counts."""
+    """Pearson chi-square goodness-of-fit test against equal (``chi2_uniform``) or given (``chi2_counts``) expected
+    counts."""
 
     chi2: float
     """Sum over categories of (observed - expected)^2 / expected."""
@@ -690,6 +691,31 @@ def chi2_uniform(counts: Any) -> Chi2Result:
     expected = total / obs.shape[0]
     chi2 = float(((obs - expected) ** 2).sum() / expected)
     df = obs.shape[0] - 1
+    return Chi2Result(chi2=chi2, df=df, p=float(_st.chi2.sf(chi2, df)))
+
+
+def chi2_counts(counts: Any, expected: Any) -> Chi2Result:
+    """Pearson chi-square test of counts against given expected counts (same total).
+
+    Categories expected 0 times and observed 0 times carry no information and are left out (df =
+    remaining categories - 1). Equals ``scipy.stats.chisquare(counts, expected)`` on the rest.
+    """
+    obs = _count_array(counts, "counts")
+    exp = np.asarray(expected, dtype=np.float64)
+    if exp.shape != obs.shape or not np.all(np.isfinite(exp)) or np.any(exp < 0):
+        raise ValueError(f"expected must be {obs.shape[0]} non-negative numbers, got {np.asarray(expected).tolist()}.")
+    if np.any((exp == 0) & (obs > 0)):
+        raise ValueError(f"a category expected 0 times was observed: counts {obs.tolist()}, expected {exp.tolist()}.")
+    total = int(obs.sum())
+    if total == 0:
+        raise ValueError("counts are all zero: the test is undefined.")
+    if not math.isclose(float(exp.sum()), total, rel_tol=1e-9):
+        raise ValueError(f"expected counts sum to {exp.sum():g}, observed to {total}.")
+    keep = exp > 0
+    if keep.sum() < 2:
+        raise ValueError(f"counts needs at least 2 categories with a non-zero expectation, got {int(keep.sum())}.")
+    chi2 = float(((obs[keep] - exp[keep]) ** 2 / exp[keep]).sum())
+    df = int(keep.sum()) - 1
     return Chi2Result(chi2=chi2, df=df, p=float(_st.chi2.sf(chi2, df)))
 
 

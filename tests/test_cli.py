@@ -118,7 +118,7 @@ def test_bad_maps_are_refused(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
-def test_tables_written_before_a_failing_analysis_are_kept(tmp_path, capsys, monkeypatch):
+def test_an_analysis_that_cannot_run_is_skipped_and_the_report_written(tmp_path, capsys, monkeypatch):
     import postprocess.analyses as analyses
     from postprocess.analyses.base import Analysis
 
@@ -128,10 +128,26 @@ def test_tables_written_before_a_failing_analysis_are_kept(tmp_path, capsys, mon
     first = analyses.ANALYSES[0]
     monkeypatch.setattr(analyses, "ANALYSES", (first, Analysis("broken", "fails", {"x": "x"}, broken)))
     out = tmp_path / "out"
-    assert main(["report", *_prediction_args(("llava",)), "--benchmark", "videomme", "--out", str(out)]) == 2
+    args = ["report", *_prediction_args(("llava",)), "--benchmark", "videomme", "--out", str(out), "--no-plots"]
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    assert "broken was skipped: question 001-1 of model 'llava' is odd." in printed.out
+    assert printed.err.strip().endswith(f"report written to {out.resolve()}")
+    assert (out / f"{first.name}.csv").is_file() and (out / "report.md").is_file()
+    assert pd.read_csv(out / "broken.csv").empty
+    data = json.loads((out / "report.json").read_text())
+    assert data["tables"]["broken"]["skipped"] == "question 001-1 of model 'llava' is odd."
+
+
+def test_out_holding_other_files_is_refused_in_one_line(tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep")
+    args = ["report", *_prediction_args(("llava",)), "--benchmark", "videomme", "--out", str(out), "--no-plots"]
+    assert main(args) == 2
     err = capsys.readouterr().err
-    assert err == "vdg report: analysis 'broken': question 001-1 of model 'llava' is odd\n"
-    assert (out / f"{first.name}.csv").is_file() and not (out / "report.md").exists()
+    assert err.startswith("vdg report: --out ") and "notes.txt" in err and err.count("\n") == 1
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
 
 
 @pytest.mark.parametrize("suffix", [".md", ".csv", ".json"])

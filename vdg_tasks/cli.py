@@ -175,10 +175,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         options = _options(args)
         frame = _load(args)
         tables = compute_tables(frame, options, out)
-        markdown = write_report(tables, out, options=options, inputs=_inputs(args), plots=not args.no_plots)
+        written = write_report(tables, out, options=options, inputs=_inputs(args), plots=not args.no_plots)
     except ValueError as exc:  # postprocess.io.LogError is a ValueError
         return _fail("report", exc)
-    print(markdown)
+    print(written)
+    print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
     return 0
 
 

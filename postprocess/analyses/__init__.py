@@ -1,11 +1,19 @@
 """Analyses: tidy frame in, tidy frames out, each with declared columns.
 
-``ANALYSES`` lists every output table in report order; ``run_all`` computes them all.
+``ANALYSES`` lists every table computed from the frame, in report order; ``DIGESTS`` the tables
+computed from those (what was skipped, the first-screen summary); ``TABLES`` is both, every table
+the report writes. ``run_all`` computes them all.
+
+One rule for an analysis that cannot run on the data (it raises ``ValueError``: a letter that is no
+option, a question with no video for ``group_by``...): it is *skipped*. Its table is written with
+the header only and marked with the reason (``base.skip_reason``), the ``skipped`` table and the
+report say why, and every other table is still computed. Any other exception is a bug and stops
+the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -19,11 +27,15 @@ from postprocess.analyses import (
     ladder,
     letters,
     mcnemar,
+    skipped,
+    sources,
+    summary,
     temporal_gap,
     tiers,
     vdg,
 )
-from postprocess.analyses.base import Analysis, Options
+from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
+from postprocess.analyses.base import skipped as skipped_table
 
 ANALYSES: tuple[Analysis, ...] = (
     *coverage.ANALYSES,
@@ -38,7 +50,25 @@ ANALYSES: tuple[Analysis, ...] = (
     *letters.ANALYSES,
     *temporal_gap.ANALYSES,
     *collective.ANALYSES,
+    *sources.ANALYSES,
 )
+#: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``).
+DIGESTS: tuple[Digest, ...] = (*skipped.DIGESTS, *summary.DIGESTS)
+#: Every table the report writes.
+TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
+
+
+def skip_sentence(exc: BaseException) -> str:
+    """The reason an analysis was skipped, as one sentence (whitespace collapsed, a final period)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    try:
+        return compute()
+    except ValueError as exc:  # the data cannot support this analysis: skip it, say why
+        return skipped_table(columns, skip_sentence(exc))
 
 
 def run_all(
@@ -47,24 +77,26 @@ def run_all(
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Every analysis (only ``names`` when given) in ``ANALYSES`` order, by name.
+    """Every table of ``TABLES`` (only ``names`` when given) in that order, by name.
 
-    Each table has exactly its declared columns (possibly no rows). ``on_table(name, table)`` is
-    called as soon as a table is computed (to write it before a later analysis can fail); an
-    analysis' ValueError is re-raised naming the analysis.
+    Each table has exactly its declared columns (possibly no rows). An analysis that raises
+    ``ValueError`` is skipped (module docstring): its table is empty and ``skip_reason(table)``
+    says why. ``on_table(name, table)`` is called as soon as a table is computed.
     """
     tables: dict[str, pd.DataFrame] = {}
-    for analysis in ANALYSES:
-        if names is not None and analysis.name not in names:
-            continue
-        try:
-            table = analysis.run(frame, options)
-        except ValueError as exc:
-            raise ValueError(f"analysis {analysis.name!r}: {exc}") from exc
-        tables[analysis.name] = table
+
+    def keep(name: str, table: pd.DataFrame) -> None:
+        tables[name] = table
         if on_table is not None:
-            on_table(analysis.name, table)
+            on_table(name, table)
+
+    for analysis in ANALYSES:
+        if names is None or analysis.name in names:
+            keep(analysis.name, _guarded(analysis.columns, lambda a=analysis: a.run(frame, options)))
+    for digest in DIGESTS:
+        if names is None or digest.name in names:
+            keep(digest.name, _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options)))
     return tables
 
 
-__all__ = ["ANALYSES", "Analysis", "Options", "run_all"]
+__all__ = ["ANALYSES", "DIGESTS", "TABLES", "Analysis", "Digest", "Options", "run_all", "skip_reason"]

@@ -4,6 +4,10 @@ Each condition is scored on its own: with ``missing="exclude"`` a question whose
 condition is an ``error`` is not scored (``n`` leaves it out); with ``"incorrect"`` it is scored
 wrong. ``n_error`` counts those questions either way. No pairing across conditions happens here
 (paired comparisons are in ``vdg`` and ``ladder``).
+
+``chance`` is the accuracy of uniform guessing on the same questions: the mean of 1 / (the
+question's option count, ``postprocess.choices``), so a task type of 3-option questions has chance
+1/3 next to one of 5-option questions at 1/5.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, ordered_conditions
 from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.choices import option_counts
 from postprocess.stats import wilson
 
 COLUMNS: dict[str, str] = {
@@ -25,6 +30,8 @@ COLUMNS: dict[str, str] = {
     "acc": "correct / n (empty when n = 0)",
     "ci_low": "lower end of the Wilson score interval of acc",
     "ci_high": "upper end of the Wilson score interval of acc",
+    "chance": "accuracy of uniform guessing on the same n questions: the mean of 1 / (the question's number of "
+    "options); empty when n = 0",
     "ci_level": "confidence level of the interval",
     "n_error": "questions with no answer in this condition (missing or undecodable video)",
     "n_unparsed": "answers among the n with no readable letter (scored wrong)",
@@ -68,10 +75,11 @@ def accuracy_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
             "correct": frame["correct"].fillna(False).astype(bool) & scored,
             "n_error": error,
             "n_unparsed": (frame["status"] == "unparsed") & scored,
+            "_inverse_options": (1.0 / option_counts(frame).to_numpy(dtype=float)) * scored.to_numpy(),
         }
     )
     keys = ["model", "benchmark", "condition"]
-    counts = ["n", "correct", "n_error", "n_unparsed"]
+    counts = ["n", "correct", "n_error", "n_unparsed", "_inverse_options"]
     per_type = flags.groupby([*keys, "task_type"], sort=False)[counts].sum().reset_index()
     overall = flags.groupby(keys, sort=False)[counts].sum().reset_index().assign(task_type=OVERALL)
     table = pd.concat([per_type, overall], ignore_index=True)
@@ -91,9 +99,10 @@ def accuracy_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
         low[i], high[i] = interval.low, interval.high
     table["acc"] = np.where(n > 0, k / np.maximum(n, 1), np.nan)
     table["ci_low"], table["ci_high"] = low, high
+    table["chance"] = np.where(n > 0, table["_inverse_options"].to_numpy(dtype=float) / np.maximum(n, 1), np.nan)
     table["ci_level"] = options.ci_level
     table["missing_policy"] = options.missing
-    for column in counts:
+    for column in counts[:-1]:
         table[column] = table[column].astype(np.int64)
     return table[list(COLUMNS)]
 

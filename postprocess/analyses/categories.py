@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import by_task_type
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
 
 #: The ``model`` label of rows that pool every model of a benchmark.
@@ -159,11 +159,14 @@ ANALYSES = (
         "Orig x black outcome categories I-IV per model and task type, with rows pooled over models.",
         COLUMNS,
         categories_table,
+        needs=conditions_needed("orig", "black"),
     ),
     Analysis(
         "hard_core",
         "Share of questions that every model answers right only with the video (VDG = +1 for all).",
         HARD_CORE_COLUMNS,
         hard_core_table,
+        needs=conditions_needed("orig", "black"),
+        min_models=2,
     ),
 )

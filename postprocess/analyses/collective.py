@@ -15,6 +15,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import condition_sort_key, group_index
 from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.io import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
 
 COLUMNS: dict[str, str] = {
@@ -69,9 +70,16 @@ def _groups(frame: pd.DataFrame, options: Options) -> _Groups:
     blank = values.isna().to_numpy() | (values.astype(str) == "").to_numpy()
     if blank.any():
         row = frame.iloc[int(np.flatnonzero(blank)[0])]
+        hint = (
+            f"give each prediction record a video id (one of {', '.join(VIDEO_ID_FIELDS)}) or group by another "
+            "column (--group-by)"
+            if column == "video_id"
+            else "fill it, or group by another column (--group-by)"
+        )
         raise ValueError(
-            f"model {row['model']!r}, condition {row['condition']!r}, question {row['question_id']!r}: "
-            f"group_by column {column!r} is empty, so the question belongs to no group"
+            f"collective accuracy groups questions by {column!r}, and question {row['question_id']!r} of model "
+            f"{row['model']!r} ({row['condition']}, {row['source'] if 'source' in row.index else 'no source'}) "
+            f"has none ({int(blank.sum())} rows lack one): {hint}"
         )
     cell, cells = group_index(frame, ["model", "benchmark", "condition"])
     value_code, value_levels = pd.factorize(values)

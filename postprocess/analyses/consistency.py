@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
 from vdg_tasks.seeding import rng_for
 
@@ -223,11 +223,14 @@ ANALYSES = (
         "Per pair of models: Spearman correlation of task-type VDGs, and agreement of per-question VDGs.",
         COLUMNS,
         consistency_table,
+        needs=conditions_needed("orig", "black"),
+        min_models=2,
     ),
     Analysis(
         "split_half",
         "Per model: stability of the task-type VDG profile across random halves of each task type's questions.",
         SPLIT_HALF_COLUMNS,
         split_half_table,
+        needs=conditions_needed("orig", "black"),
     ),
 )

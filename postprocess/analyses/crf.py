@@ -431,29 +431,43 @@ def enrichment_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return pd.DataFrame(rows, columns=list(ENRICHMENT_COLUMNS))
 
 
+def _crf_needs(*anchors: str):
+    def needs(present: frozenset[str]) -> str | None:
+        absent = [c for c in anchors if c not in present]
+        if not any(_CRF_NAME.match(c) for c in present):
+            absent.append("a CRF level (crf<N>)")
+        return f"{' and '.join(absent)} not run" if absent else None
+
+    return needs
+
+
 ANALYSES = (
     Analysis(
         "crf",
         "Accuracy at orig and each CRF compression level per task type, with Wilson CIs and the change from orig.",
         COLUMNS,
         crf_table,
+        needs=_crf_needs(ORIG),
     ),
     Analysis(
         "crf_flips",
         "Questions whose correctness flips between orig and each CRF level (C->I, I->C, net, stable share).",
         FLIPS_COLUMNS,
         flips_table,
+        needs=_crf_needs(ORIG),
     ),
     Analysis(
         "crf_stability",
         "Share of questions whose prediction is identical at orig and every CRF level (errors count as a value).",
         STABILITY_COLUMNS,
         stability_table,
+        needs=_crf_needs(ORIG),
     ),
     Analysis(
         "crf_enrichment",
         "Fisher exact test: are compression-sensitive (C->I) questions enriched for VDG = +1?",
         ENRICHMENT_COLUMNS,
         enrichment_table,
+        needs=_crf_needs(ORIG, BLACK),
     ),
 )

@@ -42,6 +42,14 @@ def _deltas(rungs: list[str]) -> list[tuple[str, str, str]]:
     return out
 
 
+def _ladder_needs(present: frozenset[str]) -> str | None:
+    """The ladder compares rungs: a model with fewer than two is left out."""
+    rungs = [r for r in LADDER if r in present]
+    if len(rungs) >= 2:
+        return None
+    return f"fewer than two ladder rungs run ({', '.join(LADDER)}; has {', '.join(rungs) or 'none'})"
+
+
 def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy at each rung and the deltas with CIs, per (model, benchmark, task type)."""
     rows = []
@@ -92,5 +100,6 @@ ANALYSES = (
         "Accuracy at each ladder rung and the spatial, diversity, temporal and sampling deltas with CIs.",
         COLUMNS,
         ladder_table,
+        needs=_ladder_needs,
     ),
 )

@@ -7,9 +7,12 @@ accounts for.
 
 Conventions (each named in a column):
 
-- ``n_options`` per benchmark: one more than the index of the highest letter seen in that
-  benchmark's answer key or predictions (all models and conditions), so ``A..D`` gives 4. A
-  benchmark whose questions have different option counts is treated as having the most.
+- Each question has its own option count (``postprocess.choices``: the record's ``n_options`` or
+  ``options``, else the benchmark's declared count, else the largest letter seen for it, at least
+  4). A letter beyond it is not an answer (``postprocess.io`` makes it ``unparsed``).
+- Chance and the chi-square null are per question: a question-blind answerer picks uniformly among
+  *that question's* options, so letter L is expected ``sum over questions with more than L options
+  of 1 / n_options`` times. When every question has k options this is the usual uniform-over-k test.
 - Question set per (model, benchmark, condition): the answered questions (``ok`` and
   ``unparsed``), plus the ``error`` questions under ``missing=incorrect`` (scored wrong, no letter).
   The ground-truth counts are over that set; the predicted counts over its answers with a letter.
@@ -22,14 +25,16 @@ import pandas as pd
 
 from postprocess.analyses._paired import condition_sort_key, group_index
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.stats import chi2_uniform
+from postprocess.choices import option_counts
+from postprocess.stats import chi2_counts
 from vdg_tasks.parse import LETTERS
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
     "condition": "condition name",
-    "n_options": "options per question in this benchmark (highest letter seen in its key or predictions)",
+    "n_options": "options per question (postprocess.choices: declared, else the benchmark's count, else the largest "
+    "letter seen, at least 4); the largest among the n questions when they differ",
     "n": "questions counted: answered (ok + unparsed), plus errors under missing_policy=incorrect",
     "n_letter": "answers with a readable letter (the predicted-letter counts sum to this)",
     "n_unparsed": "answers with no readable letter (in n, scored wrong, no letter)",
@@ -38,13 +43,16 @@ COLUMNS: dict[str, str] = {
     **{f"gt_{x}": f"questions among the n whose correct letter is {x}" for x in LETTERS},
     "top_pred": "most frequent predicted letter (first in A-F order on a tie; empty when n_letter = 0)",
     "top_pred_share": "its count / n_letter",
-    "chi2_pred": "Pearson chi-square of the predicted-letter counts against uniform over the n_options letters",
-    "p_pred": "p-value of chi2_pred (df = n_options - 1)",
-    "chi2_gt": "Pearson chi-square of the ground-truth letter counts against uniform over the n_options letters",
+    "chi2_pred": "Pearson chi-square of the predicted-letter counts against uniform guessing among each answered "
+    "question's own options (uniform over the n_options letters when all questions have that many)",
+    "p_pred": "p-value of chi2_pred (df = n_options - 1; fewer when some letter is an option of no answered question)",
+    "chi2_gt": "Pearson chi-square of the ground-truth letter counts against a key uniform over each question's own "
+    "options",
     "p_gt": "p-value of chi2_gt (df = n_options - 1)",
     "df": "degrees of freedom of both chi-square tests: n_options - 1",
     "accuracy": "correct answers / n",
-    "chance": "1 / n_options",
+    "chance": "accuracy of uniform guessing: the mean of 1 / (the question's options) over the n questions "
+    "(1 / n_options when they all have n_options)",
     "expected_from_letters": "accuracy of a question-blind answerer with these letter counts: "
     "sum over letters of (pred / n) * (gt / n); unparsed answers (and errors under incorrect) never match",
     "letter_share": "(expected_from_letters - chance) / (accuracy - chance): the share of the above-chance "
@@ -84,17 +92,19 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     _raise_at(frame, gt < 0, f"answer {{answer!r}} is not one of the option letters {', '.join(LETTERS)}")
     _raise_at(frame, has_pred & frame["pred"].isna().to_numpy(), "status is 'ok' but pred holds no letter")
     _raise_at(frame, has_pred & (pred < 0), f"pred {{pred!r}} is not one of the option letters {', '.join(LETTERS)}")
+    options_of = option_counts(frame).to_numpy(dtype=np.int64)
+    _raise_at(frame, gt >= options_of, "answer {answer!r} is beyond the question's option count")
+    _raise_at(
+        frame,
+        has_pred & (pred >= options_of),
+        "pred {pred!r} is beyond the question's option count (postprocess.io.load_frame makes it unparsed)",
+    )
     pred = np.where(has_pred, pred, -1)
 
     keys = ["model", "benchmark", "condition"]
     group, key_table = group_index(frame, keys)
     groups = list(key_table.itertuples(index=False, name=None))
     n_groups = len(groups)
-    bench_of_group = np.array([g[1] for g in groups], dtype=object)
-    # n_options per benchmark: highest letter in its answer key or predictions, over all its rows.
-    top_letter = np.full(n_groups, -1)
-    np.maximum.at(top_letter, group, np.maximum(gt, pred))
-    n_options = {b: max(int(top_letter[bench_of_group == b].max()) + 1, 2) for b in set(bench_of_group)}
 
     counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
     hit = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
@@ -111,10 +121,21 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     gt_counts = np.zeros((n_groups, len(LETTERS)), dtype=np.int64)
     np.add.at(pred_counts, (group[has_pred], pred[has_pred]), 1)
     np.add.at(gt_counts, (group[counted], gt[counted]), 1)
+    # Expected letter counts of uniform guessing among each question's own options.
+    share = (np.arange(len(LETTERS))[None, :] < options_of[:, None]) / options_of[:, None]
+    pred_expected = np.zeros((n_groups, len(LETTERS)))
+    gt_expected = np.zeros((n_groups, len(LETTERS)))
+    np.add.at(pred_expected, group[has_pred], share[has_pred])
+    np.add.at(gt_expected, group[counted], share[counted])
+    top_counted = np.zeros(n_groups, dtype=np.int64)
+    np.maximum.at(top_counted, group[counted], options_of[counted])
+    top_any = np.zeros(n_groups, dtype=np.int64)
+    np.maximum.at(top_any, group, options_of)
+    inverse_options = np.bincount(group[counted], weights=1.0 / options_of[counted], minlength=n_groups)
 
     rows = []
     for i, (model, benchmark, condition) in enumerate(groups):
-        k = n_options[benchmark]
+        k = int(top_counted[i] or top_any[i])
         p, g = pred_counts[i], gt_counts[i]
         row: dict[str, object] = {
             "model": model,
@@ -135,16 +156,16 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
             "p_gt": np.nan,
             "df": k - 1,
             "accuracy": n_hit[i] / n[i] if n[i] else np.nan,
-            "chance": 1.0 / k,
+            "chance": inverse_options[i] / n[i] if n[i] else np.nan,
             "expected_from_letters": float(p @ g) / n[i] ** 2 if n[i] else np.nan,
             "letter_share": np.nan,
             "missing_policy": options.missing,
         }
         if n_letter[i]:
-            res = chi2_uniform(p[:k])
+            res = chi2_counts(p[:k], pred_expected[i, :k])
             row["chi2_pred"], row["p_pred"] = res.chi2, res.p
         if n[i]:
-            res = chi2_uniform(g[:k])
+            res = chi2_counts(g[:k], gt_expected[i, :k])
             row["chi2_gt"], row["p_gt"] = res.chi2, res.p
             if row["accuracy"] > row["chance"]:
                 row["letter_share"] = (row["expected_from_letters"] - row["chance"]) / (row["accuracy"] - row["chance"])

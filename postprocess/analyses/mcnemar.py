@@ -11,6 +11,21 @@ Every table here compares them on one question set per condition:
 
 Discordant-cell convention (the one ``postprocess.stats.mcnemar`` takes): ``b01`` counts questions
 model_a got wrong and model_b right, ``b10`` questions model_a got right and model_b wrong.
+
+Dissociation: one rule for the label and its stability. A pair *differs reliably* on orig (black)
+when its McNemar p_cc there, Holm-adjusted over the benchmark's family (the orig and black p-values
+of every pair), is below alpha; ``pattern`` and ``dissociation`` follow from that, and
+``share_pattern`` is the share of bootstrap resamples in which *the same rule* gives the same
+pattern: each resample draws the benchmark's questions (or videos) once for every pair, recomputes
+every pair's p-values and Holm-adjusts them over the family again. Holm, not the unadjusted p, is
+the rule because a report compares many pairs on two conditions each: with k models there are
+k(k-1) tests, and an unadjusted 5 % rule would label spurious dissociations as the models grow.
+A pair's label therefore depends on the other pairs of its benchmark (the family), as p_holm does.
+
+``share_black_p01``, ``share_orig_p01`` and ``share_black_only_unadjusted`` are fixed events on the
+pair's own resamples (seeded from the pair), not label stabilities: the last one, unadjusted orig
+p >= alpha and black p < alpha, is the stability the Accuracy Without Grounding paper reports for its
+black-only dissociation (section 4.2).
 """
 
 from __future__ import annotations
@@ -23,7 +38,7 @@ import pandas as pd
 from scipy import special as _special
 
 from postprocess.analyses._paired import ordered_conditions
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.stats import holm, mcnemar_many, paired_bootstrap_diff, tost_paired
 from vdg_tasks.seeding import stable_seed
 
@@ -89,14 +104,18 @@ DISSOCIATION_COLUMNS: dict[str, str] = {
     "equivalent_orig": "p_tost_orig < alpha: the models' orig accuracies are equivalent within the margin",
     "p_tost_black": "TOST equivalence p-value on black",
     "equivalent_black": "p_tost_black < alpha",
-    "share_black_p01": "share of stability resamples with black p_cc < 0.01",
-    "share_orig_p01": "share of stability resamples with orig p_cc < 0.01",
-    "share_pattern": "share of stability resamples reproducing the observed pattern on unadjusted p_cc at alpha "
-    "('black only': orig p >= alpha and black p < alpha; 'orig only' mirrored; 'both': both < alpha; "
-    "'neither': both >= alpha); a resample with b01 = b10 = 0 has p = 1",
+    "share_black_p01": "share of the pair's stability resamples (drawn for this pair, seeded from it) with unadjusted "
+    "black p_cc < 0.01",
+    "share_orig_p01": "share of those resamples with unadjusted orig p_cc < 0.01",
+    "share_pattern": "share of stability resamples in which the rule behind pattern gives pattern again: each "
+    "resample draws the benchmark's questions (videos when clustered) once for every pair, recomputes every pair's "
+    "orig and black p_cc and Holm-adjusts them over the family (a p with b01 = b10 = 0 leaves it, as above), at alpha",
+    "share_black_only_unadjusted": "share of the pair's stability resamples (those of share_black_p01) with "
+    "unadjusted orig p_cc >= alpha and black p_cc < alpha, whatever pattern is: the paper's 'joint' stability of a "
+    "black-only dissociation (no Holm; b01 = b10 = 0 counts as p = 1)",
     "alpha": "significance level of differs_* and the TOST",
     "equivalence_margin": "TOST margin (difference of proportions)",
-    "stability_resamples": "resamples of the question set (one draw shared by the orig and black arms)",
+    "stability_resamples": "bootstrap resamples of the question set (one draw shared by the orig and black arms)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude or incorrect",
 }
@@ -315,9 +334,121 @@ def _tost_or_nan(ca: np.ndarray, cb: np.ndarray, options: Options) -> tuple[floa
     return res.p_tost, res.equivalent
 
 
+def holm_rows(pvalues: np.ndarray) -> np.ndarray:
+    """Holm-adjust each row of ``pvalues`` on its own; NaN entries stay NaN and out of the row's family.
+
+    Row by row equal to ``postprocess.stats.holm`` on the row's non-NaN entries.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    missing = np.isnan(p)
+    filled = np.where(missing, np.inf, p)
+    order = np.argsort(filled, axis=1, kind="mergesort")
+    ranked = np.take_along_axis(filled, order, axis=1)
+    m = (~missing).sum(axis=1, keepdims=True)
+    finite = np.isfinite(ranked)
+    scaled = np.where(finite, (m - np.arange(p.shape[1])[None, :]) * np.where(finite, ranked, 0.0), np.inf)
+    stepped = np.minimum(np.maximum.accumulate(scaled, axis=1), 1.0)
+    out = np.empty_like(p)
+    np.put_along_axis(out, order, stepped, axis=1)
+    return np.where(missing, np.nan, out)
+
+
+def _mcnemar_p_or_nan(b01: np.ndarray, b10: np.ndarray) -> np.ndarray:
+    """McNemar p_cc; NaN where there is no discordant pair (as the observed table: out of the Holm family)."""
+    return np.where(b01 + b10 > 0, _mcnemar_p_vector(b01, b10), np.nan)
+
+
+def resample_weights(n_units: int, n_resamples: int, seed: int, chunk: int | None = None) -> Iterator[np.ndarray]:
+    """Bootstrap multiplicities of ``n_units`` units (draw n_units with replacement), ``chunk`` resamples at a time.
+
+    Yields (rows, n_units) integer arrays; together they hold ``n_resamples`` rows. The draws depend only on
+    (n_units, n_resamples, seed): the chunk size is derived from n_units.
+    """
+    rng = np.random.default_rng(seed)
+    chunk = chunk or max(1, min(n_resamples, 4_000_000 // max(n_units, 1)))
+    done = 0
+    while done < n_resamples:
+        rows = min(chunk, n_resamples - done)
+        draws = rng.integers(0, n_units, size=(rows, n_units))
+        flat = (np.arange(rows)[:, None] * n_units + draws).ravel()
+        yield np.bincount(flat, minlength=rows * n_units).reshape(rows, n_units)
+        done += rows
+
+
+@dataclass(frozen=True)
+class _Arms:
+    """One pair's orig and black outcomes over the benchmark's full (sorted) question list."""
+
+    keep: np.ndarray
+    a_orig: np.ndarray
+    b_orig: np.ndarray
+    a_black: np.ndarray
+    b_black: np.ndarray
+
+    def cells(self) -> np.ndarray:
+        """(questions, 4) indicators of the discordant cells b01_orig, b10_orig, b01_black, b10_black."""
+        k = self.keep
+        return np.column_stack(
+            [
+                k & ~self.a_orig & self.b_orig,
+                k & self.a_orig & ~self.b_orig,
+                k & ~self.a_black & self.b_black,
+                k & self.a_black & ~self.b_black,
+            ]
+        )
+
+
+def holm_pattern_stability(
+    arms: list[_Arms], patterns: list[str], weights: Iterator[np.ndarray], alpha: float
+) -> np.ndarray:
+    """Per pair, the share of resamples (rows of question weights) whose Holm rule gives its observed pattern.
+
+    Every resample recomputes the orig and black p_cc of every pair and Holm-adjusts them together
+    (one family, NaN p-values left out), exactly as ``dissociation_table`` labels the observed data.
+    """
+    cells = np.hstack([arm.cells() for arm in arms]).astype(np.float64)  # (questions, 4 x pairs)
+    want_orig = np.array([p in ("both", "orig only") for p in patterns])
+    want_black = np.array([p in ("both", "black only") for p in patterns])
+    hits = np.zeros(len(arms))
+    total = 0
+    for w in weights:
+        counts = (w.astype(np.float64) @ cells).reshape(w.shape[0], len(arms), 4)  # exact: small integers
+        p = np.empty((w.shape[0], len(arms), 2))
+        p[..., 0] = _mcnemar_p_or_nan(counts[..., 0], counts[..., 1])
+        p[..., 1] = _mcnemar_p_or_nan(counts[..., 2], counts[..., 3])
+        adjusted = holm_rows(p.reshape(w.shape[0], -1)).reshape(p.shape)
+        differs = np.nan_to_num(adjusted, nan=1.0) < alpha
+        hits += ((differs[..., 0] == want_orig) & (differs[..., 1] == want_black)).sum(axis=0)
+        total += w.shape[0]
+    return hits / total if total else np.full(len(arms), np.nan)
+
+
+def _full_arms(pair: _Pair, keep: np.ndarray) -> _Arms:
+    def column(wide: _Wide, condition: str) -> np.ndarray:
+        return wide.correct[:, wide.conditions[condition]]
+
+    return _Arms(
+        keep=keep,
+        a_orig=column(pair.a, "orig"),
+        b_orig=column(pair.b, "orig"),
+        a_black=column(pair.a, "black"),
+        b_black=column(pair.b, "black"),
+    )
+
+
+def _stability_units(pairs: list[_Pair], options: Options) -> tuple[int, np.ndarray | None]:
+    """(number of resampling units, unit of each question or None when the unit is the question)."""
+    if not options.cluster:
+        return len(pairs[0].a.question_ids), None
+    _, unit = np.unique(pairs[0].a.video_id.astype(str), return_inverse=True)
+    return int(unit.max()) + 1 if unit.size else 0, unit.reshape(-1)
+
+
 def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Per pair: do the models differ with the video, without it, or both, and how stable is that."""
     rows = []
+    pairs: list[_Pair] = []
+    arms: list[_Arms] = []
     for pair in _pairs(frame):
         if not set(ANCHORS) <= set(pair.conditions):
             continue
@@ -351,13 +482,12 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
             "share_black_p01": np.nan,
             "share_orig_p01": np.nan,
             "share_pattern": np.nan,
+            "share_black_only_unadjusted": np.nan,
             "alpha": options.alpha,
             "equivalence_margin": options.equivalence_margin,
             "stability_resamples": options.stability_resamples,
             "resample_unit": "video" if options.cluster else "question",
             "missing_policy": options.missing,
-            "_sig_o": None,
-            "_sig_b": None,
         }
         if ao.size:
             p_o, p_b = stability_pvalues(
@@ -368,8 +498,10 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
             )
             row["share_black_p01"] = float((p_b < 0.01).mean())
             row["share_orig_p01"] = float((p_o < 0.01).mean())
-            row["_sig_o"], row["_sig_b"] = p_o < options.alpha, p_b < options.alpha
+            row["share_black_only_unadjusted"] = float(((p_o >= options.alpha) & (p_b < options.alpha)).mean())
         rows.append(row)
+        pairs.append(pair)
+        arms.append(_full_arms(pair, keep))
     if not rows:
         return empty(DISSOCIATION_COLUMNS)
     table = _holm_by(pd.DataFrame(rows), ["p_orig", "p_black"], ["p_holm_orig", "p_holm_black"])
@@ -377,14 +509,19 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
     table["differs_black"] = table["p_holm_black"] < options.alpha
     table["pattern"] = [_pattern(o, b) for o, b in zip(table["differs_orig"], table["differs_black"], strict=True)]
     table["dissociation"] = table["differs_orig"] != table["differs_black"]
-    shares = []
-    for pattern, sig_o, sig_b in zip(table["pattern"], table["_sig_o"], table["_sig_b"], strict=True):
-        if not isinstance(sig_o, np.ndarray):
-            shares.append(np.nan)
+    for benchmark in table["benchmark"].unique():
+        idx = np.flatnonzero((table["benchmark"] == benchmark).to_numpy())
+        family = [pairs[i] for i in idx]
+        n_units, unit = _stability_units(family, options)
+        if n_units == 0:
             continue
-        want_o, want_b = pattern in ("both", "orig only"), pattern in ("both", "black only")
-        shares.append(float(((sig_o == want_o) & (sig_b == want_b)).mean()))
-    table["share_pattern"] = shares
+        weights = resample_weights(n_units, options.stability_resamples, options.seed_for("dissociation", benchmark))
+        if unit is not None:
+            weights = (w[:, unit] for w in weights)
+        shares = holm_pattern_stability(
+            [arms[i] for i in idx], [str(table["pattern"].iat[i]) for i in idx], weights, options.alpha
+        )
+        table.loc[table.index[idx], "share_pattern"] = shares
     return table[list(DISSOCIATION_COLUMNS)]
 
 
@@ -394,11 +531,14 @@ ANALYSES = (
         "Every model pair on every shared condition: accuracies, paired CI of the difference, McNemar with Holm.",
         COLUMNS,
         mcnemar_table,
+        min_models=2,
     ),
     Analysis(
         "dissociation",
         "Per model pair: McNemar on orig and black, Holm-adjusted, TOST, and the bootstrap stability of the pattern.",
         DISSOCIATION_COLUMNS,
         dissociation_table,
+        needs=conditions_needed("orig", "black"),
+        min_models=2,
     ),
 )

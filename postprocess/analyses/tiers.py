@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.vdg import vdg_table
 
@@ -193,7 +193,11 @@ def tier_agreement_table(frame: pd.DataFrame, options: Options = Options()) -> p
 
 ANALYSES = (
     Analysis(
-        "tiers", "Each task type's VDG tier (high / mid / low: review), per model and pooled.", COLUMNS, tiers_table
+        "tiers",
+        "Each task type's VDG tier (high / mid / low: review), per model and pooled.",
+        COLUMNS,
+        tiers_table,
+        needs=conditions_needed("orig", "black"),
     ),
     Analysis(
         "tier_agreement",

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import by_task_type, paired
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.stats import bootstrap_mean
 
 PER_QUESTION_COLUMNS: dict[str, str] = {
@@ -143,6 +143,18 @@ def _count_unparsed(counts: pd.Series, model: str, benchmark: str, question_ids:
 
 
 ANALYSES = (
-    Analysis("vdg", "VDG per model and task type, with a paired bootstrap CI and D:C.", COLUMNS, vdg_table),
-    Analysis("vdg_per_question", "Each question's VDG per model.", PER_QUESTION_COLUMNS, per_question),
+    Analysis(
+        "vdg",
+        "VDG per model and task type, with a paired bootstrap CI and D:C.",
+        COLUMNS,
+        vdg_table,
+        needs=conditions_needed("orig", "black"),
+    ),
+    Analysis(
+        "vdg_per_question",
+        "Each question's VDG per model.",
+        PER_QUESTION_COLUMNS,
+        per_question,
+        needs=conditions_needed("orig", "black"),
+    ),
 )

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import ANALYSES, Options, run_all
+from postprocess.analyses import ANALYSES, TABLES, Options, run_all
 from postprocess.analyses.base import empty
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.report import (
@@ -20,6 +20,7 @@ from postprocess.report import (
     format_value,
     json_value,
     markdown_table,
+    partial_dir,
     render_html,
     render_json,
     render_markdown,
@@ -160,8 +161,8 @@ def test_json_is_strict_and_complete(written):
     assert data["format"] == JSON_FORMAT
     assert data["options"]["n_resamples"] == 200 and data["options"]["tier_map"] == {}
     assert data["inputs"]["predictions"][0] == ["qwen2vl", str(REFERENCE / "qwen2vl_results.json")]
-    declared = {a.name: a for a in ANALYSES}
-    assert set(data["tables"]) == set(tables)
+    declared = {a.name: a for a in TABLES}
+    assert set(data["tables"]) == set(tables) == set(declared)
     for name, entry in data["tables"].items():
         assert list(entry["columns"]) == list(declared[name].columns)
         assert entry["columns"] == dict(declared[name].columns) and entry["description"] == declared[name].description
@@ -224,20 +225,26 @@ def test_write_report_without_plots_or_options(tmp_path):
     assert json.loads((tmp_path / "out" / "report.json").read_text())["options"] is None
 
 
-def test_compute_tables_writes_each_csv_as_it_goes(tmp_path, monkeypatch):
+def test_compute_tables_keeps_each_csv_beside_out_until_the_report_is_written(tmp_path, monkeypatch):
     import postprocess.analyses as analyses
     from postprocess.analyses.base import Analysis
 
-    def broken(frame, options):
-        raise ValueError("model 'qwen2vl' has no condition 'crf99'")
+    def crash(frame, options):
+        raise KeyError("a bug, not a data problem")
 
-    fake = (*analyses.ANALYSES[:2], Analysis("broken", "always fails", {"x": "x"}, broken))
+    out = tmp_path / "out"
+    fake = (*analyses.ANALYSES[:2], Analysis("crash", "always crashes", {"x": "x"}, crash))
     monkeypatch.setattr(analyses, "ANALYSES", fake)
-    with pytest.raises(ValueError, match=r"analysis 'broken': model 'qwen2vl' has no condition 'crf99'"):
-        compute_tables(reference_frame(), FAST, tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{a.name}.csv" for a in fake[:2])
+    with pytest.raises(KeyError, match="a bug"):
+        compute_tables(reference_frame(), FAST, out)
+    # A bug stops the run; what was computed is kept beside out, and out is not created.
+    assert not out.exists() and partial_dir(out) == tmp_path / ".out.partial"
+    assert sorted(p.name for p in partial_dir(out).iterdir()) == sorted(f"{a.name}.csv" for a in fake[:2])
     only = compute_tables(reference_frame(), FAST, names=[fake[0].name])
     assert list(only) == [fake[0].name]
+    tables = compute_tables(reference_frame(), FAST, out, names=[fake[0].name])
+    written = write_report(tables, out, plots=False)
+    assert written.path == out and (out / f"{fake[0].name}.csv").is_file() and not partial_dir(out).exists()
 
 
 def test_letters_section_shows_the_letters_in_use():

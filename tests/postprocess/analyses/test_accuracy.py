@@ -157,3 +157,37 @@ def test_reference_t3_qwen_original_accuracy():
         assert abs(cell["acc"] - float(row["value"])) <= float(row["tolerance"]), row["quantity"]
     # The 53 Qwen2-VL errors in orig are scored wrong, not dropped.
     assert table.loc[("qwen2vl", "orig", "Overall"), "n_error"] == 53
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_chance_per_task_type_from_each_questions_option_count(missing):
+    # Task types with 3-, 4- and 5-option questions (one task type mixes 4 and 5); errors leave n under exclude.
+    spec = {"three": [3] * 6, "four": [4] * 8, "mixed": [4, 5, 5, 5, 4]}
+    rows, counted = [], {}
+    for task_type, counts in spec.items():
+        for i, n_opt in enumerate(counts):
+            outcome = "e" if i == 0 else (i % 2 == 0)
+            rows.append(
+                tidy_row(
+                    "m",
+                    "orig",
+                    f"{task_type}-{i}",
+                    "b",
+                    task_type=task_type,
+                    n_options=n_opt,
+                    **outcome_fields(outcome),
+                )
+            )
+            if outcome != "e" or missing == "incorrect":
+                counted.setdefault(task_type, []).append(n_opt)
+    table = accuracy_table(tidy_frame(rows), Options(missing=missing)).set_index("task_type")
+    for task_type, counts in counted.items():
+        assert math.isclose(table.loc[task_type, "chance"], sum(1 / n for n in counts) / len(counts), rel_tol=1e-12)
+    every = [n for counts in counted.values() for n in counts]
+    assert math.isclose(table.loc["Overall", "chance"], sum(1 / n for n in every) / len(every), rel_tol=1e-12)
+    assert math.isclose(table.loc["three", "chance"], 1 / 3) and math.isclose(table.loc["four", "chance"], 1 / 4)
+
+
+def test_chance_of_the_reference_is_a_quarter():
+    table = accuracy_table(reference_frame(("qwen2vl",), ORIG_BLACK))
+    assert np.allclose(table["chance"], 0.25)

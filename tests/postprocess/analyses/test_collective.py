@@ -142,10 +142,11 @@ def test_validation_errors_and_empty():
     blank = frame.copy()
     blank.loc[2, "video_id"] = None
     q = blank.loc[2, "question_id"]
-    with pytest.raises(ValueError, match=rf"question '{q}': group_by column 'video_id' is empty"):
+    named = rf"groups questions by 'video_id', and question '{q}' of model 'm1' \(\w+, test\) has none \(1 rows"
+    with pytest.raises(ValueError, match=named):
         collective_distribution(blank)
     blank.loc[2, "video_id"] = ""
-    with pytest.raises(ValueError, match="is empty, so the question belongs to no group"):
+    with pytest.raises(ValueError, match=r"has none .*give each prediction record a video id \(one of video_id, "):
         collective_table(blank)
     assert collective_table(frame.iloc[:0]).empty and list(collective_table(frame.iloc[:0]).columns) == list(COLUMNS)
     assert collective_distribution(frame.iloc[:0]).empty

@@ -14,7 +14,7 @@ from postprocess.analyses._paired import paired
 from postprocess.analyses.base import Options
 from postprocess.stats import fisher, wilson
 from tests.frames import answer_fields, tidy_frame, tidy_row
-from tests.reference_data import MODEL, REFERENCE, expected_rows, reference_frame
+from tests.reference_data import MODEL, expected_rows, reference_frame
 
 EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
 

@@ -93,16 +93,58 @@ def test_counts_and_statistics_match_a_naive_count(missing):
         assert row["missing_policy"] == missing
 
 
-def test_n_options_is_the_highest_letter_seen_per_benchmark():
+def test_inferred_option_count_is_the_largest_letter_seen_per_question_at_least_four():
     three = [("m", "black", f"v{i}-0", "ABC"[i % 3], "ABC"[(i + 1) % 3], "ok") for i in range(9)]
     five = [("m", "black", f"v{i}-0", "ABCD"[i % 4], "E" if i == 0 else "A", "ok") for i in range(8)]
     frame = pd.concat([make_frame(three, "three"), make_frame(five, "five")], ignore_index=True)
     table = letters_table(frame).set_index("benchmark")
-    assert table.loc["three", "n_options"] == 3 and table.loc["three", "df"] == 2
+    # Letters A-C only: read as 4 options (declare fewer with n_options / options).
+    assert table.loc["three", "n_options"] == 4 and table.loc["three", "df"] == 3
+    assert_allclose(table.loc["three", "chance"], 1 / 4)
+    # v0-0 was answered E: that question has 5 options, the other seven 4.
     assert table.loc["five", "n_options"] == 5 and table.loc["five", "pred_E"] == 1
-    assert_allclose(table.loc["three", "chance"], 1 / 3)
-    # chi-square over the options actually used: three A, B, C each -> uniform, p = 1
-    assert table.loc["three", "chi2_pred"] == 0 and table.loc["three", "p_pred"] == 1
+    assert_allclose(table.loc["five", "chance"], (1 / 5 + 7 / 4) / 8)
+
+
+def _expected_letter_counts(n_options: list[int]) -> np.ndarray:
+    """Uniform guessing among each question's own options: letter L expected sum of 1/n over questions with n > L."""
+    out = np.zeros(len(LETTERS))
+    for n in n_options:
+        for letter in range(n):
+            out[letter] += 1 / n
+    return out
+
+
+def test_declared_option_counts_mixing_three_four_and_five():
+    # Per question (answer, pred, options): 3-option questions (A-C), 4-option and 5-option ones.
+    questions = [
+        ("A", "A", 3), ("C", "B", 3), ("B", "B", 3),
+        ("D", "D", 4), ("A", "C", 4), ("B", "A", 4), ("C", "C", 4),
+        ("E", "E", 5), ("E", "A", 5), ("B", "D", 5), ("A", "E", 5),
+    ]  # fmt: skip
+    frame = tidy_frame(
+        tidy_row("m", "black", f"v{i}-0", "mixed", task_type="T", n_options=n, **answer_fields(a, p, "ok"))
+        for i, (a, p, n) in enumerate(questions)
+    )
+    row = letters_table(frame).iloc[0]
+    counts = [n for _, _, n in questions]
+    assert row["n_options"] == 5 and row["df"] == 4
+    assert_allclose(row["chance"], np.mean([1 / n for n in counts]), atol=1e-12)
+    pred = np.array([sum(p == x for _, p, _ in questions) for x in "ABCDE"])
+    gt = np.array([sum(a == x for a, _, _ in questions) for x in "ABCDE"])
+    want_pred = sps.chisquare(pred, _expected_letter_counts(counts)[:5])
+    want_gt = sps.chisquare(gt, _expected_letter_counts(counts)[:5])
+    assert_allclose([row["chi2_pred"], row["p_pred"]], [want_pred.statistic, want_pred.pvalue], atol=1e-12)
+    assert_allclose([row["chi2_gt"], row["p_gt"]], [want_gt.statistic, want_gt.pvalue], atol=1e-12)
+    assert [row[f"pred_{x}"] for x in "ABCDE"] == pred.tolist()
+
+
+def test_a_letter_beyond_the_declared_count_is_refused_naming_the_question():
+    frame = tidy_frame(
+        [tidy_row("m", "black", "v0-0", "b", task_type="T", n_options=3, **answer_fields("A", "D", "ok"))]
+    )
+    with pytest.raises(ValueError, match=r"question 'v0-0': pred 'D' is beyond the question's option count"):
+        letters_table(frame)
 
 
 def test_letter_share_hand_computed_and_empty_at_or_below_chance():

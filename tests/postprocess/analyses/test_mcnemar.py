@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 from scipy import stats as sps
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.multitest import multipletests
 
 from postprocess.analyses.base import Options
 from postprocess.analyses.mcnemar import (
@@ -14,7 +16,9 @@ from postprocess.analyses.mcnemar import (
     COLUMNS,
     DISSOCIATION_COLUMNS,
     dissociation_table,
+    holm_rows,
     mcnemar_table,
+    resample_weights,
     stability_pvalues,
 )
 from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
@@ -212,8 +216,133 @@ def test_dissociation_pattern_tost_and_holm():
     )
     assert row.share_black_p01 == (p_b_rs < 0.01).mean()
     assert row.share_orig_p01 == (p_o_rs < 0.01).mean()
-    assert row.share_pattern == ((p_o_rs >= 0.05) & (p_b_rs < 0.05)).mean()
+    assert row.share_black_only_unadjusted == ((p_o_rs >= 0.05) & (p_b_rs < 0.05)).mean()
+    # share_pattern: the label's own rule (Holm over the family) on the benchmark's resamples.
+    want = naive_holm_shares(frame, options, "b")
+    assert_allclose(row.share_pattern, want[("a", "b")], atol=1e-12)
     assert row.stability_resamples == 400 and row.resample_unit == "question"
+
+
+def _sm_p_cc(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> float:
+    """statsmodels' continuity-corrected McNemar p on weighted questions; NaN without a discordant pair."""
+    b01 = float(weight[~a & b].sum())
+    b10 = float(weight[a & ~b].sum())
+    if b01 + b10 == 0:
+        return np.nan
+    both = float(weight[a & b].sum())
+    neither = float(weight[~a & ~b].sum())
+    return float(sm_mcnemar([[neither, b01], [b10, both]], exact=False, correction=True).pvalue)
+
+
+def _holm_by_hand(p: np.ndarray) -> np.ndarray:
+    """Holm step-down, written out: the i-th smallest p times (m - i), running maximum, capped at 1."""
+    m = len(p)
+    out = np.empty(m)
+    running = 0.0
+    for i, j in enumerate(sorted(range(m), key=lambda k: (p[k], k))):
+        running = max(running, min(1.0, (m - i) * p[j]))
+        out[j] = running
+    return out
+
+
+def naive_holm_shares(frame: pd.DataFrame, options: Options, benchmark: str) -> dict[tuple[str, str], float]:
+    """share_pattern recomputed independently: per resample of the benchmark's questions, every pair's
+    orig and black p (statsmodels), Holm over all of them (statsmodels), and the pattern compared with the
+    pattern the table reports for the full data."""
+    sub = frame[frame["benchmark"] == benchmark]
+    table = dissociation_table(sub, options)
+    qids = np.array(sorted(sub["question_id"].unique()))
+    right = sub.pivot_table(index="question_id", columns=["model", "condition"], values="correct", aggfunc="first")
+    err = sub.assign(e=sub["status"] == "error").pivot_table(
+        index="question_id", columns=["model", "condition"], values="e", aggfunc="first"
+    )
+    right, err = right.reindex(qids).fillna(False).astype(bool), err.reindex(qids).fillna(True).astype(bool)
+    pairs = list(zip(table["model_a"], table["model_b"], table["pattern"], strict=True))
+    arms = []
+    for a, b, _ in pairs:
+        keep = np.ones(len(qids), dtype=bool)
+        if options.missing == "exclude":
+            keep = ~(err[(a, "orig")] | err[(a, "black")] | err[(b, "orig")] | err[(b, "black")]).to_numpy()
+        for cond in ("orig", "black"):
+            arms.append((right[(a, cond)].to_numpy(), right[(b, cond)].to_numpy(), keep))
+    hits = dict.fromkeys(((a, b) for a, b, _ in pairs), 0)
+    total = 0
+    draws = resample_weights(len(qids), options.stability_resamples, options.seed_for("dissociation", benchmark))
+    for weights in draws:
+        for w in weights:
+            ps = np.array([_sm_p_cc(ca, cb, w * keep) for ca, cb, keep in arms])
+            ok = ~np.isnan(ps)
+            adjusted = np.full(ps.shape, np.nan)
+            adjusted[ok] = _holm_by_hand(ps[ok])
+            differs = np.nan_to_num(adjusted, nan=1.0) < options.alpha
+            for i, (a, b, pattern) in enumerate(pairs):
+                observed = {(True, True): "both", (True, False): "orig only", (False, True): "black only"}.get(
+                    (bool(differs[2 * i]), bool(differs[2 * i + 1])), "neither"
+                )
+                hits[(a, b)] += observed == pattern
+            total += 1
+    return {k: v / total for k, v in hits.items()}
+
+
+def holm_family_frame() -> pd.DataFrame:
+    """Three models on 240 questions. On orig, a and b differ at p_cc = 0.027 (b01 = 15, b10 = 31): reliable
+    unadjusted, not after Holm over the six orig/black p-values of the three pairs (it ranks fifth, so its Holm
+    p is 2 x 0.027). On black they differ at p ~ 1e-6 (b01 = 40, b10 = 5)."""
+    rng = np.random.default_rng(5)
+    n = 240
+    ao, bo, ab, bb = (np.zeros(n, dtype=bool) for _ in range(4))
+    ao[:31] = True  # a right, b wrong: b10 = 31
+    bo[31:46] = True  # a wrong, b right: b01 = 15
+    ao[46:150] = bo[46:150] = True
+    bb[:40] = True
+    ab[40:45] = True
+    outcomes = {
+        ("a", "orig"): ao.tolist(),
+        ("b", "orig"): bo.tolist(),
+        ("c", "orig"): (rng.random(n) < 0.6).tolist(),
+        ("a", "black"): ab.tolist(),
+        ("b", "black"): bb.tolist(),
+        ("c", "black"): (rng.random(n) < 0.3).tolist(),
+    }
+    return make_frame(outcomes)
+
+
+def test_dissociation_label_and_its_stability_follow_one_rule():
+    frame = holm_family_frame()
+    options = Options(stability_resamples=60)
+    table = dissociation_table(frame, options).set_index(["model_a", "model_b"])
+    ab = table.loc[("a", "b")]
+    assert (ab["b01_orig"], ab["b10_orig"], ab["b01_black"], ab["b10_black"]) == (15, 31, 40, 5)
+    # Unadjusted, a and b differ on orig (p < 0.05); Holm over the family says they do not.
+    assert_allclose(ab["p_orig"], mcnemar(15, 31).p_cc, atol=1e-15)
+    assert ab["p_orig"] < 0.05 < ab["p_holm_orig"] and ab["p_holm_black"] < 0.05
+    assert (ab["pattern"], bool(ab["dissociation"])) == ("black only", True)
+    want = naive_holm_shares(frame, options, "b")
+    for pair, share in want.items():
+        assert_allclose(table.loc[pair, "share_pattern"], share, atol=1e-12, err_msg=str(pair))
+    # The unadjusted event is another quantity, under its own name (and here another number).
+    assert ab["share_black_only_unadjusted"] != ab["share_pattern"]
+
+
+def test_holm_rows_equals_statsmodels_row_by_row():
+    rng = np.random.default_rng(1)
+    p = rng.random((15, 7)) ** 3
+    p[rng.random(p.shape) < 0.2] = np.nan
+    p[0] = np.nan
+    out = holm_rows(p)
+    for row, got in zip(p, out, strict=True):
+        ok = ~np.isnan(row)
+        assert np.isnan(got[~ok]).all()
+        if ok.any():
+            assert_allclose(got[ok], multipletests(row[ok], method="holm")[1], atol=1e-15)
+            assert_allclose(got[ok], _holm_by_hand(row[ok]), atol=1e-15)
+
+
+def test_resample_weights_are_bootstrap_counts_independent_of_chunking():
+    whole = np.vstack(list(resample_weights(30, 25, seed=4)))
+    assert whole.shape == (25, 30) and (whole.sum(axis=1) == 30).all()
+    again = np.vstack(list(resample_weights(30, 25, seed=4)))
+    assert (whole == again).all()
 
 
 def test_dissociation_pattern_names():
@@ -309,7 +438,7 @@ def test_reference_42_stability(reference_frame):
     # 1000-resample estimate has SD ~1.6 points and two of them differ by SD ~2.2. We get 53.9:
     # assert agreement within 3 SD of that difference instead of re-seeding to hit the tolerance.
     want, _ = expected("4.2", "% resamples joint (orig p>.05 & black p<.05)")
-    assert abs(100 * row["share_pattern"] - want) <= 3 * 2.2
+    assert abs(100 * row["share_black_only_unadjusted"] - want) <= 3 * 2.2
 
 
 def test_reference_42_stability_long_run(reference_frame):

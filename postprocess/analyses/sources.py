@@ -1,0 +1,46 @@
+"""Which file each answer came from, and which of its fields vdg read (``postprocess.io.load_frame``).
+
+Prediction files from other harnesses name their ids in many ways (``video_uid``, ``qid``...); this
+table says, per file, which field was read as the question id and the video id and where each
+question's option count came from, so a report never hides how its inputs were read. It is empty
+for a frame not built by ``load_frame``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.io import sources
+
+COLUMNS: dict[str, str] = {
+    "file": "input file (an lmms-eval samples log or a predictions file)",
+    "kind": "'lmms-eval samples log' or 'predictions'",
+    "model": "model label(s) of its records",
+    "benchmark": "benchmark(s) of its records",
+    "conditions": "conditions of its records, joined by ','",
+    "n_records": "records read",
+    "question_id_field": "field read as the question id (several joined by ', then ' when records differ: "
+    "per record the first with a value)",
+    "video_id_field": "field read as the video id, likewise; empty when the file has none",
+    "n_options_source": "where the option counts came from: the n_options or options field, the benchmark's "
+    "declared count, or the largest letter seen for the question (at least 4); with record counts when mixed",
+}
+
+
+def sources_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    rows = sources(frame)
+    if not rows:
+        return empty(COLUMNS)
+    return pd.DataFrame(rows).reindex(columns=list(COLUMNS))
+
+
+ANALYSES = (
+    Analysis(
+        "sources",
+        "Per input file: its kind, models, conditions and records, and the fields read as question id, video "
+        "id and option count.",
+        COLUMNS,
+        sources_table,
+    ),
+)

@@ -1,0 +1,182 @@
+"""The first screen: per model, the overall VDG with its CI, its tier, and every flag.
+
+A run whose black arm is unparsed throughout has VDG = 0 - 0 = +0.000; this table puts that number
+next to the flag that says it measures nothing. Flags (``flags``, comma-separated, in this order;
+``details`` says each in words):
+
+- ``no-vdg``: no VDG (orig or black not run, or the vdg table was skipped)
+- ``all-unparsed``: some condition's answers are all unparsed (no readable letter among the options)
+- ``unparsed``: some other condition has more than ``coverage.UNPARSED_FLAG`` unparsed answers
+- ``errors``: some question has no answer (missing or undecodable video)
+- ``missing-conditions``: orig or black not run, or a condition another model of the benchmark ran
+- ``left-out``: some table leaves the model out (the ``skipped`` table says which and why)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_conditions
+from postprocess.analyses.base import Digest, Options, empty, skip_reason
+from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
+
+FLAGS: tuple[str, ...] = ("no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
+
+COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "conditions": "conditions the model ran, in declared order, joined by ','",
+    "n": "questions compared for the VDG (vdg table, Overall row); empty without a VDG",
+    "acc_orig": "accuracy on orig over those n questions",
+    "acc_black": "accuracy on black over those n questions",
+    "vdg": "Overall VDG = acc_orig - acc_black (vdg table); empty without one",
+    "ci_low": "lower bound of its paired percentile bootstrap CI",
+    "ci_high": "upper bound of that CI",
+    "tier": "tier of the Overall VDG (tiers table): high, mid or low; empty without a VDG",
+    "flags": f"comma-separated, in this order: {', '.join(FLAGS)} (see details; empty when none)",
+    "details": "each flag in words, joined by '; ' (which conditions, how many answers, which tables)",
+    "ci_level": "confidence level of the CI",
+    "n_resamples": "bootstrap resamples of the CI",
+    "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
+}
+
+
+def _row_of(table: pd.DataFrame | None, model: str, benchmark: str, **match: str) -> dict[str, Any]:
+    if table is None or not len(table) or "model" not in table.columns:
+        return {}
+    hit = table[(table["model"] == model) & (table["benchmark"] == benchmark)]
+    for column, value in match.items():
+        hit = hit[hit[column] == value]
+    return hit.iloc[0].to_dict() if len(hit) else {}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _coverage_flags(cov: pd.DataFrame) -> tuple[list[str], list[str]]:
+    flags: list[str] = []
+    details: list[str] = []
+    cov = cov.assign(answered=cov["n_ok"] + cov["n_unparsed"])
+    cov = cov.iloc[sorted(range(len(cov)), key=lambda i: condition_sort_key(str(cov["condition"].iat[i])))]
+    all_unparsed = cov[(cov["answered"] > 0) & (cov["n_ok"] == 0)]
+    if len(all_unparsed):
+        flags.append("all-unparsed")
+        details += [
+            f"{r.condition}: all {int(r.n_unparsed)} answers unparsed (no letter among the options), so its accuracy "
+            "measures format compliance, not the video"
+            for r in all_unparsed.itertuples()
+        ]
+    rate = pd.to_numeric(cov["unparsed_rate"], errors="coerce")
+    high = cov[(rate > UNPARSED_FLAG) & (cov["n_ok"] > 0)]
+    if len(high):
+        flags.append("unparsed")
+        details.append(
+            f"unparsed above {UNPARSED_FLAG:.0%} in "
+            + ", ".join(
+                f"{r.condition} ({_pct(r.unparsed_rate)}, {int(r.n_unparsed)} of {int(r.answered)})"
+                for r in high.itertuples()
+            )
+        )
+    failed = cov[cov["n_error"] > 0]
+    if len(failed):
+        flags.append("errors")
+        details.append(
+            "questions with no answer: "
+            + ", ".join(
+                f"{r.condition} {int(r.n_error)}" + (" (all)" if r.answered == 0 else "") for r in failed.itertuples()
+            )
+        )
+    return flags, details
+
+
+def summary_table(
+    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: Options = Options()
+) -> pd.DataFrame:
+    """One row per (model, benchmark): Overall VDG with CI, tier, flags and their details."""
+    if frame.empty:
+        return empty(COLUMNS)
+    cov = tables.get("coverage")
+    if cov is None or skip_reason(cov) is not None:
+        cov = coverage_table(frame, options)
+    vdg, tiers, skipped = tables.get("vdg"), tables.get("tiers"), tables.get("skipped")
+    vdg_skipped = skip_reason(vdg)
+    runs = frame.groupby(["benchmark", "model"], sort=True)["condition"].unique()
+    by_benchmark: dict[str, set[str]] = {}
+    for (benchmark, _), conds in runs.items():
+        by_benchmark.setdefault(str(benchmark), set()).update(map(str, conds))
+    rows = []
+    for (benchmark, model), conds in runs.items():
+        model, benchmark = str(model), str(benchmark)
+        ran = ordered_conditions(conds)
+        v = _row_of(vdg, model, benchmark, task_type=OVERALL)
+        t = _row_of(tiers, model, benchmark, task_type=OVERALL)
+        flags: list[str] = []
+        details: list[str] = []
+        vdg_value = v.get("vdg", np.nan)
+        if not v or pd.isna(vdg_value):
+            flags.append("no-vdg")
+            absent = [c for c in ("orig", "black") if c not in ran]
+            if vdg_skipped:
+                why = f"the vdg table was skipped ({vdg_skipped.rstrip('.')})"
+            elif absent:
+                why = f"{' and '.join(absent)} not run"
+            else:
+                why = "no question answered in both orig and black"
+            details.append(f"no VDG: {why}")
+        cov_flags, cov_details = _coverage_flags(cov[(cov["model"] == model) & (cov["benchmark"] == benchmark)])
+        flags += cov_flags
+        details += cov_details
+        core = [c for c in ("orig", "black") if c not in ran]
+        others = ordered_conditions(by_benchmark[benchmark] - set(ran) - set(core))
+        if core or others:
+            flags.append("missing-conditions")
+            if core and "no-vdg" not in flags:  # (with no-vdg, its detail already says so)
+                details.append(f"{' and '.join(core)} not run")
+            if others:
+                details.append(f"not run for this model but for another of {benchmark}: {', '.join(others)}")
+        if skipped is not None and len(skipped):
+            mine = skipped[(skipped["model"] == model) & (skipped["benchmark"] == benchmark)]
+            if len(mine):
+                flags.append("left-out")
+                by_reason: dict[str, list[str]] = {}
+                for r in mine.itertuples():
+                    by_reason.setdefault(str(r.reason).split(": ", 1)[-1], []).append(str(r.analysis))
+                details += [f"left out of {', '.join(names)} ({why})" for why, names in by_reason.items()]
+        rows.append(
+            {
+                "model": model,
+                "benchmark": benchmark,
+                "conditions": ",".join(ran),
+                "n": v.get("n", np.nan),
+                "acc_orig": v.get("acc_orig", np.nan),
+                "acc_black": v.get("acc_black", np.nan),
+                "vdg": vdg_value,
+                "ci_low": v.get("ci_low", np.nan),
+                "ci_high": v.get("ci_high", np.nan),
+                "tier": t["tier"] if isinstance(t.get("tier"), str) else "",
+                "flags": ",".join(f for f in FLAGS if f in flags),
+                "details": "; ".join(details),
+                "ci_level": options.ci_level,
+                "n_resamples": options.n_resamples,
+                "missing_policy": options.missing,
+            }
+        )
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    table["n"] = pd.to_numeric(table["n"], errors="coerce").astype("Int64")
+    return table
+
+
+DIGESTS = (
+    Digest(
+        "summary",
+        "The first screen, per model and benchmark: the Overall VDG with its CI, its tier, and every flag "
+        "(no VDG, unparsed answers, errors, missing conditions, tables that leave the model out).",
+        COLUMNS,
+        summary_table,
+    ),
+)

@@ -1,0 +1,80 @@
+"""--out never holds a mix of two runs: the report is written beside it and moved into place whole."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from postprocess.analyses import Options, run_all
+from postprocess.io import load_frame
+from postprocess.report import ReportError, compute_tables, partial_dir, write_report
+from tests.postprocess.prediction_files import five_option_records, write_records
+
+FAST = Options(n_resamples=50, stability_resamples=10)
+
+
+def _tables(tmp_path, model="m"):
+    path = write_records(tmp_path / f"{model}.json", five_option_records(model, n_questions=20))
+    return run_all(load_frame(predictions=[(model, path)], benchmark="egoschema"), FAST)
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_write_report_returns_the_markdown_and_the_folder(tmp_path):
+    out = tmp_path / "deep" / "out"
+    written = write_report(_tables(tmp_path), out, plots=False)
+    assert written.path == out.absolute() and written.markdown == (out / "report.md").read_text() == written
+    assert [p.name for p in tmp_path.joinpath("deep").iterdir()] == ["out"]  # no temporary folder left
+
+
+def test_a_failed_write_leaves_the_previous_report_untouched(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    write_report(_tables(tmp_path, "first"), out, plots=False)
+    before = _snapshot(out)
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    import postprocess.plots
+
+    monkeypatch.setattr(postprocess.plots, "write_plots", fail)
+    with pytest.raises(OSError, match="disk full") as info:
+        write_report(_tables(tmp_path, "second"), out, plots=True)
+    assert _snapshot(out) == before
+    note = " ".join(info.value.__notes__)
+    assert "the report files written so far are in" in note and f"{out} is untouched" in note
+
+
+def test_a_new_report_replaces_the_previous_one_whole(tmp_path):
+    out = tmp_path / "out"
+    write_report(_tables(tmp_path, "first"), out, plots=False)
+    (out / "stale_table.csv").write_text("x\n1\n")  # a table the next run does not write
+    tables = _tables(tmp_path, "second")
+    write_report(tables, out, plots=False)
+    assert not (out / "stale_table.csv").exists()
+    assert {p.name for p in out.iterdir()} == {f"{n}.csv" for n in tables} | {"report.md", "report.html", "report.json"}
+    rows = json.loads((out / "report.json").read_text())["summary"]
+    assert [r["model"] for r in rows] == ["second"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.json", "out", "second.json"]
+
+
+def test_a_folder_with_other_files_is_refused_before_anything_is_computed(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    frame = load_frame(
+        predictions=[("m", write_records(tmp_path / "m.json", five_option_records("m", n_questions=10)))],
+        benchmark="egoschema",
+    )
+    with pytest.raises(ReportError, match=r"mine: holds files that are not part of a vdg report \(notes\.txt\)"):
+        compute_tables(frame, FAST, out)
+    with pytest.raises(ReportError, match="choose a new or empty folder"):
+        write_report({}, out)
+    assert [p.name for p in out.iterdir()] == ["notes.txt"] and not partial_dir(out).exists()
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(ReportError, match="exists and is not a folder"):
+        write_report({}, afile)

@@ -1,0 +1,84 @@
+"""The first screen: per model the Overall VDG with its CI, its tier and every flag, in md, html and json."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from postprocess.analyses import Options, run_all
+from postprocess.analyses.summary import COLUMNS, FLAGS
+from postprocess.io import load_frame
+from postprocess.report import render_html, render_json, render_markdown
+from tests.postprocess.prediction_files import five_option_records, write_records
+from tests.postprocess.test_report import reference_tables
+from tests.reference_data import reference_frame
+
+FAST = Options(n_resamples=100, stability_resamples=20)
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    """'fine' answers with letters; 'broken' answers in prose no parser reads, under orig and black: VDG 0 - 0."""
+    folder = tmp_path_factory.mktemp("broken")
+    fine = five_option_records("fine", n_questions=30)
+    prose = [dict(r, prediction="I think the person is cooking") for r in five_option_records("broken", n_questions=30)]
+    prose[0] = dict(prose[0], prediction=None, error="CUDA out of memory")
+    frame = load_frame(
+        predictions=[
+            ("fine", write_records(folder / "f.json", fine)),
+            ("broken", write_records(folder / "b.json", prose)),
+        ],
+        benchmark="egoschema",
+    )
+    return run_all(frame, FAST)
+
+
+def test_a_broken_run_is_flagged_next_to_its_vdg(broken):
+    summary = broken["summary"].set_index("model")
+    assert list(broken["summary"].columns) == list(COLUMNS)
+    row = summary.loc["broken"]
+    assert row["vdg"] == 0 and row["acc_orig"] == row["acc_black"] == 0 and row["n"] == 29
+    assert row["flags"] == "all-unparsed,errors"
+    assert "orig: all 29 answers unparsed" in row["details"] and "black: all 30 answers unparsed" in row["details"]
+    assert "questions with no answer: orig 1" in row["details"]
+    assert summary.loc["fine", "flags"] == "" and summary.loc["fine", "tier"] in ("high", "mid", "low")
+    md = render_markdown(broken)
+    assert md.startswith("# vdg report\n\n## Summary\n")
+    first_screen = md.split("\n## ", 2)[1]
+    assert "**1 of 2 model runs have flags:**" in first_screen
+    assert "- broken / egoschema: orig: all 29 answers unparsed" in first_screen
+    line = next(ln for ln in first_screen.splitlines() if ln.startswith("| broken"))
+    assert "+0.000 [" in line and line.rstrip(" |").endswith("all-unparsed,errors")
+
+
+def test_summary_in_json_and_html(broken):
+    data = render_json(broken, FAST)
+    assert data["summary"] == data["tables"]["summary"]["rows"] and len(data["summary"]) == 2
+    assert {r["model"]: r["flags"] for r in data["summary"]} == {"broken": "all-unparsed,errors", "fine": ""}
+    page = render_html(broken)
+    assert page.index('id="summary"') < page.index('id="vdg"')
+    assert "1 of 2 model runs have flags:" in page and "broken / egoschema: orig: all 29 answers unparsed" in page
+
+
+def test_summary_numbers_are_the_vdg_and_tier_tables_and_flags_the_coverage():
+    tables = reference_tables()
+    frame = reference_frame()
+    summary = tables["summary"].set_index("model")
+    vdg = tables["vdg"].query("task_type == 'Overall'").set_index("model")
+    tiers = tables["tiers"].query("task_type == 'Overall'").set_index("model")
+    for model in ("qwen2vl", "llava", "internvl2"):
+        for column in ("n", "acc_orig", "acc_black", "vdg", "ci_low", "ci_high"):
+            assert math.isclose(summary.loc[model, column], vdg.loc[model, column]), (model, column)
+        assert summary.loc[model, "tier"] == tiers.loc[model, "tier"]
+        # errors, counted here from the frame: every condition with a question that has no answer.
+        rows = frame[(frame["model"] == model) & (frame["status"] == "error")]
+        counts = rows.groupby("condition").size()
+        assert ("errors" in summary.loc[model, "flags"].split(",")) == bool(len(counts))
+        for condition, n in counts.items():
+            assert f"{condition} {n}" in summary.loc[model, "details"]
+    # qwen2vl ran shuffled and single, which llava (no single) and internvl2 (neither) lack.
+    assert summary.loc["internvl2", "flags"].split(",")[-1] == "missing-conditions"
+    assert "not run for this model but for another of videomme: single, shuffled" in summary.loc["internvl2", "details"]
+    assert summary.loc["qwen2vl", "conditions"] == "orig,black,single,shuffled,crf18,crf23,crf28,crf33,crf38"
+    assert set(",".join(summary["flags"]).split(",")) - {""} <= set(FLAGS)
