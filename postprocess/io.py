@@ -434,37 +434,41 @@ def _resolve_options(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _check_keys(frame: pd.DataFrame) -> None:
-    """One question id is one question: the same answer key in every file and condition."""
-    counts = frame.groupby(["benchmark", "question_id"], sort=False)["answer"].nunique()
+def _first_conflict(table: pd.DataFrame, by: list[str], column: str) -> tuple[pd.Series, pd.Series] | None:
+    """Two rows of the first ``by`` group holding different ``column`` values, or None when none differs."""
+    counts = table.groupby(by, sort=False)[column].nunique()
     clash = counts[counts > 1]
     if clash.empty:
-        return
-    benchmark, question = clash.index[0]
-    rows = frame[(frame["benchmark"] == benchmark) & (frame["question_id"] == question)]
+        return None
+    rows = table
+    for key, value in zip(by, clash.index[0], strict=True):
+        rows = rows[rows[key] == value]
     a = rows.iloc[0]
-    b = rows[rows["answer"] != a["answer"]].iloc[0]
+    return a, rows[rows[column] != a[column]].iloc[0]
+
+
+def _check_keys(frame: pd.DataFrame) -> None:
+    """One question id is one question: the same answer key in every file and condition."""
+    conflict = _first_conflict(frame, ["benchmark", "question_id"], "answer")
+    if conflict is None:
+        return
+    a, b = conflict
     raise LogError(
-        f"question {question!r} of {benchmark} has two different answer keys: {a['answer']!r} at {a['source']} and "
-        f"{b['answer']!r} at {b['source']}; is the question id field unique per question (NExT-QA's 'qid', for "
-        "one, counts the questions of a video)?"
+        f"question {a['question_id']!r} of {a['benchmark']} has two different answer keys: {a['answer']!r} at "
+        f"{a['source']} and {b['answer']!r} at {b['source']}; is the question id field unique per question "
+        "(NExT-QA's 'qid', for one, counts the questions of a video)?"
     )
 
 
 def _check_one_video_per_question(table: pd.DataFrame) -> None:
     """Within one prediction file a question id names one video (a per-video question index does not)."""
-    named = table[table["video_id"] != ""]
-    counts = named.groupby(["condition", "question_id"], sort=False)["video_id"].nunique()
-    clash = counts[counts > 1]
-    if clash.empty:
+    conflict = _first_conflict(table[table["video_id"] != ""], ["condition", "question_id"], "video_id")
+    if conflict is None:
         return
-    condition, question = clash.index[0]
-    rows = named[(named["condition"] == condition) & (named["question_id"] == question)]
-    a = rows.iloc[0]
-    b = rows[rows["video_id"] != a["video_id"]].iloc[0]
+    a, b = conflict
     raise LogError(
-        f"question id {question!r} ({condition}) names two videos: {a['video_id']!r} at {a['source']} and "
-        f"{b['video_id']!r} at {b['source']}; the question id field must be unique per question (NExT-QA's "
+        f"question id {a['question_id']!r} ({a['condition']}) names two videos: {a['video_id']!r} at {a['source']} "
+        f"and {b['video_id']!r} at {b['source']}; the question id field must be unique per question (NExT-QA's "
         "'qid', for one, counts the questions of a video: combine it with the video id)"
     )
 
