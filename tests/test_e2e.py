@@ -52,6 +52,19 @@ def lmms_eval(env: dict[str, str], out: Path, tasks_dir: Path, model: str, tasks
     return out
 
 
+def offline_env(root: Path) -> dict[str, str]:
+    """The environment of an lmms-eval run here: a cache and HF home under ``root``, nothing downloaded."""
+    return {
+        **os.environ,
+        "VDG_CACHE": str(root / "cache"),
+        "HF_HOME": str(root / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "FORCE_QWENVL_VIDEO_READER": "decord",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("e2e")
@@ -61,15 +74,7 @@ def world(tmp_path_factory):
     videos[CORRUPT].write_bytes(np.random.default_rng(0).bytes(videos[CORRUPT].stat().st_size))
     videos[MISSING].unlink()
     write_all(root / "tasks", synth_data=str(jsonl))
-    env = {
-        **os.environ,
-        "VDG_CACHE": str(root / "cache"),
-        "HF_HOME": str(root / "hf"),
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "FORCE_QWENVL_VIDEO_READER": "decord",
-        "TOKENIZERS_PARALLELISM": "false",
-    }
+    env = offline_env(root)
     return {"root": root, "docs": docs, "tasks": root / "tasks", "env": env}
 
 

@@ -11,7 +11,6 @@ valid source is answered under every condition, and the held videos it got pass 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import pandas as pd
 import pytest
 
 from postprocess.io import load_frame
-from tests.test_e2e import lmms_eval
+from tests.test_e2e import lmms_eval, offline_env
 from tests.video.conftest import make_hostile_sources, read_index
 from tests.video.samplers import collapse, sample_decord
 from vdg_tasks.cache import materialize, video_seed
@@ -57,14 +56,7 @@ def world(tmp_path_factory):
         for name, path in hostile.items():
             f.write(json.dumps(_hostile_question(name, path)) + "\n")
     write_all(root / "tasks", synth_data=str(jsonl))
-    env = {
-        **os.environ,
-        "VDG_CACHE": str(root / "cache"),
-        "HF_HOME": str(root / "hf"),
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "FORCE_QWENVL_VIDEO_READER": "decord",
-    }
+    env = offline_env(root)
     out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg")
     return {"root": root, "good": good, "hostile": hostile, "out": out, "frame": load_frame([f"probe={out}"])}
 
