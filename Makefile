@@ -18,19 +18,27 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# The synthetic benchmark through lmms-eval, end to end: generate, materialize every condition,
-# evaluate three reference models on all of them, report.
+# The synthetic benchmark and synthetic episodes through lmms-eval, end to end: generate,
+# materialize every condition, evaluate the reference models on all of them, judge the open
+# answers with the offline scorer, report.
 demo: venv
 	$(BIN)/vdg synth
-	$(BIN)/vdg materialize --tasks vdgsynth_vdg --workers $(WORKERS)
+	$(BIN)/vdg synth-episodes
+	$(BIN)/vdg materialize --tasks vdgsynth_vdg,infinibench_ga_vdg_tracking --workers $(WORKERS)
 	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks vdgsynth_vdg \
 		--log_samples --output_path $(DEMO)/runs/probe --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args order_blind=True --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks vdgsynth_vdg --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_chance --model_args seed=1 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks vdgsynth_vdg --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
+	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16 --include_path "$$($(BIN)/vdg tasks-path)" \
+		--tasks infinibench_ga_vdg_tracking --log_samples --output_path $(DEMO)/runs/episodes --verbosity WARNING
+	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16,name_mode=blind \
+		--include_path "$$($(BIN)/vdg tasks-path)" --tasks infinibench_ga_vdg_tracking --log_samples \
+		--output_path $(DEMO)/runs/episodes_name_blind --verbosity WARNING
 	$(BIN)/vdg report probe=$(DEMO)/runs/probe probe_blind=$(DEMO)/runs/probe_blind chance=$(DEMO)/runs/chance \
-		--out $(DEMO)/report
+		probe_episodes=$(DEMO)/runs/episodes probe_name_blind=$(DEMO)/runs/episodes_name_blind \
+		--judge offline --out $(DEMO)/report
 
 test: venv
 	$(PY) -m pytest -q

@@ -5,13 +5,12 @@ from __future__ import annotations
 from lmms_eval.api.model import lmms
 
 from model_wrappers.probe import parse_prompt
+from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import rng_for
-
-LETTERS = "ABCDEF"
 
 
 def count_options(prompt: str) -> int:
-    """Number of lettered options ("A. ...", "B) ...") in a prompt, at most six; 4 when none can be seen."""
+    """Number of lettered options ("A. ...", "B) ...") in a prompt, at most eight; 4 when none can be seen."""
     options = parse_prompt(prompt)[1]
     return min(len(options), len(LETTERS)) if options else 4
 

@@ -1,8 +1,11 @@
-"""``vdg_probe``: a deterministic, rule-based lmms-eval model for the synthetic benchmark.
+"""``vdg_probe``: a deterministic, rule-based lmms-eval model for the synthetic benchmarks.
 
 It is the ladder's reference viewer: it answers ``vdgsynth`` questions perfectly on the original
 videos and degrades exactly as the ladder predicts on perturbed ones, so the whole pipeline (task
 YAMLs, video conditions, logging, analysis) can be checked end to end with no GPU and no weights.
+It also answers the synthetic InfiniBench-style episodes of ``vdg_tasks.episodes`` ("What is the
+correct sequence of changing the outfits for <NAME>?"), with a ``name_mode`` that decides how far
+it binds the name in the question to a person on screen.
 
 It sees only what a real model sees: the prompt text (``context``) and the video file(s) returned
 by ``doc_to_visual``. It never reads ``doc["answer"]``, ``doc["task_type"]`` or a condition name,
@@ -10,22 +13,50 @@ and never parses the video path.
 
 Perception: ``max_num_frames`` frames sampled with ``np.linspace(0, n_frames - 1, N).astype(int)``
 (the lmms-eval/decord/qwen sampler), decoded with PyAV in one streaming, frame-threaded pass that
-keeps per frame only two RGB medians (the border ring and the centre square), each classified to
-the nearest ``vdg_tasks.synth.PALETTE`` colour (its "world knowledge").
+keeps per frame only a few RGB medians, each classified to the nearest ``vdg_tasks.synth.PALETTE``
+colour (its "world knowledge"): the border ring, the centre square and, per episode screen slot,
+the figure's body box (None where the body is background: nobody there).
 
 Rules, in order (question = the last non-option line before the options):
 
-1. a quoted word in the question equal to an option's text -> that option (text prior);
-2. no usable visual signal (decode failed, no frames, or every sampled frame near-black) ->
+1. the question mentions "outfit" -> the episode rules (below);
+2. a quoted word in the question equal to an option's text -> that option (text prior);
+3. no usable visual signal (decode failed, no frames, or every sampled frame near-black) ->
    the *text prior*: the option whose text sorts first alphabetically;
-3. "border" -> the option naming the most common border colour;
-4. "at some point" -> the unique option whose colour is among the centre colours seen;
-5. "first" -> order-aware: the centre colour of the first sampled frame; ``order_blind=True``:
+4. "border" -> the option naming the most common border colour;
+5. "at some point" -> the unique option whose colour is among the centre colours seen;
+6. "first" -> order-aware: the centre colour of the first sampled frame; ``order_blind=True``:
    the option colour seen most often in the centre (ties alphabetical), a function of the
    multiset of frames only, so shuffling frames cannot change it;
-6. anything else, or a rule that finds no (or several) matching options -> the text prior.
+7. anything else, or a rule that finds no (or several) matching options -> the text prior.
 
-Response format: ``"The answer is X."`` (X a letter), which lmms-eval's MCQ extractors parse.
+Episode rules ("outfit" questions):
+
+* named character: the first ``episodes.CAST`` name (whole word) in the question (open-ended: in
+  the first line that mentions outfits and names someone, so subtitle lines and an instruction
+  line such as "Describe each of the character's outfits" do not count). Tracked slot:
+  ``name_mode=aware`` -> that character's slot; ``gender`` -> the lowest slot of a cast member
+  of the same gender; ``blind`` -> slot 0 whatever the name. No name -> slot 0.
+* observed sequence: the tracked slot's colours over the sampled lit frames in order, absences
+  dropped, consecutive repeats collapsed, then only first occurrences kept. ``order_blind=True``
+  keeps only the set (sorted by name): frame order carries no information for it.
+* options: each option's palette words in order of appearance; an option containing "don't
+  know" is the benchmark's own IDK, one containing "cannot determine" an added abstain option.
+* multiple choice: the option whose colour list equals the observation; else the unique option
+  containing the observation (>= 2 colours) as a subsequence (``order_blind``: as a subset);
+  otherwise (no visual signal, nothing seen, no or several matches) the abstain option if
+  present, else the text prior over the non-IDK options. The benchmark's IDK is never chosen.
+* open-ended (no options): "The outfits in order: red jacket, blue shirt." (``episodes.OUTFITS``
+  descriptions of the observation), or "I don't know." with nothing observed.
+
+Open-ended ``vdgsynth`` questions (no options) get words instead of a letter: a quoted word ->
+that word; "border" -> "The border is <colour>."; "at some point" -> "The centre square shows
+<c1>, <c2> at some point." (the distinct centre colours seen, sorted); "first" -> "The centre
+square shows <colour> first." (order-blind: the most common centre colour); no visual signal or
+any other question -> "I don't know."
+
+Response format: multiple choice ``"The answer is X."`` (X a letter, A-H or beyond), which
+lmms-eval's MCQ extractors parse; open-ended, the sentence above.
 """
 
 from __future__ import annotations
@@ -41,14 +72,37 @@ import numpy as np
 from lmms_eval.api.model import lmms
 from loguru import logger as eval_logger
 
-from vdg_tasks.synth import border_px, centre_box, nearest_colour
+from vdg_tasks.episodes import BACKGROUND, CAST, N_SLOTS, OUTFITS, figure_boxes
+from vdg_tasks.synth import PALETTE, border_px, centre_box, nearest_colour
 
-__all__ = ["FrameFeatures", "VdgProbe", "answer_question", "parse_prompt", "sample_features"]
+__all__ = [
+    "NAME_MODES",
+    "FrameFeatures",
+    "VdgProbe",
+    "answer_episode_question",
+    "answer_open",
+    "answer_question",
+    "observed_outfits",
+    "option_colours",
+    "parse_prompt",
+    "respond",
+    "sample_features",
+    "tracked_slot",
+]
 
 _OPTION_RE = re.compile(r"^\s*\(?([A-Z])[.)]\s+(.+?)\s*$")
 _QUOTED_RE = re.compile(r"['\"\u2018\u201c]([^'\"\u2019\u201d]+)['\"\u2019\u201d]")
+_QUOTED_WORD_RE = re.compile(r"['\"\u2018\u201c]([A-Za-z][A-Za-z-]*)['\"\u2019\u201d]")
+_COLOUR_RE = re.compile(r"\b(" + "|".join(sorted(PALETTE, key=len, reverse=True)) + r")\b")
+_NAME_RE = re.compile(r"\b(" + "|".join(CAST) + r")\b")
+_IDK_RE = re.compile(r"don['\u2019]?t know", re.IGNORECASE)
 #: A frame is near-black when both its border and centre medians have every channel below this.
 NEAR_BLACK = 40
+#: A slot's body median within this RGB distance of the background means nobody stands there.
+ABSENT_DISTANCE = 40
+#: Values of the ``name_mode`` model arg.
+NAME_MODES: tuple[str, ...] = ("aware", "gender", "blind")
+_IDK_REPLY = "I don't know."
 
 
 def _as_bool(value: object) -> bool:
@@ -62,6 +116,13 @@ def _as_bool(value: object) -> bool:
     raise ValueError(f"vdg_probe: expected a boolean (true/false), got {value!r}")
 
 
+def _name_mode(value: object) -> str:
+    mode = str(value).strip().lower()
+    if mode not in NAME_MODES:
+        raise ValueError(f"vdg_probe: name_mode must be one of {', '.join(NAME_MODES)}; got {value!r}")
+    return mode
+
+
 @dataclass(frozen=True)
 class FrameFeatures:
     """What the probe keeps of one sampled frame.
@@ -70,11 +131,27 @@ class FrameFeatures:
         border: nearest palette name of the border ring's median colour.
         centre: nearest palette name of the centre square's median colour.
         dark: whether both medians are near-black (no visual signal).
+        slots: per episode screen slot (``vdg_tasks.episodes.figure_boxes``), the nearest palette
+            name of the body box's median colour, None where it is background or the frame is
+            dark; empty when the frame is too small to hold the six figures.
     """
 
     border: str
     centre: str
     dark: bool
+    slots: tuple[str | None, ...] = ()
+
+
+def _slot_colours(rgb: np.ndarray) -> tuple[str | None, ...]:
+    h, w, _ = rgb.shape
+    background = np.asarray(BACKGROUND, dtype=np.float64)
+    out: list[str | None] = []
+    for slot in range(N_SLOTS):
+        (x0, y0, x1, y1), _head = figure_boxes(w, h, slot)
+        body = np.median(rgb[y0:y1, x0:x1].reshape(-1, 3), axis=0)
+        absent = float(np.linalg.norm(body - background)) <= ABSENT_DISTANCE
+        out.append(None if absent else nearest_colour(body))
+    return tuple(out)
 
 
 def _features(rgb: np.ndarray) -> FrameFeatures:
@@ -93,7 +170,11 @@ def _features(rgb: np.ndarray) -> FrameFeatures:
     centre = rgb[y0 + dy : y1 - dy, x0 + dx : x1 - dx].reshape(-1, 3)
     b, c = np.median(ring, axis=0), np.median(centre, axis=0)
     dark = bool(b.max() < NEAR_BLACK and c.max() < NEAR_BLACK)
-    return FrameFeatures(nearest_colour(b), nearest_colour(c), dark)
+    if w >= 4 * N_SLOTS and h >= 8:
+        slots = (None,) * N_SLOTS if dark else _slot_colours(rgb)
+    else:
+        slots = ()
+    return FrameFeatures(nearest_colour(b), nearest_colour(c), dark, slots)
 
 
 def _count_frames(path: str) -> int:
@@ -159,15 +240,96 @@ def _option_for(colour: str, options: Sequence[tuple[str, str]]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def _mentions_outfit(question: str) -> bool:
+    return "outfit" in question.lower()
+
+
+def _is_idk(text: str) -> bool:
+    return bool(_IDK_RE.search(text))
+
+
+def _is_abstain(text: str) -> bool:
+    return "cannot determine" in text.lower()
+
+
+def option_colours(text: str) -> list[str]:
+    """Palette colour words of ``text`` in order of appearance ("red jacket; blue shirt" -> [red, blue])."""
+    return _COLOUR_RE.findall(text.lower())
+
+
+def tracked_slot(question: str, name_mode: str = "aware") -> int:
+    """Screen slot the probe watches for ``question`` under ``name_mode`` (see the module docstring)."""
+    mode = _name_mode(name_mode)
+    m = _NAME_RE.search(question)
+    if mode == "blind" or m is None:
+        return 0
+    name = m.group(1)
+    if mode == "aware":
+        return list(CAST).index(name)
+    return next(i for i, other in enumerate(CAST) if CAST[other] == CAST[name])
+
+
+def observed_outfits(frames: Sequence[FrameFeatures], slot: int, order_blind: bool = False) -> list[str]:
+    """Colours seen in ``slot`` over the lit ``frames``: in order, each once (sorted if ``order_blind``)."""
+    seen: list[str] = []
+    for f in frames:
+        if f.dark or slot >= len(f.slots):
+            continue
+        colour = f.slots[slot]
+        if colour is not None and colour not in seen:
+            seen.append(colour)
+    return sorted(seen) if order_blind else seen
+
+
+def _is_subsequence(short: Sequence[str], long: Sequence[str]) -> bool:
+    it = iter(long)
+    return all(c in it for c in short)
+
+
+def answer_episode_question(
+    question: str,
+    options: Sequence[tuple[str, str]],
+    frames: Sequence[FrameFeatures],
+    name_mode: str = "aware",
+    order_blind: bool = False,
+) -> str:
+    """The letter the probe picks for an "outfit" multiple-choice question (episode rules)."""
+    if not options:
+        raise ValueError("answer_episode_question needs options; use answer_open for open-ended questions")
+    observed = observed_outfits(frames, tracked_slot(question, name_mode), order_blind)
+    candidates = [
+        (letter, option_colours(text)) for letter, text in options if not (_is_idk(text) or _is_abstain(text))
+    ]
+    if observed:
+        if order_blind:
+            exact = [letter for letter, cols in candidates if sorted(set(cols)) == observed]
+            partial = [letter for letter, cols in candidates if set(observed) <= set(cols)]
+        else:
+            exact = [letter for letter, cols in candidates if cols == observed]
+            partial = [letter for letter, cols in candidates if _is_subsequence(observed, cols)]
+        if len(exact) == 1:
+            return exact[0]
+        if not exact and len(observed) >= 2 and len(partial) == 1:
+            return partial[0]
+    abstain = [letter for letter, text in options if _is_abstain(text)]
+    if abstain:
+        return abstain[0]
+    usable = [o for o in options if not _is_idk(o[1])]
+    return _text_prior(usable or options)
+
+
 def answer_question(
     question: str,
     options: Sequence[tuple[str, str]],
     frames: Sequence[FrameFeatures],
     order_blind: bool = False,
+    name_mode: str = "aware",
 ) -> str:
     """The letter the probe picks, by the rules in the module docstring ("A" if no options parse)."""
     if not options:
         return "A"
+    if _mentions_outfit(question):
+        return answer_episode_question(question, options, frames, name_mode=name_mode, order_blind=order_blind)
     texts = {text.strip().lower(): letter for letter, text in options}
     for quoted in _QUOTED_RE.findall(question):
         if quoted.strip().lower() in texts:
@@ -196,23 +358,96 @@ def answer_question(
     return prior
 
 
+def _lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+
+
+def _question_line(text: str) -> str:
+    """The question of an open-ended prompt: the last line with a question mark, else the whole text."""
+    asked = [ln for ln in _lines(text) if "?" in ln]
+    return asked[-1] if asked else text.strip()
+
+
+def answer_open(
+    question: str,
+    frames: Sequence[FrameFeatures],
+    order_blind: bool = False,
+    name_mode: str = "aware",
+) -> str:
+    """The probe's reply to an open-ended question (no options), by the rules in the module docstring."""
+    outfit_lines = [ln for ln in _lines(question) if _mentions_outfit(ln)]
+    if outfit_lines:
+        # the name comes from the first outfit line naming a cast member (an instruction line such as
+        # "Describe each of the character's outfits" names nobody; subtitle lines never say "outfit")
+        named = next((ln for ln in outfit_lines if _NAME_RE.search(ln)), outfit_lines[0])
+        observed = observed_outfits(frames, tracked_slot(named, name_mode), order_blind)
+        if not observed:
+            return _IDK_REPLY
+        return "The outfits in order: " + ", ".join(OUTFITS.get(c, f"{c} outfit") for c in observed) + "."
+    q_line = _question_line(question)
+    quoted = _QUOTED_WORD_RE.search(q_line)
+    if quoted:
+        return quoted.group(1)
+    lit = [f for f in frames if not f.dark]
+    if not lit:
+        return _IDK_REPLY
+    q = q_line.lower()
+    if "border" in q:
+        borders = Counter(f.border for f in lit)
+        return f"The border is {min(borders, key=lambda c: (-borders[c], c))}."
+    if "at some point" in q:
+        return f"The centre square shows {', '.join(sorted({f.centre for f in lit}))} at some point."
+    if re.search(r"\bfirst\b", q):
+        if order_blind:
+            counts = Counter(f.centre for f in lit)
+            colour = min(counts, key=lambda c: (-counts[c], c))
+        else:
+            colour = lit[0].centre
+        return f"The centre square shows {colour} first."
+    return _IDK_REPLY
+
+
+def respond(
+    context: str,
+    frames: Sequence[FrameFeatures],
+    order_blind: bool = False,
+    name_mode: str = "aware",
+) -> str:
+    """The probe's full response to a prompt: ``"The answer is X."`` with options, else :func:`answer_open`."""
+    question, options = parse_prompt(context)
+    if not options:
+        return answer_open(context, frames, order_blind=order_blind, name_mode=name_mode)
+    letter = answer_question(question, options, frames, order_blind=order_blind, name_mode=name_mode)
+    return f"The answer is {letter}."
+
+
 class VdgProbe(lmms):
-    """Rule-based reference model for ``vdgsynth`` (see the module docstring).
+    """Rule-based reference model for ``vdgsynth`` and the synthetic episodes (see the module docstring).
 
     Args (strings from ``--model_args``):
         max_num_frames: frames sampled uniformly over the whole video (default 32).
-        order_blind: answer "first" questions from the multiset of frames only (default false).
+        order_blind: answer from the multiset of frames only (default false).
+        name_mode: how "outfit" questions bind the name to a person on screen: ``aware`` (the
+            named character), ``gender`` (the first character of the named gender) or ``blind``
+            (always the leftmost slot); default ``aware``.
     """
 
     is_simple = True
 
-    def __init__(self, max_num_frames: int | str = 32, order_blind: bool | str = False, **kwargs) -> None:
+    def __init__(
+        self,
+        max_num_frames: int | str = 32,
+        order_blind: bool | str = False,
+        name_mode: str = "aware",
+        **kwargs,
+    ) -> None:
         super().__init__()
         self.max_num_frames = int(max_num_frames)
         if self.max_num_frames < 1:
             raise ValueError(f"vdg_probe: max_num_frames must be >= 1, got {max_num_frames!r}")
         self.order_blind = _as_bool(order_blind)
-        # (path, size, mtime_ns) -> features: the 4 questions of a video decode it once
+        self.name_mode = _name_mode(name_mode)
+        # (path, size, mtime_ns) -> features: the questions of a video decode it once
         self._cache: dict[tuple[str, int, int], list[FrameFeatures]] = {}
         ignored = {k: v for k, v in kwargs.items() if k not in {"batch_size", "device"}}
         if ignored:
@@ -240,9 +475,7 @@ class VdgProbe(lmms):
         for context, _gen_kwargs, doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]
             frames = self._frames(doc_to_visual(doc))
-            question, options = parse_prompt(context)
-            letter = answer_question(question, options, frames, order_blind=self.order_blind)
-            response = f"The answer is {letter}."
+            response = respond(context, frames, order_blind=self.order_blind, name_mode=self.name_mode)
             responses.append(response)
             self.cache_hook.add_partial("generate_until", (context, _gen_kwargs), response)
         return responses
@@ -252,6 +485,6 @@ class VdgProbe(lmms):
 
     def loglikelihood(self, requests):
         raise NotImplementedError(
-            "vdg_probe only answers generate_until requests (multiple choice by letter); "
-            "use it with generation tasks such as vdgsynth_vdg_*."
+            "vdg_probe only answers generate_until requests (multiple choice by letter or a short "
+            "open-ended reply); use it with generation tasks such as vdgsynth_vdg_*."
         )

@@ -13,8 +13,21 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
 - status: ``ok`` (a letter among the question's options was read), ``unparsed`` (answered, no such
   letter: scored wrong) or ``error`` (no answer: missing or undecodable video); error: the reason
   for ``error``
-- correct: True/False for ok and unparsed rows, <NA> for error rows
+- correct: True/False for ok and unparsed rows, <NA> for error and open rows
 - source: ``file:line`` the row came from
+
+Columns of the text conditions and the character-tracking protocol (``EXTRA_COLUMNS``; "" / NaN /
+<NA> where they do not apply, and for prediction files that lack them):
+
+- character: the character the original question names; idk_letter: the letter of the benchmark's
+  own "I don't know" option
+- swap_to, swap_gender (``same``/``cross``): ``nameswap`` rows: the name put in the question
+- abstain_letter: ``abstain`` rows: the letter of the option vdg added
+- question, response, truth: ``open`` rows (status ``open``, no letter, correct <NA>): the question
+  asked, the reply and the ground truth it is judged against
+- duration_s: the source video's duration in seconds; frames: frames per video the model was run
+  with, read from its settings (``max_num_frames``, ``max_frames_num``, ``nframes``, ...)
+- judge_score, judge: open rows once judged (``postprocess.judge``): 0, 0.5 or 1, and the judge
 
 ``load_frame`` also records, per input file, which fields it read (``frame.attrs["vdg_sources"]``,
 a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
@@ -66,7 +79,25 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "error",
     "correct",
     "source",
+    "character",
+    "swap_to",
+    "swap_gender",
+    "abstain_letter",
+    "idk_letter",
+    "question",
+    "response",
+    "truth",
+    "duration_s",
+    "frames",
+    "judge_score",
+    "judge",
 )
+#: The columns of the text conditions and the character-tracking protocol (module docstring).
+EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
+_TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
+#: model_args naming the frames per video, in lmms-eval's video models.
+FRAME_ARGS = ("max_num_frames", "max_frames_num", "nframes", "num_frames", "frames", "frames_num", "max_frames")
+STATUSES = ("ok", "unparsed", "error", "open")
 KEY = ("model", "benchmark", "condition", "question_id")
 _SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
 # Runtime placement arguments that do not change what a model answers.
@@ -111,6 +142,31 @@ def model_label(config: dict[str, Any]) -> str:
     if pretrained and pretrained != name:
         return f"{name}:{Path(pretrained.rstrip('/')).name}"
     return name
+
+
+def frames_setting(settings: str) -> int | None:
+    """Frames per video named in a ``model_settings`` string (None when it names none)."""
+    args = dict(part.split("=", 1) for part in settings.split(";")[0].split(",") if "=" in part)
+    for name in FRAME_ARGS:
+        value = str(args.get(name, "")).strip()
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str, pd.Series]:
+    """``EXTRA_COLUMNS`` from a table of records (absent fields: "" / NaN / <NA>)."""
+    out: dict[str, pd.Series] = {}
+    for key in _TEXT_EXTRAS:
+        column = raw[key] if key in raw.columns else pd.Series("", index=raw.index, dtype=object)
+        out[key] = column.astype(object).where(column.notna(), "").astype(str)
+    duration = raw["duration_s"] if "duration_s" in raw.columns else pd.Series(np.nan, index=raw.index)
+    out["duration_s"] = pd.to_numeric(duration, errors="coerce").astype(float)
+    per_row = settings if isinstance(settings, pd.Series) else pd.Series(settings, index=raw.index, dtype=object)
+    out["frames"] = per_row.map(frames_setting).astype("Int64")
+    out["judge_score"] = pd.Series(np.nan, index=raw.index, dtype=float)
+    out["judge"] = pd.Series("", index=raw.index, dtype=object)
+    return out
 
 
 def model_settings(config: dict[str, Any]) -> str:
@@ -223,15 +279,15 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
         absent = table[key].isna() if key in table.columns else pd.Series(True, index=table.index)
         if absent.any():
             raise LogError(f"{where[int(np.flatnonzero(absent)[0])]}: the '{RECORD_KEY}' record lacks {key}")
-    bad = ~table["status"].isin(["ok", "unparsed", "error"])
+    bad = ~table["status"].isin(STATUSES)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise LogError(f"{where[i]}: unknown status {table['status'].iloc[i]!r} (expected ok, unparsed or error)")
+        raise LogError(f"{where[i]}: unknown status {table['status'].iloc[i]!r} (expected {', '.join(STATUSES)})")
 
     def text(key: str) -> pd.Series:
         return table[key].fillna("").astype(str) if key in table.columns else pd.Series("", index=table.index)
 
-    error_rows = table["status"] == "error"
+    error_rows = table["status"].isin(["error", "open"])
     correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
     benchmark = table["benchmark"].astype(str)
     n_options, origin = _declared_counts(table, benchmark)
@@ -252,6 +308,7 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
             "error": table["error"] if "error" in table.columns else None,
             "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
             "source": where,
+            **extra_columns(table, settings),
         },
         columns=list(SAMPLE_COLUMNS),
     )
@@ -628,18 +685,20 @@ def _record_counts(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     too_many = counts.notna() & ((counts < 2) | (counts > MAX_OPTIONS)).fillna(False)
     if too_many.any():
         idx = raw.index[too_many][0]
-        raise LogError(f"{raw.at[idx, '_where']}: {counts[idx]} options; vdg reads 2 to {MAX_OPTIONS} (A-F)")
+        raise LogError(
+            f"{raw.at[idx, '_where']}: {counts[idx]} options; vdg reads 2 to {MAX_OPTIONS} ({LETTERS[0]}-{LETTERS[-1]})"
+        )
     return counts, origin, texts
 
 
 def _letters(predictions: pd.Series, n_options: pd.Series, texts: pd.Series) -> tuple[pd.Series, pd.Series]:
     """(letter or None, ok|unparsed) for answered predictions; bare letters fast, the rest parsed.
 
-    ``n_options`` <NA> (not declared) reads every letter A-F; ``texts`` (option texts or None) help parse."""
+    ``n_options`` <NA> (not declared) reads every letter A-H; ``texts`` (option texts or None) help parse."""
     n = n_options.fillna(MAX_OPTIONS).to_numpy(dtype=int)
     text = predictions.astype(object).astype(str).str.strip()
     position = np.array([LETTERS.find(t) for t in text.str.upper()], dtype=int)
-    bare = text.str.fullmatch(r"[A-Fa-f]").astype(bool) & (position < n)
+    bare = text.str.fullmatch(r"[A-Ha-h]").astype(bool) & (position < n)
     letter = text.str.upper().where(bare)
     status = pd.Series("ok", index=text.index).where(bare)
     for i, idx in enumerate(text.index):
@@ -662,7 +721,7 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
     a prediction with no letter among the question's options is ``unparsed`` (scored wrong).
     ``n_options`` is the record's own (n_options, or the length of options), else the benchmark's
     declared count, else <NA>: ``load_frame`` infers it across every file (``postprocess.choices``)
-    and, meanwhile, any letter A-F is read.
+    and, meanwhile, any letter A-H is read.
     """
     if not path.is_file():
         raise LogError(f"{path}: no such predictions file")
@@ -733,6 +792,7 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
             "error": error_text.where(~failed | error_text.notna(), "null prediction").where(failed, None),
             "correct": correct,
             "source": raw["_where"],
+            **extra_columns(raw),
         }
     )
     table = _none_for_missing(table[list(SAMPLE_COLUMNS)].copy())

@@ -10,7 +10,11 @@ Files written by ``write_report(tables, out)``:
 - ``<name>.csv`` per table (NaN as an empty cell, infinity as ``inf``); a skipped table (its
   analysis could not run on the data) has the header only
 - ``report.md``: first the summary (per model: Overall VDG with CI, tier, every flag) and what was
-  skipped, then the headline tables, each under a sentence stating its conventions
+  skipped, then the headline tables, each under a sentence stating its conventions; a group of
+  sections (``Section.group``: the character-tracking tables) sits under one heading (``GROUPS``)
+  with a sentence saying what the group asks. The open-ended section names its judge (an offline
+  scorer is called what it is: token overlap, not an LLM judge); the ``judge`` column carries the
+  label into the CSV and report.json too
 - ``report.html``: one self-contained page (inline CSS, plots as base64 PNG, no script): the
   summary, then every table, headline first
 - ``report.json``: ``{"format": ..., "options": {...}, "inputs": {..., "files": [...]}, "summary":
@@ -198,9 +202,11 @@ def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     for value, low, high in pairs:
         if not {value, low, high} <= set(shown.columns):
             continue
+        # the bounds read like their value: signed only when the value is (a bare ci_low is the value's)
+        lows = [format_value(value, x) for x in table[low].tolist()]
+        highs = [format_value(value, x) for x in table[high].tolist()]
         merged = [
-            v if not v or not lo else f"{v} [{lo}, {hi}]"
-            for v, lo, hi in zip(shown[value], shown[low], shown[high], strict=True)
+            v if not v or not lo else f"{v} [{lo}, {hi}]" for v, lo, hi in zip(shown[value], lows, highs, strict=True)
         ]
         shown = shown.drop(columns=[low, high])
         shown[value] = merged
@@ -259,6 +265,8 @@ class Section:
     filter: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     aliases: tuple[str, ...] = ()
     """Other table names this section renders when ``table`` is absent or empty (the first non-empty one)."""
+    group: str = ""
+    """The group heading (``GROUPS``) the section sits under, one level down; empty: a top-level section."""
 
     def pick(self, tables: Mapping[str, pd.DataFrame]) -> tuple[str, pd.DataFrame] | None:
         """(name, rows to show) of the first non-empty table among ``table`` and ``aliases``, or None."""
@@ -303,6 +311,194 @@ def _letters_columns(table: pd.DataFrame) -> list[str]:
 
 def _overall_rows(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["task_type"] == "Overall"] if "task_type" in table.columns else table
+
+
+# ------------------------------------------------------------------------------- character tracking
+
+TRACKING = "Character tracking"
+#: Group heading -> the sentence under it.
+GROUPS: dict[str, str] = {
+    TRACKING: "Is the score earned by following the named character through the video? Each table perturbs one "
+    "thing and compares with orig on the same questions: text only (black), one frame per ground-truth outfit "
+    "window (oracle), dialogue added (subtitles), the name replaced (nameswap), options removed (open), only the "
+    "show and episode title (metadata), an abstain option (abstain), and the frame budget. Accuracy per condition "
+    "(accuracy), the letters picked (letters) and whole episodes right (collective) are in their own tables.",
+}
+
+#: Shown for a judge label naming the offline scorer, wherever the label is shown.
+OFFLINE_JUDGE_NOTE = "the offline scorer is deterministic token overlap, not an LLM judge"
+
+
+def judge_labels(table: pd.DataFrame) -> list[str]:
+    """The distinct judge labels of an open_ended table (its ``judge`` column, split on '; ')."""
+    if "judge" not in table.columns:
+        return []
+    labels: list[str] = []
+    for value in table["judge"].dropna().tolist():
+        for label in str(value).split("; "):
+            if label and label not in labels:
+                labels.append(label)
+    return labels
+
+
+def _open_intro(table: pd.DataFrame) -> str:
+    labels = judge_labels(table)
+    judged = "; ".join(labels) if labels else "no judge label recorded"
+    offline = any("offline" in label.lower() for label in labels)
+    note = f" ({OFFLINE_JUDGE_NOTE})" if offline and not any("not an llm" in label.lower() for label in labels) else ""
+    return (
+        f"Judge: {judged}{note}. Options removed: each free-text answer is scored 0, 0.5 or 1 against the ground-truth "
+        "text. mc_acc is orig multiple-choice accuracy on the n_mc questions that also have a judged answer; gap = "
+        "open_score_mc - mc_acc on those questions (negative: the options were doing part of the work); "
+        "fully_correct / half_correct: answers scored 1 / 0.5."
+    )
+
+
+TRACKING_SECTIONS: tuple[Section, ...] = (
+    Section(
+        "tracking_tests",
+        "Perturbed conditions against orig",
+        (
+            "model",
+            "benchmark",
+            "comparison",
+            "n",
+            "n_excluded",
+            "acc_a",
+            "acc_a_ci_low",
+            "acc_a_ci_high",
+            "acc_b",
+            "acc_b_ci_low",
+            "acc_b_ci_high",
+            "diff",
+            "b01",
+            "b10",
+            "p_mcnemar",
+            "cohen_h",
+            "mean_spacing_s",
+        ),
+        "a is the first-named arm: orig for full_vs_text (b = black), else the perturbed condition (b = orig); "
+        "b01 = questions a got wrong and b right, b10 the reverse; p_mcnemar: exact McNemar on b01 and b10; "
+        "cohen_h = 2 asin(sqrt acc_a) - 2 asin(sqrt acc_b). A large full_vs_text gap says the video matters; an "
+        "oracle row near orig says uniform frames already catch the outfit windows (mean_spacing_s: seconds between "
+        "uniform frames); nameswap is scored against the original key.",
+        group=TRACKING,
+    ),
+    Section(
+        "metadata_chance",
+        "Title only: accuracy against chance",
+        ("model", "benchmark", "n", "correct", "acc", "ci_low", "ci_high", "chance", "n_options", "p_binomial"),
+        "The model sees the show and episode title and the question, no video. Accuracy reliably above chance "
+        "(p_binomial: exact binomial test against chance) means the answer is recoverable without watching: from "
+        "memory of the show (contamination) or from the options.",
+        group=TRACKING,
+    ),
+    Section(
+        "name_swap",
+        "Name-swap sensitivity",
+        (
+            "model",
+            "benchmark",
+            "split",
+            "n",
+            "n_excluded",
+            "changed",
+            "sensitivity",
+            "ci_low",
+            "ci_high",
+            "acc_orig",
+            "acc_swap",
+        ),
+        "A model that conditions on the name changes its letter when the name changes; a name-blind model never "
+        "does. sensitivity = changed / n over the questions with a letter in both orig and nameswap; same / cross: "
+        "the character replaced by one of the same / the other gender; acc_swap is scored against the original key.",
+        group=TRACKING,
+    ),
+    Section(
+        "name_swap_pairs",
+        "Name-swap sensitivity by character",
+        (
+            "model",
+            "benchmark",
+            "character",
+            "swap_to",
+            "swap_gender",
+            "n",
+            "changed",
+            "sensitivity",
+            "ci_low",
+            "ci_high",
+        ),
+        "Per original character and the character put in its place, most sensitive first: a pair with sensitivity "
+        "near 0 is one the model does not tell apart by name.",
+        group=TRACKING,
+    ),
+    Section(
+        "open_ended",
+        "Open-ended answers against multiple choice",
+        (
+            "model",
+            "benchmark",
+            "n_mc",
+            "mc_acc",
+            "n_open",
+            "open_score",
+            "open_score_mc",
+            "gap",
+            "fully_correct",
+            "half_correct",
+            "n_unjudged",
+            "judge",
+        ),
+        _open_intro,
+        group=TRACKING,
+    ),
+    Section(
+        "abstention",
+        "Abstention",
+        (
+            "model",
+            "benchmark",
+            "n",
+            "abstained_added",
+            "abstained_benchmark",
+            "abstain_rate",
+            "ci_low",
+            "ci_high",
+            "n_committed",
+            "acc_committed",
+            "n_orig",
+            "acc_orig",
+            "idk_rate_orig",
+        ),
+        "An option 'I cannot determine this from the video.' is added. abstained_added: answers picking it; "
+        "abstained_benchmark: answers picking the benchmark's own 'I don't know' option; abstaining is never "
+        "counted correct. acc_committed: accuracy on the answers that commit to an option; acc_orig and "
+        "idk_rate_orig: the same questions in orig (how often it already said 'I don't know' there).",
+        group=TRACKING,
+    ),
+    Section(
+        "frame_budget",
+        "Frame budget",
+        (
+            "model",
+            "benchmark",
+            "frames",
+            "n",
+            "acc_orig",
+            "ci_low",
+            "ci_high",
+            "mean_spacing_s",
+            "n_swap",
+            "sensitivity",
+            "sensitivity_ci_low",
+            "sensitivity_ci_high",
+        ),
+        "One row per run with a known frame budget (frames per video, from its model settings), by budget: orig "
+        "accuracy and name-swap sensitivity. Accuracy flat in the budget says more frames add nothing the model uses.",
+        group=TRACKING,
+    ),
+)
 
 
 HEADLINE: tuple[Section, ...] = (
@@ -440,6 +636,7 @@ HEADLINE: tuple[Section, ...] = (
         "expected_from_letters: accuracy a question-blind answerer with these letter counts gets; letter_share: "
         "the share of the above-chance accuracy that letter alignment alone explains (meant for black).",
     ),
+    *TRACKING_SECTIONS,
 )
 
 
@@ -463,7 +660,7 @@ def _section_markdown(
     intro = _intro(section, name, rows, info)
     sentence, _ = conventions(rows)
     columns = _display_columns(rows, _section_columns(section, rows))
-    parts = [f"## {section.title}", ""]
+    parts = [f"{'###' if section.group else '##'} {section.title}", ""]
     text = " ".join(s for s in (intro, sentence) if s)
     if text:
         parts += [text, ""]
@@ -619,9 +816,13 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
     info = _analysis_info()
     parts = ["# vdg report", ""]
     parts += _summary_markdown(tables)
+    group = ""
     for section in HEADLINE:
         picked = section.pick(tables)
         if picked is not None:
+            if section.group and section.group != group:
+                parts += [f"## {section.group}", "", GROUPS.get(section.group, ""), ""]
+            group = section.group
             parts += _section_markdown(section, *picked, info)
     cov = _nonempty(tables, "coverage")
     if cov is not None:
@@ -686,10 +887,16 @@ def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge
 
 
 def _html_section(
-    name: str, title: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None, anchor: str = ""
+    name: str,
+    title: str,
+    intro: str,
+    table: pd.DataFrame,
+    columns: Sequence[str] | None,
+    anchor: str = "",
+    level: int = 2,
 ) -> str:
     sentence, _ = conventions(table)
-    parts = [f'<h2 id="{html.escape(anchor or name)}">{html.escape(title)}</h2>']
+    parts = [f'<h{level} id="{html.escape(anchor or name)}">{html.escape(title)}</h{level}>']
     text = " ".join(s for s in (intro, sentence) if s)
     if text:
         parts.append(f"<p>{html.escape(text)}</p>")
@@ -705,6 +912,10 @@ def _html_section(
     return "\n".join(parts)
 
 
+def _group_anchor(group: str) -> str:
+    return "group-" + "-".join(group.lower().split())
+
+
 def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), title: str = "vdg report") -> str:
     """report.html: headline tables, coverage, plots, then every other table; self-contained, no script."""
     info = _analysis_info()
@@ -712,21 +923,24 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
     toc: list[tuple[str, str]] = []
     done: set[str] = set()
 
-    def add(name: str, title_text: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None) -> None:
+    def add(
+        name: str, title_text: str, intro: str, table: pd.DataFrame, columns: Sequence[str] | None, level: int = 2
+    ) -> None:
         anchor = name if name not in {a for a, _ in toc} else f"{name}-all"
         title_text += " (all rows)" if anchor != name else ""
         reason = skip_reason(table)
+        h = f"h{level}"
         if len(table):
-            sections.append(_html_section(name, title_text, intro, table, columns, anchor))
+            sections.append(_html_section(name, title_text, intro, table, columns, anchor, level))
         elif reason:
             sections.append(
-                f'<h2 id="{html.escape(anchor)}">{html.escape(title_text)}</h2>\n'
+                f'<{h} id="{html.escape(anchor)}">{html.escape(title_text)}</{h}>\n'
                 f'<p>{html.escape(intro)}</p>\n<p class="flag">Skipped: {html.escape(reason)} '
                 f"(<code>{html.escape(name)}.csv</code> has the header only.)</p>"
             )
         else:
             sections.append(
-                f'<h2 id="{html.escape(anchor)}">{html.escape(title_text)}</h2>\n'
+                f'<{h} id="{html.escape(anchor)}">{html.escape(title_text)}</{h}>\n'
                 f'<p class="note">{html.escape(intro)} No rows: the data lack what this table needs '
                 f"(<code>{html.escape(name)}.csv</code> has the header only).</p>"
             )
@@ -750,13 +964,22 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
         sections.append('<h2 id="not-computed">Not computed</h2>\n' + bullets("Not computed:", skip_lines))
         toc.append(("not-computed", "Not computed"))
 
+    group = ""
     for section in HEADLINE:
         picked = section.pick(tables)
         if picked is None:
             continue
         name, rows = picked
+        if section.group and section.group != group:
+            anchor = _group_anchor(section.group)
+            sections.append(
+                f'<h2 id="{html.escape(anchor)}">{html.escape(section.group)}</h2>\n'
+                f"<p>{html.escape(GROUPS.get(section.group, ''))}</p>"
+            )
+            toc.append((anchor, section.group))
+        group = section.group
         columns = _display_columns(rows, _section_columns(section, rows))
-        add(name, section.title, _intro(section, name, rows, info), rows, columns)
+        add(name, section.title, _intro(section, name, rows, info), rows, columns, 3 if section.group else 2)
         if len(rows) == len(tables[name]):
             done.add(name)
     if _nonempty(tables, "coverage") is not None:

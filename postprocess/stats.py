@@ -36,6 +36,7 @@ from scipy import stats as _st
 from vdg_tasks.seeding import stable_seed
 
 __all__ = [
+    "BinomialResult",
     "BootstrapCI",
     "Chi2Result",
     "FisherResult",
@@ -45,6 +46,7 @@ __all__ = [
     "Resampler",
     "TostResult",
     "bootstrap_grouped",
+    "binomial_test",
     "bootstrap_mean",
     "chi2_uniform",
     "cohen_h",
@@ -186,6 +188,23 @@ class McNemarResult(_Record):
     """Chi-square (1 df) survival function of chi2_cc."""
     p_exact: float
     """Two-sided exact binomial test of b01 successes in b01 + b10 trials at p = 0.5."""
+
+
+@dataclass(frozen=True)
+class BinomialResult(_Record):
+    """Exact binomial test of k successes in n trials against a success probability p0."""
+
+    k: int
+    """Number of successes."""
+    n: int
+    """Number of trials."""
+    p0: float
+    """Success probability under the null hypothesis (e.g. chance accuracy)."""
+    estimate: float
+    """The observed proportion k / n."""
+    p_value: float
+    """Two-sided exact p-value: the probability under the null of outcomes at most as likely as k
+    (scipy's ``binomtest`` convention)."""
 
 
 @dataclass(frozen=True)
@@ -586,6 +605,22 @@ def mcnemar(b01: int, b10: int) -> McNemarResult:
         p_cc=float(_st.chi2.sf(chi2, 1)),
         p_exact=float(_st.binomtest(b01, total, 0.5).pvalue),
     )
+
+
+def binomial_test(k: int, n: int, p0: float) -> BinomialResult:
+    """Two-sided exact binomial test of k successes in n trials at success probability p0.
+
+    Equals ``scipy.stats.binomtest(k, n, p0, alternative="two-sided")``: e.g. accuracy against
+    chance when every question has the same number of options.
+    """
+    k = _count(k, "k")
+    n = _count(n, "n")
+    p0 = _probability(p0, "p0")
+    if n == 0:
+        raise ValueError("n is 0: a binomial test needs at least one trial.")
+    if k > n:
+        raise ValueError(f"k = {k} exceeds n = {n}: successes cannot outnumber trials.")
+    return BinomialResult(k=k, n=n, p0=p0, estimate=k / n, p_value=float(_st.binomtest(k, n, p0).pvalue))
 
 
 def fisher(a: int, b: int, c: int, d: int) -> FisherResult:

@@ -9,7 +9,20 @@ import pandas as pd
 
 from postprocess.io import SAMPLE_COLUMNS
 
-_DEFAULTS: dict[str, Any] = {"model_settings": "", "duration": "short", "answer": "A", "error": None, "source": "test"}
+_DEFAULTS: dict[str, Any] = {
+    "model_settings": "",
+    "duration": "short",
+    "answer": "A",
+    "error": None,
+    "source": "test",
+    **dict.fromkeys(
+        ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth"), ""
+    ),
+    "duration_s": float("nan"),
+    "frames": pd.NA,
+    "judge_score": float("nan"),
+    "judge": "",
+}
 
 
 def outcome_fields(
@@ -52,4 +65,7 @@ def tidy_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """Rows (missing columns take test defaults) -> a frame with exactly SAMPLE_COLUMNS."""
     frame = pd.DataFrame([{**_DEFAULTS, **row} for row in rows], columns=list(SAMPLE_COLUMNS))
     frame["correct"] = frame["correct"].astype("boolean")
+    frame["frames"] = frame["frames"].astype("Int64")
+    frame["duration_s"] = frame["duration_s"].astype(float)
+    frame["judge_score"] = frame["judge_score"].astype(float)
     return frame

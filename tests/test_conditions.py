@@ -1,6 +1,16 @@
 import pytest
 
-from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES, LADDER, LADDER_DELTAS, crf, families, get_condition
+from vdg_tasks.conditions import (
+    CONDITIONS,
+    DEFAULT_KEY_FRAMES,
+    LADDER,
+    LADDER_DELTAS,
+    Condition,
+    crf,
+    families,
+    get_condition,
+    protocol_conditions,
+)
 
 
 def test_issue_conditions_are_declared_once_with_their_parameters():
@@ -15,11 +25,22 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
         "crf28",
         "crf33",
         "crf38",
+        "oracle",
+        "nameswap",
+        "open",
+        "abstain",
+        "metadata",
+        "subtitles",
     ]
     for name in ("single", "shuffled", "ordered"):
         assert CONDITIONS[name].params["k"] == DEFAULT_KEY_FRAMES == 32
     assert CONDITIONS["crf28"].params_dict() == {"crf": 28, "preset": "medium"}
-    assert all(c.modality == "video" for c in CONDITIONS.values())
+    text = {name for name, c in CONDITIONS.items() if c.modality == "text"}
+    assert text == {"nameswap", "open", "abstain", "metadata", "subtitles"}
+    assert CONDITIONS["subtitles"].params_dict() == {"max_chars": 4000}
+    assert CONDITIONS["abstain"].params_dict() == {"option": "I cannot determine this from the video."}
+    assert CONDITIONS["open"].answer_format == "open" and CONDITIONS["open"].max_new_tokens == 512
+    assert CONDITIONS["metadata"].transform == "black"  # no video content, the title in the question
 
 
 def test_crf_family_expands_in_code():
@@ -43,3 +64,28 @@ def test_ladder_deltas_telescope_to_the_vdg():
     total = sum(acc[upper] - acc[lower] for _, upper, lower in LADDER_DELTAS)
     assert total == pytest.approx(acc["orig"] - acc["black"])
     assert LADDER[0] == "black" and LADDER[-1] == "orig"
+
+
+def test_the_tracking_protocol_groups_c1_to_c6_c8_and_c9():
+    assert protocol_conditions("tracking") == [
+        "orig",
+        "black",
+        "oracle",
+        "nameswap",
+        "open",
+        "abstain",
+        "metadata",
+        "subtitles",
+    ]
+
+
+def test_a_text_condition_must_declare_a_text_transform():
+    with pytest.raises(ValueError, match="does not match text transform"):
+        Condition("bad", "text", "identity", "no text transform", "text")
+
+
+def test_bound_conditions_carry_per_question_params_for_the_cache_key():
+    oracle = CONDITIONS["oracle"]
+    bound = oracle.bound(times=(1.5, 9.0))
+    assert bound.params_dict() == {**oracle.params_dict(), "times": (1.5, 9.0)}
+    assert "times" not in oracle.params  # the declaration is unchanged

@@ -27,11 +27,17 @@ def doc(tmp_path, monkeypatch):
     }
 
 
-def test_hooks_exist_for_every_benchmark_and_condition():
-    for bench in BENCHMARKS:
-        for cond in CONDITIONS:
-            assert callable(getattr(hooks, f"{bench}__{cond}__doc_to_visual"))
-            assert callable(getattr(hooks, f"{bench}__{cond}__process_results"))
+def test_hooks_exist_for_every_benchmark_and_the_conditions_it_provides_for():
+    for bench in BENCHMARKS.values():
+        own = {c.name for c in bench.conditions()}
+        for cond in CONDITIONS.values():
+            names = [f"{bench.name}__{cond.name}__{h}" for h in ("doc_to_visual", "process_results")]
+            assert all(callable(getattr(hooks, n, None)) for n in names) == (cond.name in own)
+            assert hasattr(hooks, f"{bench.name}__{cond.name}__doc_to_text") == (
+                cond.name in own and cond.modality == "text"
+            )
+    assert {"open", "abstain"} <= {c.name for c in BENCHMARKS["videomme"].conditions()}
+    assert "nameswap" not in {c.name for c in BENCHMARKS["videomme"].conditions()}
 
 
 def test_record_has_everything_the_join_needs(doc):

@@ -46,9 +46,11 @@ def synth_tasks(tmp_path_factory):
 
 
 def test_unknown_benchmark_names_the_known_ones():
-    with pytest.raises(ValueError, match="'foo_vdg_black': unknown benchmark 'foo'; known: videomme, vdgsynth$"):
+    with pytest.raises(
+        ValueError, match="'foo_vdg_black': unknown benchmark 'foo'; known: videomme, vdgsynth, infinibench_ga$"
+    ):
         expand_tasks(["foo_vdg_black"])
-    assert list(BENCHMARKS) == ["videomme", "vdgsynth"]
+    assert list(BENCHMARKS) == ["videomme", "vdgsynth", "infinibench_ga"]
 
 
 def test_unknown_condition_suggests_the_nearest_and_lists_the_known():
@@ -69,7 +71,14 @@ def test_a_name_not_of_the_vdg_form_lists_benchmarks_and_conditions():
 def test_tags_and_names_expand_in_declaration_order_without_duplicates():
     crf = [f"videomme_vdg_crf{c}" for c in (18, 23, 28, 33, 38)]
     assert expand_tasks(["videomme_vdg_crf", " videomme_vdg_crf23 ", ""]) == crf
-    assert expand_tasks(["vdgsynth_vdg"]) == [f"vdgsynth_vdg_{c}" for c in CONDITIONS]
+    assert expand_tasks(["vdgsynth_vdg"]) == [f"vdgsynth_vdg_{c.name}" for c in BENCHMARKS["vdgsynth"].conditions()]
+    tracking = ["orig", "black", "oracle", "nameswap", "open", "abstain", "metadata", "subtitles"]
+    assert expand_tasks(["infinibench_ga_vdg_tracking"]) == [f"infinibench_ga_vdg_{c}" for c in tracking]
+
+
+def test_a_condition_the_benchmark_cannot_carry_names_what_is_missing():
+    with pytest.raises(TaskError, match="'videomme_vdg_nameswap': condition 'nameswap' needs characters"):
+        expand_tasks(["videomme_vdg_nameswap"])
 
 
 # -- planning -------------------------------------------------------------------------------------
@@ -105,7 +114,8 @@ def test_plan_reads_a_local_benchmark_without_lmms_evals_task_index(synth_tasks)
     docs = [json.loads(line) for line in jsonl.read_text().splitlines()]
     videos = sorted({(d["videoID"], d["video"]) for d in docs})
     assert len(videos) == 2
-    assert result["jobs"] == sorted([c, v, s] for c in CONDITIONS for v, s in videos)
+    own = [c.name for c in BENCHMARKS["vdgsynth"].conditions()]
+    assert result["jobs"] == sorted([c, v, s] for c in own for v, s in videos)
     assert result["unavailable"] == 0 and result["lmms_eval_tasks_imported"] is False
 
 

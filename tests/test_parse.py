@@ -154,7 +154,7 @@ def test_rules_are_declared_in_order() -> None:
     assert {rule for *_, rule in CASES + OPTION_CASES} - {None} <= set(RULES)
 
 
-@pytest.mark.parametrize("n_options", [0, 1, 7, -3, True, 4.0, "4"])
+@pytest.mark.parametrize("n_options", [0, 1, 9, -3, True, 4.0, "4"])
 def test_rejects_bad_n_options(n_options: object) -> None:
     with pytest.raises(ValueError, match="n_options=.* is not supported"):
         parse_answer("C", n_options)  # type: ignore[arg-type]
@@ -240,8 +240,8 @@ def test_lowercase_prose_is_unparsed(prose: str, n_options: int) -> None:
     assert parse_answer(prose, n_options) == ParsedAnswer(None, "unparsed", None)
 
 
-@given(st.lists(st.sampled_from(WORDS + ["I", "G", "Z", "OK", "A man", "A woman"]), max_size=15), n_options_st)
+@given(st.lists(st.sampled_from(WORDS + ["I", "J", "Z", "OK", "A man", "A woman"]), max_size=15), n_options_st)
 def test_articles_and_letters_out_of_range_are_unparsed(words: list[str], n_options: int) -> None:
-    # Every "A" is the article (a lowercase noun follows); "I" and G-Z are never answers.
+    # Every "A" is the article (a lowercase noun follows); "I" and J-Z are never answers (at most 8 options: A-H).
     reply = " ".join(words)
     assert parse_answer(reply, n_options) == ParsedAnswer(None, "unparsed", None), reply

@@ -3,8 +3,7 @@
 import pytest
 
 from vdg_tasks.benchmarks import BENCHMARKS, task_name
-from vdg_tasks.conditions import CONDITIONS, families
-from vdg_tasks.yamlgen import YAML_ROOT
+from vdg_tasks.yamlgen import YAML_ROOT, tags
 
 
 @pytest.mark.slow
@@ -12,11 +11,15 @@ def test_lmms_eval_lists_every_task_and_tag():
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager("ERROR", include_path=str(YAML_ROOT))  # built-ins included: no name may collide
-    for bench in BENCHMARKS:
-        for cond in CONDITIONS:
-            name = task_name(bench, cond)
+    for bench in BENCHMARKS.values():
+        for cond in bench.conditions():
+            name = task_name(bench.name, cond.name)
             assert name in manager.all_subtasks, name
             assert manager.task_index[name]["yaml_path"].startswith(str(YAML_ROOT)), name
-        assert f"{bench}_vdg" in manager.all_tags
-        for family in families():
-            assert f"{bench}_vdg_{family}" in manager.all_tags
+            for tag in tags(bench.name, cond):
+                assert tag in manager.all_tags, tag
+    named = ["videomme_vdg_open", "videomme_vdg_abstain", "vdgsynth_vdg_open", "vdgsynth_vdg_abstain"]
+    named += [f"infinibench_ga_vdg_{c}" for c in ("orig", "black", "oracle", "nameswap", "open", "metadata")]
+    named += ["infinibench_ga_vdg_abstain", "infinibench_ga_vdg_subtitles"]
+    assert set(named) <= set(manager.all_subtasks)
+    assert "infinibench_ga_vdg_tracking" in manager.all_tags

@@ -34,6 +34,75 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_synth_episodes(args: argparse.Namespace) -> int:
+    from vdg_tasks.episodes import generate_episodes
+    from vdg_tasks.infinibench import prepare
+
+    out = Path(args.out)
+    annotations = generate_episodes(out, n_episodes=args.episodes, seed=args.seed)
+    path, n = prepare(annotations, out / "videos", Path(args.questions), subtitles_root=out / "subtitles")
+    print(path)
+    print(f"{n} questions over {args.episodes} synthetic episodes", file=sys.stderr)
+    return 0
+
+
+def _cmd_infinibench(args: argparse.Namespace) -> int:
+    from vdg_tasks.infinibench import prepare
+
+    try:
+        path, n = prepare(
+            Path(args.annotations),
+            Path(args.videos),
+            Path(args.out),
+            subtitles_root=Path(args.subtitles) if args.subtitles else None,
+            roster_file=Path(args.roster) if args.roster else None,
+            split=args.split,
+        )
+    except (ValueError, OSError) as exc:
+        return _fail("infinibench", exc)
+    print(path)
+    print(f"{n} global-appearance questions prepared", file=sys.stderr)
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    import shlex
+    import subprocess
+
+    from vdg_tasks.sweep import frame_sweep
+
+    try:
+        runs = frame_sweep(
+            model=args.model,
+            model_args=args.model_args,
+            tasks=args.tasks,
+            frames=args.frames,
+            output_path=Path(args.output_path),
+            frames_arg=args.frames_arg,
+            label=args.label,
+            extra=args.lmms_eval_args,
+            include_path=Path(args.include_path) if args.include_path else None,
+        )
+    except ValueError as exc:
+        return _fail("sweep", exc)
+    for run in runs:
+        print(shlex.join(run.command), flush=True)
+        if not args.dry_run:
+            code = subprocess.call(run.command)
+            if code != 0:
+                print(f"vdg sweep: lmms-eval exited {code} at {run.frames} frames", file=sys.stderr)
+                return code
+    report = [
+        "vdg",
+        "report",
+        *(f"{run.label}={run.output}" for run in runs),
+        "--out",
+        str(Path(args.output_path) / "report"),
+    ]
+    print(("then: " if args.dry_run else "report with: ") + shlex.join(report), file=sys.stderr)
+    return 0
+
+
 def _cmd_tasks_path(args: argparse.Namespace) -> int:
     from vdg_tasks.yamlgen import YAML_ROOT
 
@@ -148,14 +217,25 @@ def _options(args: argparse.Namespace):
 
 
 def _load(args: argparse.Namespace):
+    """The tidy frame of the inputs, its open-ended answers judged when ``--judge`` names a judge.
+
+    Raises:
+        ValueError: unreadable inputs, or ``--judge api`` with no endpoint configured.
+        postprocess.judge.JudgeError: an answer could not be judged.
+    """
     from postprocess.io import load_frame
 
-    return load_frame(
+    frame = load_frame(
         runs=args.runs,
         predictions=_predictions(args.predictions),
         benchmark=args.benchmark,
         on_duplicate=args.on_duplicate,
     )
+    if getattr(args, "judge", None):
+        from postprocess.judge import judge_frame, make_judge
+
+        frame = judge_frame(frame, make_judge(args.judge))
+    return frame
 
 
 def _inputs(args: argparse.Namespace) -> dict[str, object]:
@@ -168,6 +248,7 @@ def _inputs(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from postprocess.judge import JudgeError
     from postprocess.report import compute_tables, write_report
 
     out = Path(args.out)
@@ -176,7 +257,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         frame = _load(args)
         tables = compute_tables(frame, options, out)
         written = write_report(tables, out, options=options, inputs=_inputs(args), plots=not args.no_plots)
-    except ValueError as exc:  # postprocess.io.LogError is a ValueError
+    except (ValueError, JudgeError) as exc:  # postprocess.io.LogError is a ValueError
         return _fail("report", exc)
     print(written)
     print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
@@ -300,6 +381,15 @@ def _option_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group-by", default=d.group_by, metavar="COL", help="column grouping questions (collective)")
 
 
+def _judge_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--judge",
+        choices=["offline", "api"],
+        help="score open-ended answers: api = the OpenAI-compatible endpoint in VDG_JUDGE_BASE_URL, VDG_JUDGE_MODEL "
+        "(key: VDG_JUDGE_API_KEY); offline = deterministic token overlap, labelled as such (default: not judged)",
+    )
+
+
 def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
     return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
 
@@ -323,6 +413,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the generated benchmark")
     p.set_defaults(func=_cmd_synth)
 
+    p = _add(
+        "synth-episodes",
+        help="generate synthetic TV episodes (InfiniBench global-appearance layout) and prepare infinibench_ga on them",
+    )
+    p.add_argument(
+        "--out",
+        default=str(YAML_ROOT / "infinibench_ga" / "data" / "episodes"),
+        help="folder for videos, subtitles, annotations",
+    )
+    p.add_argument(
+        "--questions",
+        default=str(YAML_ROOT / "infinibench_ga" / "data" / "questions.jsonl"),
+        help="questions file to write (default: where the infinibench_ga_vdg_* tasks read it)",
+    )
+    p.add_argument("--episodes", type=int, default=4, help="number of episodes (6 questions each)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated episodes")
+    p.set_defaults(func=_cmd_synth_episodes)
+
+    p = _add("infinibench", help="prepare infinibench_ga from a local copy of InfiniBench's global-appearance data")
+    p.add_argument("annotations", help="the annotations: a JSON/JSONL file or a folder (e.g. Global_appreance.json)")
+    p.add_argument("--videos", required=True, help="folder holding <show>/season_N/episode_M.mp4")
+    p.add_argument("--subtitles", help="folder holding <show>/season_N/episode_M.srt (default: beside the videos)")
+    p.add_argument("--roster", help="JSON/YAML file {show: {character: gender}} adding or replacing casts")
+    p.add_argument("--split", help="the split to read from a release with several (validation has answers)")
+    p.add_argument(
+        "--out",
+        default=str(YAML_ROOT / "infinibench_ga" / "data" / "questions.jsonl"),
+        help="questions file to write (default: where the infinibench_ga_vdg_* tasks read it)",
+    )
+    p.set_defaults(func=_cmd_infinibench)
+
+    p = _add("sweep", help="run lmms-eval once per frame budget (the protocol's C7) and print the report command")
+    p.add_argument("--model", required=True, help="lmms-eval model name, e.g. qwen2_vl")
+    p.add_argument("--model_args", default="", help="lmms-eval --model_args, without the frame argument")
+    p.add_argument(
+        "--tasks", required=True, help="tasks or tags, e.g. infinibench_ga_vdg_orig,infinibench_ga_vdg_nameswap"
+    )
+    p.add_argument("--frames", default="8,16,32,64", help="comma-separated frame budgets")
+    p.add_argument("--frames-arg", default="max_num_frames", help="the model argument that sets frames per video")
+    p.add_argument("--output_path", required=True, help="folder; each budget writes OUT/frames<N>")
+    p.add_argument("--label", help="model label in the report (default: the model name); <label>@<N>f per budget")
+    p.add_argument("--include_path", help="task folder for lmms-eval (default: vdg's, `vdg tasks-path`)")
+    p.add_argument("--dry-run", action="store_true", help="print the lmms-eval commands without running them")
+    p.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="after --: more lmms-eval arguments")
+    p.set_defaults(func=_cmd_sweep)
+
     p = _add("tasks-path", help="print the folder to pass to lmms-eval --include_path")
     p.set_defaults(func=_cmd_tasks_path)
 
@@ -341,6 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder")
     _option_arguments(p)
     p.add_argument("--no-plots", action="store_true", help="write no plots/*.png")
+    _judge_argument(p)
     p.set_defaults(func=_cmd_report)
 
     p = _add("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")

@@ -7,6 +7,7 @@ declarations below; nothing else in the package lists condition names.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,7 +15,13 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 Modality = Literal["video", "text"]
-Transform = Literal["identity", "black", "hold", "crf"]
+#: The video transform of a condition (``vdg_tasks.video.transforms``).
+Transform = Literal["identity", "black", "hold", "crf", "hold_at"]
+#: The question transform of a condition (``vdg_tasks.text``); ``none`` leaves the question as it is.
+TextTransform = Literal["none", "name_swap", "open_ended", "abstain", "metadata", "subtitles"]
+#: What a condition needs a benchmark's docs to carry (``vdg_tasks.benchmarks.Benchmark.provides``).
+Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles"]
+AnswerFormat = Literal["letter", "open"]
 
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
 DEFAULT_KEY_FRAMES = 32
@@ -32,7 +39,14 @@ class Condition:
         transform: which transform implements it (see ``vdg_tasks.video.transforms``).
         params: the transform's parameters; part of the cache key and of every logged sample.
         description: one sentence for READMEs and reports.
-        family: tag the condition belongs to besides ``<benchmark>_vdg`` (``ladder``, ``crf``).
+        family: tag the condition belongs to besides ``<benchmark>_vdg`` (``ladder``, ``crf``, ``text``).
+        text: the question transform (``none`` for video conditions).
+        requires: what the benchmark's docs must carry for the condition to apply; a benchmark
+            gets a task for every condition whose requirements it provides.
+        answer_format: ``letter`` (multiple choice, parsed to a letter) or ``open`` (free text,
+            scored by a judge at report time).
+        max_new_tokens: the generation budget when it differs from the benchmark's (open answers).
+        protocols: further tags (``<benchmark>_vdg_<protocol>``) grouping conditions run together.
     """
 
     name: str
@@ -41,16 +55,32 @@ class Condition:
     description: str
     family: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    text: TextTransform = "none"
+    requires: frozenset[Requirement] = frozenset()
+    answer_format: AnswerFormat = "letter"
+    max_new_tokens: int | None = None
+    protocols: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "requires", frozenset(self.requires))
+        if (self.modality == "text") != (self.text != "none"):
+            raise ValueError(
+                f"condition {self.name!r}: modality {self.modality!r} does not match text transform {self.text!r}"
+            )
+
+    def bound(self, **params: Any) -> Condition:
+        """This condition with per-question parameters added (the oracle frames' times): cache keys see them."""
+        return dataclasses.replace(self, params={**self.params, **params})
 
     def params_dict(self) -> dict[str, Any]:
         return dict(self.params)
 
 
-def _ladder(name: str, transform: Transform, description: str, **params: Any) -> Condition:
-    return Condition(name, "video", transform, description, "ladder", params)
+def _ladder(
+    name: str, transform: Transform, description: str, protocols: tuple[str, ...] = (), **params: Any
+) -> Condition:
+    return Condition(name, "video", transform, description, "ladder", params, protocols=protocols)
 
 
 def crf(level: int, preset: str = "medium") -> Condition:
@@ -67,12 +97,18 @@ def crf(level: int, preset: str = "medium") -> Condition:
 
 CRF_LEVELS = (18, 23, 28, 33, 38)
 
+#: The tag of the character-tracking protocol (seed 003's C1-C6, C8, C9; C7 is `vdg sweep`).
+TRACKING = "tracking"
+#: The option the abstain condition adds, after the question's last option.
+ABSTAIN_OPTION = "I cannot determine this from the video."
+
 _DECLARED: tuple[Condition, ...] = (
-    _ladder("orig", "identity", "The source video, untouched."),
+    _ladder("orig", "identity", "The source video, untouched.", protocols=(TRACKING,)),
     _ladder(
         "black",
         "black",
         "Every pixel black, with the source's duration, size and audio, on the held conditions' timeline.",
+        protocols=(TRACKING,),
     ),
     _ladder(
         "single",
@@ -96,6 +132,74 @@ _DECLARED: tuple[Condition, ...] = (
         order="ordered",
     ),
     *(crf(level) for level in CRF_LEVELS),
+    Condition(
+        "oracle",
+        "video",
+        "hold_at",
+        "One frame from inside each ground-truth outfit window (the midpoint of its longest interval), in time "
+        "order, each held for an equal share of the source's duration.",
+        "tracking",
+        {"pick": "midpoint of each outfit's longest window"},
+        requires=frozenset({"outfit_windows"}),
+        protocols=(TRACKING,),
+    ),
+    Condition(
+        "nameswap",
+        "text",
+        "identity",
+        "The character the question names replaced by another main character of the show (seeded per question); "
+        "video and options unchanged.",
+        "text",
+        text="name_swap",
+        requires=frozenset({"characters"}),
+        protocols=(TRACKING,),
+    ),
+    Condition(
+        "open",
+        "text",
+        "identity",
+        "The options removed: the model answers in its own words, scored 0 / 0.5 / 1 by a judge at report time.",
+        "text",
+        text="open_ended",
+        requires=frozenset({"options"}),
+        answer_format="open",
+        max_new_tokens=512,
+        protocols=(TRACKING,),
+    ),
+    Condition(
+        "abstain",
+        "text",
+        "identity",
+        f'An option "{ABSTAIN_OPTION}" added after the last option (its letter is logged as abstain_letter).',
+        "text",
+        {"option": ABSTAIN_OPTION},
+        text="abstain",
+        requires=frozenset({"options"}),
+        protocols=(TRACKING,),
+    ),
+    Condition(
+        "metadata",
+        "text",
+        "black",
+        "No video content (black frames, as `black`); the show and episode title added before the question: "
+        "a contamination check.",
+        "text",
+        text="metadata",
+        requires=frozenset({"title"}),
+        protocols=(TRACKING,),
+    ),
+    Condition(
+        "subtitles",
+        "text",
+        "identity",
+        "The source video, with the episode's subtitle text (parsed from its .srt, at most 4,000 characters) "
+        "added before the question.",
+        "text",
+        {"max_chars": 4000},
+        text="subtitles",
+        requires=frozenset({"subtitles"}),
+        protocols=(TRACKING,),
+    ),
 )
 
 CONDITIONS: Mapping[str, Condition] = MappingProxyType({c.name: c for c in _DECLARED})
@@ -120,6 +224,11 @@ def get_condition(name: str) -> Condition:
         near = difflib.get_close_matches(name, list(CONDITIONS), n=3)
         hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         raise KeyError(f"Unknown condition {name!r}.{hint} Declared: {', '.join(CONDITIONS)}.") from None
+
+
+def protocol_conditions(protocol: str) -> list[str]:
+    """The conditions a protocol tag groups, in declaration order."""
+    return [c.name for c in CONDITIONS.values() if protocol in c.protocols]
 
 
 def families() -> dict[str, list[str]]:

@@ -3,11 +3,14 @@
 Task YAMLs name functions here with ``!function vdg_tasks.hooks.<benchmark>__<condition>__<hook>``.
 lmms-eval calls ``process_results(doc, results)`` with no task context, so each
 (benchmark, condition) pair gets its own small set of hooks, generated below from the
-declarations in ``vdg_tasks.benchmarks`` and ``vdg_tasks.conditions``.
+declarations in ``vdg_tasks.benchmarks`` and ``vdg_tasks.conditions``: ``doc_to_visual`` and
+``process_results`` for every pair, and ``doc_to_text`` for text conditions (the question
+transforms of ``vdg_tasks.text`` applied before the benchmark's own prompt builder).
 
-A question whose video is missing or cannot be decoded is handed a tiny placeholder clip (so the
-model and the run go on) and is logged with ``status = "error"`` and the reason; its answer is
-never scored.
+A question whose video is missing or cannot be decoded, or whose doc lacks what a text condition
+needs, is handed a tiny placeholder clip or its unchanged prompt (so the model and the run go on)
+and is logged with ``status = "error"`` and the reason; its answer is never scored. An open-ended
+answer is logged with ``status = "open"`` and its text; it is scored by a judge at report time.
 """
 
 from __future__ import annotations
@@ -20,14 +23,18 @@ from typing import Any
 
 from loguru import logger
 
-from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable
+from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, open_prompt
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 from vdg_tasks.parse import parse_answer
+from vdg_tasks.text import TextChange, TextUnavailable, idk_letter
+from vdg_tasks.text import apply as apply_text
 
 #: Key of the per-sample record in lmms-eval's samples log.
 RECORD_KEY = "vdg"
 #: The metric lmms-eval aggregates and prints per task: accuracy under that task's condition.
 METRIC_KEY = "accuracy"
+#: Longest open-ended reply kept in the record (characters).
+MAX_RESPONSE_CHARS = 8000
 
 
 @dataclass(frozen=True)
@@ -57,11 +64,41 @@ def _effective_params(condition: Condition, source: str) -> dict[str, Any]:
     return params
 
 
+def oracle_times(doc: Mapping[str, Any]) -> tuple[float, ...]:
+    """One time per outfit: the midpoint of its longest ground-truth window, in time order (seconds).
+
+    Raises:
+        ValueError: the doc has no usable windows (the question's error names it).
+    """
+    windows = doc.get("outfit_windows") or []
+    times = []
+    for outfit, intervals in enumerate(windows):
+        spans = [(float(a), float(b)) for a, b in intervals or [] if float(b) >= float(a)]
+        if not spans:
+            raise ValueError(f"question {doc.get('question_id')}: outfit {outfit + 1} has no annotated window")
+        start, end = max(spans, key=lambda s: (s[1] - s[0], -s[0]))
+        times.append(round((start + end) / 2, 3))
+    if not times:
+        raise ValueError(f"question {doc.get('question_id')}: has no outfit windows (field 'outfit_windows')")
+    return tuple(sorted(times))
+
+
+def bound_params(condition: Condition, doc: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Per-question parameters of ``condition`` (hashable): the oracle frames' times."""
+    if condition.transform == "hold_at":
+        return (("times", oracle_times(doc)),)
+    return ()
+
+
 @functools.lru_cache(maxsize=65536)
-def _resolve(benchmark_name: str, condition_name: str, source: str, video_id: str) -> Visual:
+def _resolve(
+    benchmark_name: str, condition_name: str, source: str, video_id: str, bound: tuple[tuple[str, Any], ...] = ()
+) -> Visual:
     from vdg_tasks.cache import materialize
 
     condition = CONDITIONS[condition_name]
+    if bound:
+        condition = condition.bound(**dict(bound))
     try:
         result = materialize(source, condition, video_id)
         effective = _effective_params(condition, source)
@@ -76,11 +113,12 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     try:
         source = benchmark.source_video(doc)
         video_id = str(doc["videoID"])
+        bound = bound_params(condition, doc)
     except VideoUnavailable as exc:
         return Visual(None, "", f"VideoUnavailable: {exc}")
     except Exception as exc:
         return Visual(None, "", _describe(exc))
-    return _resolve(benchmark.name, condition.name, str(source), video_id)
+    return _resolve(benchmark.name, condition.name, str(source), video_id, bound)
 
 
 def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[dict], list[str]]:
@@ -99,12 +137,51 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
     return doc_to_visual
 
 
+def text_change(condition: Condition, doc: Mapping[str, Any]) -> TextChange | str:
+    """The question as ``condition`` changes it, or the reason it cannot (an error string)."""
+    try:
+        return apply_text(condition, doc)
+    except TextUnavailable as exc:
+        return f"TextUnavailable: {exc}"
+    except Exception as exc:
+        return f"changing the question failed: {_describe(exc)}"
+
+
+def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[..., str]:
+    def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+        # Never raises: a question the condition cannot change is asked unchanged and logged as an error.
+        try:
+            change = text_change(condition, doc)
+            if isinstance(change, str):
+                logger.warning(f"vdg: {benchmark.name}/{condition.name}: {change}")
+                return benchmark.prompt(doc, lmms_eval_specific_kwargs)
+            if condition.answer_format == "open":
+                return open_prompt(benchmark, change.doc, lmms_eval_specific_kwargs)
+            return benchmark.prompt(change.doc, lmms_eval_specific_kwargs)
+        except Exception as exc:
+            logger.warning(f"vdg: {benchmark.name}/{condition.name}: building the prompt failed: {_describe(exc)}")
+            return str(doc.get("question", "")) if isinstance(doc, Mapping) else ""
+
+    doc_to_text.__name__ = f"{benchmark.name}__{condition.name}__doc_to_text"
+    return doc_to_text
+
+
+def _duration_s(doc: Mapping[str, Any]) -> float | None:
+    try:
+        value = float(doc["duration_s"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value if value >= 0 else None
+
+
 def build_record(
     benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any], response: str | None, visual: Visual
 ) -> dict[str, Any]:
     """The logged sample: everything the per-question join needs, nothing it must infer."""
-    options = list(doc.get("options") or [])
-    n_options = len(options) or 4
+    change = text_change(condition, doc)
+    original_options = list(doc.get("options") or [])
+    options = list(change.doc.get("options") or []) if isinstance(change, TextChange) else original_options
+    n_options = len(options) or len(original_options) or 4
     record: dict[str, Any] = {
         "benchmark": benchmark.name,
         "condition": condition.name,
@@ -118,9 +195,28 @@ def build_record(
         "n_options": n_options,
         "answer": str(doc["answer"]),
         "visual_key": visual.cache_key,
+        "character": str(doc.get("character") or ""),
+        "idk_letter": idk_letter(original_options),
+        "duration_s": _duration_s(doc),
     }
-    if visual.error is not None:
-        record.update(pred=None, parse_status=None, parse_rule=None, status="error", error=visual.error, correct=None)
+    if isinstance(change, TextChange):
+        record.update(change.details)
+    error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
+    if error is not None:
+        record.update(pred=None, parse_status=None, parse_rule=None, status="error", error=error, correct=None)
+        return record
+    if condition.answer_format == "open":
+        text = "" if response is None else str(response)
+        record.update(
+            pred=None,
+            parse_status=None,
+            parse_rule=None,
+            status="open",
+            error=None,
+            correct=None,
+            question=str(change.doc.get("question", "")) if isinstance(change, TextChange) else "",
+            response=text[:MAX_RESPONSE_CHARS],
+        )
         return record
     parsed = parse_answer(response, n_options=n_options, options=options)
     record.update(
@@ -150,6 +246,9 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
         "n_options": None,
         "answer": str(get("answer", "")),
         "visual_key": "",
+        "character": str(get("character", "") or ""),
+        "idk_letter": "",
+        "duration_s": None,
         "pred": None,
         "parse_status": None,
         "parse_rule": None,
@@ -160,7 +259,7 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
 
 
 def _score(record: Mapping[str, Any]) -> float | None:
-    return None if record["status"] == "error" else float(bool(record["correct"]))
+    return None if record["status"] in ("error", "open") else float(bool(record["correct"]))
 
 
 def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable[..., dict[str, Any]]:
@@ -174,7 +273,8 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             record = _failed_record(benchmark, condition, doc, exc)
         out: dict[str, Any] = {RECORD_KEY: record, METRIC_KEY: _score(record)}
-        if benchmark.native_results is not None and record["status"] != "error":
+        native = benchmark.native_results is not None and condition.modality == "video"
+        if native and record["status"] != "error":
             try:
                 out.update(benchmark.native_results(doc, results))
             except Exception as exc:  # the benchmark's own scorer: its failure costs only its own metric
@@ -200,9 +300,11 @@ def hook_name(benchmark: str, condition: str, hook: str) -> str:
 def _generate_hooks() -> dict[str, Callable[..., Any]]:
     hooks: dict[str, Callable[..., Any]] = {}
     for bench in BENCHMARKS.values():
-        for cond in CONDITIONS.values():
+        for cond in bench.conditions():
             hooks[hook_name(bench.name, cond.name, "doc_to_visual")] = make_doc_to_visual(bench, cond)
             hooks[hook_name(bench.name, cond.name, "process_results")] = make_process_results(bench, cond)
+            if cond.modality == "text":
+                hooks[hook_name(bench.name, cond.name, "doc_to_text")] = make_doc_to_text(bench, cond)
     return hooks
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, task_name
 from vdg_tasks.conditions import CONDITIONS, families
+from vdg_tasks.hooks import bound_params
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
 _TERMINATE_GRACE_S = 3.0
@@ -56,6 +57,8 @@ class Job:
     condition: str
     video_id: str
     source: str
+    bound: tuple[tuple[str, Any], ...] = ()
+    """Per-question parameters (the oracle frames' times): a question's own video."""
 
 
 @dataclass(frozen=True)
@@ -122,14 +125,24 @@ def _unknown_condition(task: str, name: str) -> TaskError:
     )
 
 
+def _tag_members(bench: str) -> dict[str, list[str]]:
+    """Tag suffix (family or protocol) -> the benchmark's conditions carrying that tag."""
+    from vdg_tasks.yamlgen import tags
+
+    members: dict[str, list[str]] = {}
+    for cond in BENCHMARKS[bench].conditions():
+        for tag in tags(bench, cond)[1:]:
+            members.setdefault(tag.removeprefix(f"{bench}_vdg_"), []).append(cond.name)
+    return members
+
+
 def expand_tasks(names: Iterable[str]) -> list[str]:
-    """Task names and vdg tags (``<benchmark>_vdg``, ``<benchmark>_vdg_<family>``) -> task names.
+    """Task names and vdg tags (``<benchmark>_vdg``, ``<benchmark>_vdg_<family or protocol>``) -> task names.
 
     Raises:
         TaskError: (a ValueError) one line naming the bad part and the known benchmarks or conditions.
     """
     out: list[str] = []
-    fams = families()
     for name in names:
         name = name.strip()
         if not name:
@@ -143,12 +156,17 @@ def expand_tasks(names: Iterable[str]) -> list[str]:
         if bench not in BENCHMARKS:
             raise TaskError(f"{name!r}: unknown benchmark {bench!r}; known: {_known(BENCHMARKS)}")
         sub = rest[1:]
+        fams = _tag_members(bench)
+        own = [c.name for c in BENCHMARKS[bench].conditions()]
         if not sub:
-            out += [task_name(bench, c) for c in CONDITIONS]
+            out += [task_name(bench, c) for c in own]
         elif sub in fams:
             out += [task_name(bench, c) for c in fams[sub]]
-        elif sub in CONDITIONS:
+        elif sub in own:
             out.append(task_name(bench, sub))
+        elif sub in CONDITIONS:
+            needs = ", ".join(sorted(CONDITIONS[sub].requires - BENCHMARKS[bench].provides))
+            raise TaskError(f"{name!r}: condition {sub!r} needs {needs}, which {bench} questions do not carry")
         else:
             raise _unknown_condition(name, sub)
     return list(dict.fromkeys(out))
@@ -212,6 +230,11 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
                     f"vdgsynth has no questions yet ({missing[0]} does not exist): run `vdg synth` first, "
                     "which writes the synthetic videos and that file"
                 )
+            if benchmark == "infinibench_ga":
+                raise TaskError(
+                    f"infinibench_ga has no questions yet ({missing[0]} does not exist): run `vdg infinibench "
+                    "ANNOTATIONS --videos DIR` on a local copy of InfiniBench, or `vdg synth-episodes`"
+                )
             raise TaskError(f"{benchmark}: dataset file {missing[0]} does not exist")
         import datasets
 
@@ -254,7 +277,13 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
                     failed.setdefault((bench, cond, video_id), outcome)
                 continue
             for cond in conds:
-                jobs.setdefault((cond, source, video_id), Job(bench, cond, video_id, source))
+                try:
+                    bound = bound_params(CONDITIONS[cond], doc)
+                except ValueError as exc:
+                    outcome = Outcome(Job(bench, cond, video_id, source), None, False, f"ValueError: {exc}")
+                    failed.setdefault((bench, cond, str(doc.get("question_id"))), outcome)
+                    continue
+                jobs.setdefault((cond, source, video_id, bound), Job(bench, cond, video_id, source, bound))
     return list(jobs.values()), list(failed.values())
 
 
@@ -263,7 +292,8 @@ def _run(job: Job) -> Outcome:
     from vdg_tasks.cache import materialize
 
     try:
-        result = materialize(job.source, CONDITIONS[job.condition], job.video_id)
+        condition = CONDITIONS[job.condition]
+        result = materialize(job.source, condition.bound(**dict(job.bound)) if job.bound else condition, job.video_id)
     except Exception as exc:
         return Outcome(job, None, False, f"{type(exc).__name__}: {exc}")
     return Outcome(job, str(result.path), result.hit, None)

@@ -15,7 +15,7 @@ Rules, in the order they are tried (``rule`` names the one that decided):
    C.", "answer is option C", "C is the correct answer", ``\\boxed{C}``. When several
    appear, the **last** one wins (models restate and revise; the final statement is the
    answer). The letter after the keyword may be uppercase; a lowercase letter is read only
-   in brackets ("answer is (c)") or bare for b-f ("answer: c"); a bare lowercase "a" is
+   in brackets ("answer is (c)") or bare for b-h ("answer: c"); a bare lowercase "a" is
    read unless a noun follows it ("the answer is a man ..." is the article). A hedge
    ("the answer is A or B", "A/B") is unparsed.
 2. ``bare_letter`` -- the whole reply is one letter, any case, optionally wrapped in
@@ -71,7 +71,7 @@ from typing import Literal
 __all__ = ["LETTERS", "RULES", "ParsedAnswer", "parse_answer"]
 
 #: Option letters in order; ``LETTERS[:n_options]`` are the valid answers.
-LETTERS = "ABCDEF"
+LETTERS = "ABCDEFGH"
 
 #: Rule names in the order :func:`parse_answer` tries them.
 RULES: tuple[str, ...] = (
@@ -116,44 +116,42 @@ _ANSWER_IS = re.compile(
     r"(?:\s+(?:clearly|likely|probably|most\s+likely|definitely))?:?|\s*[:=])"
     r"[\s*_`]*"
     r"(?i:(?:option|choice|letter)\b[\s*_`]*)?"
-    r"(?P<open>[(\[]?)(?P<letter>[A-Fa-f])[*_`]*(?P<close>[)\]]?)" + _NOT_WORD_AFTER
+    r"(?P<open>[(\[]?)(?P<letter>[A-Ha-h])[*_`]*(?P<close>[)\]]?)" + _NOT_WORD_AFTER
 )
 _REVERSED = re.compile(
-    _NOT_WORD_BEFORE + r"[(\[]?(?P<letter>[A-F])[)\]]?[*_]*"
+    _NOT_WORD_BEFORE + r"[(\[]?(?P<letter>[A-H])[)\]]?[*_]*"
     r"\s+(?i:is\s+(?:the\s+)?(?:correct|right|best)\b)"
 )
-_BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{\s*)?[(\[]?(?P<letter>[A-Fa-f])[)\]]?\s*\}")
+_BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{\s*)?[(\[]?(?P<letter>[A-Ha-h])[)\]]?\s*\}")
 # "A or B", "A/B", "(A) or (C)" right after a rule-1 letter: a hedge.
-_HEDGE = re.compile(r"[*_`]*\s*(?:/|\s(?i:or)\s)\s*[(\[]?[A-Fa-f][)\]]?" + _NOT_WORD_AFTER)
+_HEDGE = re.compile(r"[*_`]*\s*(?:/|\s(?i:or)\s)\s*[(\[]?[A-Ha-h][)\]]?" + _NOT_WORD_AFTER)
 
 # Rule 2.
-_BARE = re.compile(r"[\s*_`\"'“”‘’(\[{<]*(?P<letter>[A-Fa-f])[\s*_`\"'“”‘’)\]}>.:,;!]*")
+_BARE = re.compile(r"[\s*_`\"'“”‘’(\[{<]*(?P<letter>[A-Ha-h])[\s*_`\"'“”‘’)\]}>.:,;!]*")
 
 # Rule 3 (matched after leading markdown is skipped).
 _LEADING = re.compile(
     "|".join(
         [
-            r"[(\[](?P<b>[A-Fa-f])[)\]]",  # (C) ...  [c] ...
-            r"(?P<p>[A-F])[*_]*\s*[.:)]" + _NOT_WORD_AFTER,  # C. ...  C) ...  C: ...  **C.** ...
-            r"(?P<q>[a-f])[.:)]" + _NOT_WORD_AFTER,  # c. ...  c) ...  (not "e.g.")
-            r"(?P<s>[A-F])[*_]+" + _NOT_WORD_AFTER,  # **C** ...
-            r"(?P<d>[A-F])\s+[-–—]\s",  # C - ...
+            r"[(\[](?P<b>[A-Ha-h])[)\]]",  # (C) ...  [c] ...
+            r"(?P<p>[A-H])[*_]*\s*[.:)]" + _NOT_WORD_AFTER,  # C. ...  C) ...  C: ...  **C.** ...
+            r"(?P<q>[a-h])[.:)]" + _NOT_WORD_AFTER,  # c. ...  c) ...  (not "e.g.")
+            r"(?P<s>[A-H])[*_]+" + _NOT_WORD_AFTER,  # **C** ...
+            r"(?P<d>[A-H])\s+[-–—]\s",  # C - ...
         ]
     )
 )
-_LEADING_WORD = re.compile(r"(?P<letter>[A-F])\s+(?P<rest>\S.*)", re.DOTALL)
+_LEADING_WORD = re.compile(r"(?P<letter>[A-H])\s+(?P<rest>\S.*)", re.DOTALL)
 _LEADING_SKIP = " \t\r\n*_#>`"
 
 # Rule 4.
-_PAREN = re.compile(r"[(\[](?P<letter>[A-F])[)\]]")
+_PAREN = re.compile(r"[(\[](?P<letter>[A-H])[)\]]")
 
 # Rule 5.
-_MENTION = re.compile(
-    r"(?i:\b(?:answer|option|choice))[*_]*\s+[(\[]?(?P<letter>[A-F])[)\]]?" + _NOT_WORD_AFTER
-)
+_MENTION = re.compile(r"(?i:\b(?:answer|option|choice))[*_]*\s+[(\[]?(?P<letter>[A-H])[)\]]?" + _NOT_WORD_AFTER)
 
 # Rule 7.
-_STANDALONE = re.compile(_NOT_WORD_BEFORE + r"(?P<letter>[A-F])" + _NOT_WORD_AFTER)
+_STANDALONE = re.compile(_NOT_WORD_BEFORE + r"(?P<letter>[A-H])" + _NOT_WORD_AFTER)
 
 # The article test: "A"/"a" followed by a lowercase word that could be its noun phrase.
 _NEXT_WORD = re.compile(r"[ \t]+(?P<word>[a-z][a-z'’-]*)")
@@ -170,9 +168,9 @@ _REJECTED = re.compile(
     r"(?:wrong|incorrect|false|unlikely|not\b)|isn['’]t\b)"
 )
 # Rule 3 veto: the reply lists options ("A. red car B. blue car C. ...") rather than choosing.
-_LABEL = re.compile(_NOT_WORD_BEFORE + r"(?:\((?P<b>[A-F])\)|(?P<p>[A-F])[.):])\s")
+_LABEL = re.compile(_NOT_WORD_BEFORE + r"(?:\((?P<b>[A-H])\)|(?P<p>[A-H])[.):])\s")
 
-_OPTION_LABEL = re.compile(r"\s*[(\[]?[A-Fa-f][)\].:](?:\s+|$)")
+_OPTION_LABEL = re.compile(r"\s*[(\[]?[A-Ha-h][)\].:](?:\s+|$)")
 _NON_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -248,11 +246,7 @@ def _leading(text: str, valid: str, options: list[str] | None) -> ParsedAnswer |
         m = _LEADING_WORD.match(body)
         if m is not None:
             idx = LETTERS.index(m.group("letter"))
-            if (
-                idx < len(options)
-                and options[idx]
-                and f"{_norm(m.group('rest'))} ".startswith(f"{options[idx]} ")
-            ):
+            if idx < len(options) and options[idx] and f"{_norm(m.group('rest'))} ".startswith(f"{options[idx]} "):
                 return ParsedAnswer(m.group("letter"), "ok", "leading_letter")
     return None
 
@@ -300,7 +294,7 @@ def parse_answer(text: str | None, n_options: int = 4, options: Sequence[str] | 
 
     Args:
         text: the model's reply. ``None`` or blank is unparsed.
-        n_options: how many options the question had (2-6); only ``LETTERS[:n_options]`` are
+        n_options: how many options the question had (2-8); only ``LETTERS[:n_options]`` are
             answers.
         options: the option texts, in letter order, with or without labels ("A. red car" or
             "red car"); enables the ``option_text`` rule and the "C red car" form of
@@ -311,7 +305,7 @@ def parse_answer(text: str | None, n_options: int = 4, options: Sequence[str] | 
         can tell. Never raises for any string ``text``.
 
     Raises:
-        ValueError: ``n_options`` outside 2-6, or ``len(options) != n_options``.
+        ValueError: ``n_options`` outside 2-8, or ``len(options) != n_options``.
         TypeError: ``text`` is neither a string nor ``None``, or ``options`` is a string.
     """
     norm_options = _check_args(n_options, options)

@@ -4,6 +4,12 @@
 computed from those (what was skipped, the first-screen summary); ``TABLES`` is both, every table
 the report writes. ``run_all`` computes them all.
 
+Free-text answers (the ``open`` condition of the character-tracking protocol: status ``open``, no
+letter, no ``correct`` flag) are read by the tracking analyses alone (``FULL_FRAME``): every other
+analysis gets ``multiple_choice_frame(frame)``, the frame without each (model, benchmark, condition)
+that holds an ``open`` row (its error rows included), so their question sets and conditions are
+those of multiple-choice answers only. The digests (``skipped``, ``summary``) get the whole frame.
+
 One rule for an analysis that cannot run on the data (it raises ``ValueError``: a letter that is no
 option, a question with no video for ``group_by``...): it is *skipped*. Its table is written with
 the header only and marked with the reason (``base.skip_reason``), the ``skipped`` table and the
@@ -32,6 +38,7 @@ from postprocess.analyses import (
     summary,
     temporal_gap,
     tiers,
+    tracking,
     vdg,
 )
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
@@ -50,12 +57,29 @@ ANALYSES: tuple[Analysis, ...] = (
     *letters.ANALYSES,
     *temporal_gap.ANALYSES,
     *collective.ANALYSES,
+    *tracking.ANALYSES,
     *sources.ANALYSES,
 )
 #: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``).
 DIGESTS: tuple[Digest, ...] = (*skipped.DIGESTS, *summary.DIGESTS)
 #: Every table the report writes.
 TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
+#: Analyses given the whole frame, free-text (``open``) answers included; the others never see them.
+FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
+#: The status of a free-text answer (no letter, no ``correct`` flag).
+OPEN_STATUS = "open"
+
+
+def multiple_choice_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its free-text cells: every (model, benchmark, condition) holding a status-``open``
+    row, with all its rows (errors too). The frame itself when it has none; ``attrs`` are kept."""
+    if "status" not in frame.columns or not (frame["status"] == OPEN_STATUS).any():
+        return frame
+    keys = ["model", "benchmark", "condition"]
+    cells = pd.MultiIndex.from_frame(frame.loc[frame["status"] == OPEN_STATUS, keys].drop_duplicates())
+    out = frame[~pd.MultiIndex.from_frame(frame[keys]).isin(cells)]
+    out.attrs = dict(frame.attrs)
+    return out
 
 
 def skip_sentence(exc: BaseException) -> str:
@@ -81,7 +105,8 @@ def run_all(
 
     Each table has exactly its declared columns (possibly no rows). An analysis that raises
     ``ValueError`` is skipped (module docstring): its table is empty and ``skip_reason(table)``
-    says why. ``on_table(name, table)`` is called as soon as a table is computed.
+    says why. ``on_table(name, table)`` is called as soon as a table is computed. Only the
+    ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers.
     """
     tables: dict[str, pd.DataFrame] = {}
 
@@ -90,13 +115,26 @@ def run_all(
         if on_table is not None:
             on_table(name, table)
 
+    choices = multiple_choice_frame(frame)
     for analysis in ANALYSES:
         if names is None or analysis.name in names:
-            keep(analysis.name, _guarded(analysis.columns, lambda a=analysis: a.run(frame, options)))
+            data = frame if analysis.name in FULL_FRAME else choices
+            keep(analysis.name, _guarded(analysis.columns, lambda a=analysis, d=data: a.run(d, options)))
     for digest in DIGESTS:
         if names is None or digest.name in names:
             keep(digest.name, _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options)))
     return tables
 
 
-__all__ = ["ANALYSES", "DIGESTS", "TABLES", "Analysis", "Digest", "Options", "run_all", "skip_reason"]
+__all__ = [
+    "ANALYSES",
+    "DIGESTS",
+    "FULL_FRAME",
+    "TABLES",
+    "Analysis",
+    "Digest",
+    "Options",
+    "multiple_choice_frame",
+    "run_all",
+    "skip_reason",
+]

@@ -41,7 +41,7 @@ COLUMNS: dict[str, str] = {
     "n_error": "questions with no answer (excluded under exclude; in n, scored wrong, under incorrect)",
     **{f"pred_{x}": f"answers with letter {x}" for x in LETTERS},
     **{f"gt_{x}": f"questions among the n whose correct letter is {x}" for x in LETTERS},
-    "top_pred": "most frequent predicted letter (first in A-F order on a tie; empty when n_letter = 0)",
+    "top_pred": "most frequent predicted letter (first in letter order on a tie; empty when n_letter = 0)",
     "top_pred_share": "its count / n_letter",
     "chi2_pred": "Pearson chi-square of the predicted-letter counts against uniform guessing among each answered "
     "question's own options (uniform over the n_options letters when all questions have that many)",

@@ -119,7 +119,7 @@ def test_an_answer_key_beyond_the_declared_count_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("field", "message"),
     [
-        ({"n_options": 9}, r"n_options 9 is not a number of options from 2 to 6"),
+        ({"n_options": 9}, r"n_options 9 is not a number of options from 2 to 8"),
         ({"n_options": 3, "options": ["a", "b"]}, r"n_options is 3 but 'options' lists 2 options"),
         ({"options": "red, blue"}, r"'options' must be a non-empty list of the option texts"),
     ],

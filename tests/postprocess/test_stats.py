@@ -18,6 +18,7 @@ from statsmodels.stats.weightstats import ttost_paired
 
 from postprocess import stats
 from postprocess.stats import (
+    binomial_test,
     bootstrap_grouped,
     bootstrap_mean,
     chi2_uniform,
@@ -574,6 +575,32 @@ def test_chi2_uniform_validation(counts, match):
         chi2_uniform(counts)
 
 
+# ---------------------------------------------------------------------------- binomial_test
+
+
+def test_binomial_test_reference_value():
+    # by hand: 3 of 3 at p0 = 0.5; outcomes at most as likely: k = 0 and k = 3, each 1/8 -> p = 1/4
+    r = binomial_test(3, 3, 0.5)
+    assert (r.k, r.n, r.p0, r.estimate) == (3, 3, 0.5, 1.0)
+    assert_allclose(r.p_value, 0.25, atol=TIGHT)
+
+
+@pytest.mark.parametrize(("k", "n", "p0"), [(0, 10, 0.2), (7, 20, 0.25), (40, 129, 0.2), (12, 12, 0.9), (5, 9, 1 / 3)])
+def test_binomial_test_equals_scipy(k, n, p0):
+    r = binomial_test(k, n, p0)
+    assert_allclose(r.p_value, sps.binomtest(k, n, p0).pvalue, atol=TIGHT)
+    assert r.estimate == k / n
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "p0", "match"),
+    [(1, 0, 0.5, "n is 0"), (4, 3, 0.5, "exceeds"), (1, 3, 1.5, "p0 must be a proportion"), (-1, 3, 0.5, "k must")],
+)
+def test_binomial_test_validation(k, n, p0, match):
+    with pytest.raises(ValueError, match=match):
+        binomial_test(k, n, p0)
+
+
 # ------------------------------------------------------------------------------------ schema
 
 
@@ -585,6 +612,7 @@ def test_every_result_has_as_dict_with_its_fields():
         fisher(1, 2, 3, 4),
         tost_paired([1, 0, 1, 1], [0, 0, 1, 0]),
         chi2_uniform([1, 2]),
+        binomial_test(1, 2, 0.5),
     ]
     for r in results:
         assert dataclasses.is_dataclass(r)

@@ -10,13 +10,14 @@ from .layout import (
     segment_bounds,
 )
 from .probe import VideoDecodeError, VideoInfo, probe, validate
-from .transforms import output_pix_fmt, render, write_black, write_crf, write_held
+from .transforms import frames_at, output_pix_fmt, render, write_black, write_crf, write_held, write_held_at
 
 __all__ = [
     "HoldOrder",
     "VideoDecodeError",
     "VideoInfo",
     "effective_k",
+    "frames_at",
     "hold_order",
     "key_frame_indices",
     "output_pix_fmt",
@@ -29,4 +30,5 @@ __all__ = [
     "write_black",
     "write_crf",
     "write_held",
+    "write_held_at",
 ]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -371,11 +371,49 @@ def write_held(src: PathLike, dst: PathLike, k: int, order: HoldOrder, seed: int
         VideoDecodeError: ``src`` cannot be read, is truncated, or the output cannot be written.
     """
     _check_hold_args(k, order)
-    with _writing(src, dst, f"holding {k} key frames ({order})"):
-        info = probe(src)
-        r = output_rate_factor(info.n_frames, k)
+
+    def choose(info: VideoInfo) -> tuple[np.ndarray, np.ndarray, int]:
         keys = key_frame_indices(info.n_frames, k)
-        shown = hold_order(len(keys), order, seed)
+        return keys, hold_order(len(keys), order, seed), k
+
+    _write_key_frames(src, dst, f"holding {k} key frames ({order})", choose)
+
+
+def frames_at(n_frames: int, duration: float, times: Sequence[float]) -> np.ndarray:
+    """The distinct source frames shown at ``times`` (seconds), in time order: frame ``floor(t / duration *
+    n_frames)``, clipped to the video (a time past the end shows the last frame)."""
+    if not times:
+        raise ValueError("no times given: the oracle condition needs at least one window")
+    if duration <= 0:
+        raise ValueError(f"the source's duration is {duration} s; frames cannot be placed in time")
+    at = np.floor(np.asarray(sorted(float(t) for t in times)) / duration * n_frames).astype(np.int64)
+    return np.unique(np.clip(at, 0, n_frames - 1))
+
+
+def write_held_at(src: PathLike, dst: PathLike, times: Sequence[float]) -> None:
+    """Hold the source frames at ``times`` (seconds; ``frames_at``), in time order, each for an equal
+    segment of the source's duration (the layout of ``write_held`` with ``k`` = the number of frames).
+
+    Raises:
+        ValueError: no times.
+        VideoDecodeError: ``src`` cannot be read, is truncated, or the output cannot be written.
+    """
+
+    def choose(info: VideoInfo) -> tuple[np.ndarray, np.ndarray, int]:
+        keys = frames_at(info.n_frames, info.duration, times)
+        return keys, np.arange(len(keys)), len(keys)
+
+    _write_key_frames(src, dst, f"holding the frames at {len(times)} given times", choose)
+
+
+def _write_key_frames(
+    src: PathLike, dst: PathLike, what: str, choose: Callable[[VideoInfo], tuple[np.ndarray, np.ndarray, int]]
+) -> None:
+    """Hold the key frames ``choose(info)`` picks: (source frame per picture, picture per segment, k)."""
+    with _writing(src, dst, what):
+        info = probe(src)
+        keys, shown, k = choose(info)
+        r = output_rate_factor(info.n_frames, k)
         runs = _runs(r * info.n_frames, output_segment_bounds(info.n_frames, k), shown)
         by_index = {int(keys[pic]): pic for pic, _ in runs}
         spec = _VideoSpec.of(info, r)
@@ -458,7 +496,7 @@ def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> Non
         raise ValueError(
             f"Condition {condition.name!r} is the identity: use the source video itself, nothing is rendered."
         )
-    if condition.transform not in ("black", "hold", "crf"):
+    if condition.transform not in ("black", "hold", "crf", "hold_at"):
         raise ValueError(f"Condition {condition.name!r} has no video transform ({condition.transform!r}).")
     if condition.transform == "hold":
         _check_hold_args(int(params["k"]), params["order"])
@@ -467,6 +505,8 @@ def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> Non
             write_black(src, dst)
         elif condition.transform == "hold":
             write_held(src, dst, k=int(params["k"]), order=params["order"], seed=seed)
+        elif condition.transform == "hold_at":
+            write_held_at(src, dst, times=[float(t) for t in params["times"]])
         else:
             write_crf(src, dst, crf=int(params["crf"]), preset=str(params.get("preset", "medium")))
     except VideoDecodeError:

@@ -1,0 +1,145 @@
+"""The question transforms of the text conditions (vdg_tasks.text): pure doc -> doc functions."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from vdg_tasks.conditions import ABSTAIN_OPTION, CONDITIONS
+from vdg_tasks.text import TextUnavailable, apply, idk_letter, option_text, replace_name, truth_text
+
+BBT = {
+    "Sheldon": "male",
+    "Leonard": "male",
+    "Howard": "male",
+    "Raj": "male",
+    "Penny": "female",
+    "Bernadette": "female",
+    "Amy": "female",
+}
+
+
+def _doc(question_id: str = "bbt_s1e1_sheldon", character: str = "Sheldon", **fields) -> dict:
+    return {
+        "question_id": question_id,
+        "videoID": "bbt/season_1/episode_1",
+        "question": f"What is the correct sequence of changing the outfits for {character} in this episode?",
+        "options": [
+            "A. red shirt; blue jacket",
+            "B. I don't know",
+            "C. blue jacket; red shirt",
+            "D. green tie; red shirt",
+            "E. red shirt; green tie",
+            "F. blue jacket; green tie",
+        ],
+        "answer": "C",
+        "character": character,
+        "cast": BBT,
+        "show": "The Big Bang Theory",
+        "title": "The Big Bang Theory, season 1, episode 1",
+        "outfits": ["blue jacket", "red shirt"],
+        **fields,
+    }
+
+
+def test_replace_name_keeps_case_style_possessives_and_whole_words():
+    assert replace_name("Where is Sheldon? Sheldon's spot.", "Sheldon", "Penny") == "Where is Penny? Penny's spot."
+    assert replace_name("SHELDON and sheldon", "Sheldon", "Amy") == "AMY and amy"
+    assert replace_name("Rajesh is not Raj.", "Raj", "Howard") == "Rajesh is not Howard."
+
+
+def test_name_swap_picks_another_cast_member_from_the_question_id_only():
+    cond = CONDITIONS["nameswap"]
+    first = apply(cond, _doc())
+    again = apply(cond, dict(reversed(list(_doc().items()))))  # field order, dict identity: irrelevant
+    assert first.details == again.details
+    swap_to = first.details["swap_to"]
+    assert swap_to in BBT and swap_to != "Sheldon"
+    assert first.doc["question"] == _doc()["question"].replace("Sheldon", swap_to)
+    assert first.doc["options"] == _doc()["options"] and first.doc["answer"] == "C"  # video and options unchanged
+    assert first.details["swap_gender"] == ("same" if BBT[swap_to] == "male" else "cross")
+
+
+def test_name_swap_draws_every_other_cast_member_evenly_across_questions():
+    cond = CONDITIONS["nameswap"]
+    picks = Counter(apply(cond, _doc(question_id=f"q{i}")).details["swap_to"] for i in range(1200))
+    assert set(picks) == set(BBT) - {"Sheldon"}
+    # six names, 1200 seeded draws: each near 200 (binomial sd ~13); a fixed or skewed pick would fail
+    assert all(140 < n < 260 for n in picks.values()), picks
+
+
+def test_name_swap_gender_is_empty_when_the_cast_has_no_genders():
+    doc = _doc(cast={"Sheldon": "", "Leonard": ""})
+    assert apply(CONDITIONS["nameswap"], doc).details == {"swap_to": "Leonard", "swap_gender": ""}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"character": ""}, "names no character"),
+        ({"cast": {"Sheldon": "male"}}, "no other main character of 'The Big Bang Theory'"),
+        ({"question": "What does he wear?"}, "does not contain the character name 'Sheldon'"),
+    ],
+)
+def test_name_swap_refuses_questions_it_cannot_swap(fields, message):
+    with pytest.raises(TextUnavailable, match=f"question bbt_s1e1_sheldon: .*{message}"):
+        apply(CONDITIONS["nameswap"], {**_doc(), **fields})
+
+
+def test_abstain_adds_an_option_after_the_last_and_keeps_the_benchmarks_idk_apart():
+    change = apply(CONDITIONS["abstain"], _doc())
+    assert change.doc["options"][-1] == f"G. {ABSTAIN_OPTION}"
+    assert change.doc["options"][:-1] == _doc()["options"] and change.doc["n_options"] == 7
+    assert change.details == {"abstain_letter": "G"}
+    assert idk_letter(change.doc["options"]) == "B"  # the benchmark's own "I don't know" keeps its letter
+    four = {**_doc(), "options": ["A. a", "B. b", "C. c", "D. d"]}
+    assert apply(CONDITIONS["abstain"], four).details == {"abstain_letter": "E"}
+
+
+def test_abstain_refuses_a_question_with_every_letter_taken():
+    full = {**_doc(), "options": [f"{x}. o{x}" for x in "ABCDEFGH"]}
+    with pytest.raises(TextUnavailable, match="already has 8 options"):
+        apply(CONDITIONS["abstain"], full)
+
+
+def test_open_ended_removes_the_options_and_keeps_the_truth():
+    change = apply(CONDITIONS["open"], _doc())
+    assert change.doc["options"] == [] and change.doc["question"] == _doc()["question"]
+    assert change.details == {"truth": "blue jacket; red shirt"}
+    mc = {k: v for k, v in _doc().items() if k != "outfits"}  # a benchmark without a sequence: the option text
+    assert truth_text(mc) == "blue jacket; red shirt" == option_text(mc["options"][2])
+    with pytest.raises(TextUnavailable, match="answer 'H' names none of its 6 options"):
+        truth_text({**mc, "answer": "H"})
+
+
+def test_metadata_puts_the_title_before_the_question():
+    change = apply(CONDITIONS["metadata"], _doc())
+    assert change.doc["question"].splitlines() == [
+        "This question is about The Big Bang Theory, season 1, episode 1.",
+        _doc()["question"],
+    ]
+    with pytest.raises(TextUnavailable, match="has no show/episode title"):
+        apply(CONDITIONS["metadata"], {**_doc(), "title": ""})
+
+
+def test_subtitles_are_parsed_capped_and_put_before_the_question(tmp_path):
+    srt = tmp_path / "e1.srt"
+    lines = [f"{i}\n00:00:0{i},000 --> 00:00:0{i},900\n<i>Line number {i} of the dialogue.</i>\n" for i in range(1, 10)]
+    srt.write_text("\n".join(lines))
+    change = apply(CONDITIONS["subtitles"], _doc(subtitles=str(srt)))
+    body = change.doc["question"].split("\n\n")[0].splitlines()
+    assert body[0] == "The episode's subtitles:" and body[1] == "Line number 1 of the dialogue."
+    assert change.doc["question"].endswith(_doc()["question"])
+    assert change.details["subtitle_chars"] == len("\n".join(body[1:])) <= 4000
+    capped = CONDITIONS["subtitles"].bound(max_chars=70)
+    short = apply(capped, _doc(subtitles=str(srt)))
+    assert short.details["subtitle_chars"] <= 70 and "Line number 2" in short.doc["question"]
+    assert "Line number 3" not in short.doc["question"]
+    with pytest.raises(TextUnavailable, match="does not exist"):
+        apply(CONDITIONS["subtitles"], _doc(subtitles=str(tmp_path / "missing.srt")))
+
+
+def test_video_conditions_leave_the_question_alone():
+    doc = _doc()
+    assert apply(CONDITIONS["black"], doc).doc is doc

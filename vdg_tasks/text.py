@@ -1,0 +1,188 @@
+"""The question transforms behind vdg's text conditions: pure functions doc -> (doc, details).
+
+Each transform returns a new doc (the input is never changed) and the details the samples log
+records for the question (``TextChange.details``: who the name was swapped to, which letter means
+"abstain", the ground truth an open answer is judged against). A doc that lacks what a transform
+needs raises ``TextUnavailable`` naming the question and the field; the hook records it as that
+question's error.
+
+Letters that mean "I don't know":
+
+- ``idk_letter``: the benchmark's own "I don't know" option (InfiniBench has one), found by its
+  text; logged for every condition.
+- ``abstain_letter``: the option the ``abstain`` condition adds *after* the last option, so it
+  never takes the letter of an existing option: with InfiniBench's six options (one of them "I
+  don't know") it is G, with Video-MME's four it is E. Both are abstentions in the report, counted
+  apart.
+
+Nothing here imports lmms-eval; the seed of every random choice is derived from the question id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vdg_tasks.conditions import Condition
+from vdg_tasks.parse import LETTERS
+from vdg_tasks.seeding import rng_for
+
+__all__ = [
+    "TextChange",
+    "TextUnavailable",
+    "apply",
+    "idk_letter",
+    "option_text",
+    "replace_name",
+    "truth_text",
+]
+
+_LABEL = re.compile(r"^\s*\(?([A-H])[.)]\s*")
+_IDK = re.compile(r"^\s*i\s+(?:do\s*n[o']?t|don’t)\s+know\.?\s*$", re.IGNORECASE)
+
+
+class TextUnavailable(ValueError):
+    """A question lacks what a text condition needs (no named character, no subtitles...)."""
+
+
+@dataclass(frozen=True)
+class TextChange:
+    """A transformed question and what the samples log records about the change.
+
+    Attributes:
+        doc: the doc the prompt is built from.
+        details: logged fields (``character``, ``swap_to``, ``swap_gender``, ``abstain_letter``,
+            ``truth``, ``subtitle_chars``...); every value JSON-serialisable.
+    """
+
+    doc: Mapping[str, Any]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _qid(doc: Mapping[str, Any]) -> str:
+    return str(doc.get("question_id", "?"))
+
+
+def option_text(option: str) -> str:
+    """An option without its letter label: ``"B. red jacket"`` -> ``"red jacket"``."""
+    return _LABEL.sub("", str(option), count=1).strip()
+
+
+def idk_letter(options: Sequence[str]) -> str:
+    """The letter of the benchmark's own "I don't know" option, or "" when it has none."""
+    for i, option in enumerate(options):
+        if _IDK.match(option_text(option)):
+            return LETTERS[i]
+    return ""
+
+
+def truth_text(doc: Mapping[str, Any]) -> str:
+    """The ground truth an open answer is judged against: the outfit sequence joined with "; " when
+    the doc has one (InfiniBench), else the correct option's text."""
+    outfits = doc.get("outfits")
+    if outfits:
+        return "; ".join(str(o) for o in outfits)
+    options = list(doc.get("options") or [])
+    answer = str(doc.get("answer", ""))
+    if answer in LETTERS and LETTERS.index(answer) < len(options):
+        return option_text(options[LETTERS.index(answer)])
+    raise TextUnavailable(f"question {_qid(doc)}: answer {answer!r} names none of its {len(options)} options")
+
+
+def replace_name(text: str, old: str, new: str) -> str:
+    """``text`` with every whole-word ``old`` (any case; possessives kept) replaced by ``new`` in the
+    same case style (``SHELDON`` -> ``LEONARD``, ``sheldon`` -> ``leonard``)."""
+
+    def swap(match: re.Match[str]) -> str:
+        found = match.group(0)
+        if found.isupper() and len(found) > 1:
+            return new.upper()
+        if found.islower():
+            return new.lower()
+        return new
+
+    return re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", swap, text, flags=re.IGNORECASE)
+
+
+def _name_swap(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    character = str(doc.get("character") or "")
+    cast = dict(doc.get("cast") or {})
+    question = str(doc.get("question", ""))
+    if not character:
+        raise TextUnavailable(f"question {_qid(doc)}: names no character (field 'character' is empty)")
+    if not re.search(rf"(?<!\w){re.escape(character)}(?!\w)", question, flags=re.IGNORECASE):
+        raise TextUnavailable(f"question {_qid(doc)}: its text does not contain the character name {character!r}")
+    others = [name for name in cast if name.lower() != character.lower()]
+    if not others:
+        show = doc.get("show", "?")
+        raise TextUnavailable(
+            f"question {_qid(doc)}: no other main character of {show!r} to swap {character!r} with "
+            "(add the show's cast to the roster: `vdg infinibench --roster FILE`)"
+        )
+    swap_to = others[int(rng_for("vdg", condition.name, _qid(doc)).integers(len(others)))]
+    own = {name.lower(): str(g).lower() for name, g in cast.items()}
+    g_from, g_to = own.get(character.lower(), ""), own.get(swap_to.lower(), "")
+    gender = "" if not (g_from and g_to) else ("same" if g_from == g_to else "cross")
+    new = {**doc, "question": replace_name(question, character, swap_to)}
+    return TextChange(new, {"swap_to": swap_to, "swap_gender": gender})
+
+
+def _open_ended(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    return TextChange({**doc, "options": []}, {"truth": truth_text(doc)})
+
+
+def _abstain(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    options = list(doc.get("options") or [])
+    if not options:
+        raise TextUnavailable(f"question {_qid(doc)}: has no options to add an abstain option to")
+    if len(options) >= len(LETTERS):
+        raise TextUnavailable(
+            f"question {_qid(doc)}: already has {len(options)} options; vdg reads at most {len(LETTERS)}"
+        )
+    letter = LETTERS[len(options)]
+    added = f"{letter}. {condition.params['option']}"
+    new = {**doc, "options": [*options, added], "n_options": len(options) + 1}
+    return TextChange(new, {"abstain_letter": letter})
+
+
+def _metadata(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    title = str(doc.get("title") or "")
+    if not title:
+        raise TextUnavailable(f"question {_qid(doc)}: has no show/episode title (field 'title')")
+    return TextChange({**doc, "question": f"This question is about {title}.\n{doc.get('question', '')}"}, {})
+
+
+def _subtitles(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    from vdg_tasks.infinibench import parse_srt
+
+    path = str(doc.get("subtitles") or "")
+    if not path:
+        raise TextUnavailable(f"question {_qid(doc)}: has no subtitle file (field 'subtitles')")
+    if not Path(path).is_file():
+        raise TextUnavailable(f"question {_qid(doc)}: subtitle file {path} does not exist")
+    text = parse_srt(path, max_chars=int(condition.params["max_chars"]))
+    question = f"The episode's subtitles:\n{text}\n\n{doc.get('question', '')}"
+    return TextChange({**doc, "question": question}, {"subtitle_chars": len(text)})
+
+
+_TRANSFORMS = {
+    "name_swap": _name_swap,
+    "open_ended": _open_ended,
+    "abstain": _abstain,
+    "metadata": _metadata,
+    "subtitles": _subtitles,
+}
+
+
+def apply(condition: Condition, doc: Mapping[str, Any]) -> TextChange:
+    """``condition``'s version of the question ``doc`` (unchanged for video conditions).
+
+    Raises:
+        TextUnavailable: the doc lacks what the condition needs (the message names the question).
+    """
+    if condition.text == "none":
+        return TextChange(doc, {})
+    return _TRANSFORMS[condition.text](doc, condition)
