@@ -7,17 +7,10 @@ from collections import Counter
 import pytest
 
 from vdg_tasks.conditions import ABSTAIN_OPTION, CONDITIONS
+from vdg_tasks.roster import BUILTIN_ROSTERS
 from vdg_tasks.text import TextUnavailable, apply, idk_letter, option_text, replace_name, truth_text
 
-BBT = {
-    "Sheldon": "male",
-    "Leonard": "male",
-    "Howard": "male",
-    "Raj": "male",
-    "Penny": "female",
-    "Bernadette": "female",
-    "Amy": "female",
-}
+BBT = dict(BUILTIN_ROSTERS["bbt"])  # its genders are checked against the paper's in test_roster
 
 
 def _doc(question_id: str = "bbt_s1e1_sheldon", character: str = "Sheldon", **fields) -> dict:

@@ -74,6 +74,27 @@ def _metric_list() -> list[dict[str, Any]]:
     ]
 
 
+def _local_template(data: str, doc_to_text: str, post_prefix: str) -> dict[str, Any]:
+    """The template of a benchmark read from a local JSON-lines file ``data``."""
+    return {
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": data}},
+        "test_split": "test",
+        "output_type": "generate_until",
+        "doc_to_text": _Function(doc_to_text),
+        "doc_to_target": "answer",
+        "cluster_key": "videoID",
+        "generation_kwargs": {"max_new_tokens": 16, "temperature": 0, "do_sample": False},
+        "metric_list": _metric_list(),
+        "lmms_eval_specific_kwargs": {
+            "default": {
+                "pre_prompt": "",
+                "post_prompt": f"{post_prefix}Answer with the option's letter from the given choices directly.",
+            }
+        },
+    }
+
+
 def template(benchmark: str, synth_data: str = SYNTH_DATA, infinibench_data: str = INFINIBENCH_DATA) -> dict[str, Any]:
     """The shared part of a benchmark's derived tasks (``synth_data``, ``infinibench_data``: the
     vdgsynth and infinibench_ga questions files)."""
@@ -102,46 +123,14 @@ def template(benchmark: str, synth_data: str = SYNTH_DATA, infinibench_data: str
             "metric_list": metrics,
             "lmms_eval_specific_kwargs": upstream["lmms_eval_specific_kwargs"],
         }
+    # Local benchmarks: read from the default file, a prompt builder whose import checks the file exists.
     if benchmark == "vdgsynth":
-        if synth_data == SYNTH_DATA:  # the default generated data: a prompt builder that checks it exists
-            common["doc_to_text"] = _Function("vdg_tasks.synth_tasks.doc_to_text")
-        return {
-            "dataset_path": "json",
-            "dataset_kwargs": {"data_files": {"test": synth_data}},
-            "test_split": "test",
-            **common,
-            "cluster_key": "videoID",
-            "generation_kwargs": {"max_new_tokens": 16, "temperature": 0, "do_sample": False},
-            "metric_list": _metric_list(),
-            "lmms_eval_specific_kwargs": {
-                "default": {
-                    "pre_prompt": "",
-                    "post_prompt": "\nAnswer with the option's letter from the given choices directly.",
-                }
-            },
-        }
+        checked = "vdg_tasks.synth_tasks.doc_to_text"
+        return _local_template(synth_data, checked if synth_data == SYNTH_DATA else VIDEOMME_DOC_TO_TEXT, "\n")
     if benchmark == "infinibench_ga":
-        default_data = infinibench_data == INFINIBENCH_DATA
-        return {
-            "dataset_path": "json",
-            "dataset_kwargs": {"data_files": {"test": infinibench_data}},
-            "test_split": "test",
-            "output_type": "generate_until",
-            # the default data: a prompt builder whose import checks that the questions were prepared
-            "doc_to_text": _Function(
-                "vdg_tasks.infinibench_tasks.doc_to_text" if default_data else "vdg_tasks.benchmarks.infinibench_prompt"
-            ),
-            "doc_to_target": "answer",
-            "cluster_key": "videoID",
-            "generation_kwargs": {"max_new_tokens": 16, "temperature": 0, "do_sample": False},
-            "metric_list": _metric_list(),
-            "lmms_eval_specific_kwargs": {
-                "default": {
-                    "pre_prompt": "",
-                    "post_prompt": "Answer with the option's letter from the given choices directly.",
-                }
-            },
-        }
+        checked = "vdg_tasks.infinibench_tasks.doc_to_text"
+        own = "vdg_tasks.benchmarks.infinibench_prompt"
+        return _local_template(infinibench_data, checked if infinibench_data == INFINIBENCH_DATA else own, "")
     raise KeyError(f"No task template for benchmark {benchmark!r}")
 
 
