@@ -420,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         default=str(YAML_ROOT / "infinibench_ga" / "data" / "episodes"),
-        help="folder for videos, subtitles, annotations",
+        help="folder for the videos, subtitles and annotations (default: episodes/ beside the questions)",
     )
     p.add_argument(
         "--questions",
