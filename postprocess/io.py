@@ -28,6 +28,7 @@ Columns of the text conditions and the character-tracking protocol (``EXTRA_COLU
 - duration_s: the source video's duration in seconds; frames: frames per video the model was run
   with, read from its settings (``max_num_frames``, ``max_frames_num``, ``nframes``, ...)
 - judge_score, judge: open rows once judged (``postprocess.judge``): 0, 0.5 or 1, and the judge
+- export: ``name@revision`` of the export a sample was evaluated from ("" when built from the cache)
 
 ``load_frame`` also records, per input file, which fields it read (``frame.attrs["vdg_sources"]``,
 a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
@@ -91,6 +92,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "frames",
     "judge_score",
     "judge",
+    "export",
 )
 #: The columns of the text conditions and the character-tracking protocol (module docstring).
 EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
@@ -166,7 +168,17 @@ def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str
     out["frames"] = per_row.map(frames_setting).astype("Int64")
     out["judge_score"] = pd.Series(np.nan, index=raw.index, dtype=float)
     out["judge"] = pd.Series("", index=raw.index, dtype=object)
+    out["export"] = (
+        raw["provenance"].map(_export_label) if "provenance" in raw.columns else pd.Series("", index=raw.index)
+    ).astype(object)
     return out
+
+
+def _export_label(provenance: Any) -> str:
+    export = provenance.get("export") if isinstance(provenance, dict) else None
+    if not isinstance(export, dict):
+        return ""
+    return f"{export.get('name', '')}@{export.get('revision', '')}"
 
 
 def model_settings(config: dict[str, Any]) -> str:
@@ -394,6 +406,19 @@ def _check_settings(frame: pd.DataFrame) -> None:
             )
 
 
+def _check_exports(frame: pd.DataFrame) -> None:
+    """One export per benchmark: runs evaluated from two exports (or two revisions) saw different pixels."""
+    exported = frame[frame["export"].astype(str) != ""]
+    for benchmark, rows in exported.groupby("benchmark"):
+        firsts = rows.drop_duplicates("export")
+        if len(firsts) > 1:
+            a, b = firsts.iloc[0], firsts.iloc[1]
+            raise LogError(
+                f"{benchmark}: runs were evaluated from different exports, {a['export']} ({a['source']}) and "
+                f"{b['export']} ({b['source']}), so their videos may differ; pass --mixed-exports to join them anyway"
+            )
+
+
 def _check_question_sets(frame: pd.DataFrame) -> None:
     keys = ["model", "benchmark"]
     per_condition = frame.groupby([*keys, "condition"])["question_id"].nunique()
@@ -432,13 +457,15 @@ def load_frame(
     predictions: Iterable[tuple[str, str | Path]] = (),
     benchmark: str | None = None,
     on_duplicate: Literal["error", "last"] = "error",
+    mixed_exports: bool = False,
 ) -> pd.DataFrame:
     """lmms-eval output folders and prediction files -> one checked, de-duplicated tidy frame.
 
     ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``); ``benchmark`` names
     their benchmark when the records do not. See the module docstring for the columns. Each
     question's option count is resolved across every file (``postprocess.choices``), and a letter
-    beyond it is ``unparsed``; ``frame.attrs`` records which fields each file was read from.
+    beyond it is ``unparsed``; ``frame.attrs`` records which fields each file was read from. Runs
+    evaluated from different exports of one benchmark are refused unless ``mixed_exports``.
     """
     jobs = []
     for run in runs:
@@ -454,6 +481,8 @@ def load_frame(
     frame = _resolve_options(frame)
     frame = _dedupe(frame, on_duplicate)
     _check_settings(frame)
+    if not mixed_exports:
+        _check_exports(frame)
     _check_keys(frame)
     _check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")

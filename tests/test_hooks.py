@@ -137,3 +137,38 @@ def test_a_failing_native_scorer_costs_only_its_own_metric(doc, monkeypatch, tmp
     bench = dataclasses.replace(BENCHMARKS["vdgsynth"], native_results=explode)
     out = hooks.make_process_results(bench, CONDITIONS["orig"])(doc, ["C"])
     assert out["vdg"]["status"] == "ok" and out[hooks.METRIC_KEY] == 1.0
+
+
+def test_every_sample_says_where_its_pixels_came_from(doc):
+    from vdg_tasks.cache import source_identity
+    from vdg_tasks.provenance import builder_versions
+
+    black = hooks.vdgsynth__black__process_results(doc, ["C"])["vdg"]["provenance"]
+    assert black["source_digest"] == source_identity(doc["video"]) and black["condition"] == "black"
+    assert black["transform_version"] == hooks.TRANSFORM_VERSION and black["params"] == {}
+    assert black["built_by"] == builder_versions() and black["built_by"]["libx264"].startswith("core ")
+    orig = hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]["provenance"]
+    assert orig["source_digest"] == black["source_digest"] and orig["built_by"] is None  # the source itself
+    held = hooks.vdgsynth__single__process_results(doc, ["C"])["vdg"]["provenance"]
+    assert held["params"] == dict(CONDITIONS["single"].params)
+
+
+def test_a_question_from_an_export_is_shown_the_exported_video(doc, tmp_path, monkeypatch):
+    monkeypatch.setenv("VDG_EXPORTS", str(tmp_path / "exports"))
+    video = tmp_path / "exports" / "synth-x" / "videos" / "ab" / "k.mp4"
+    video.parent.mkdir(parents=True)
+    video.write_bytes(placeholder_video().read_bytes())
+    info = {"name": "synth-x", "revision": "r1", "video_file": "videos/ab/k.mp4", "visual_key": "k",
+            "effective_params": {"k": 32}, "provenance": {"source_digest": "d", "condition": "black"}}  # fmt: skip
+    exported = {**doc, "video": str(tmp_path / "nowhere.mp4"), "vdg_export": info}
+    assert hooks.vdgsynth__black__doc_to_visual(exported) == [str(video)]
+    record = hooks.vdgsynth__black__process_results(exported, ["C"])["vdg"]
+    assert record["status"] == "ok" and record["visual_key"] == "k" and record["effective_params"] == {"k": 32}
+    assert record["provenance"]["export"] == {"name": "synth-x", "revision": "r1"}
+    missing = {**exported, "vdg_export": {**info, "video_file": "videos/ab/gone.mp4"}}
+    record = hooks.vdgsynth__black__process_results(missing, ["C"])["vdg"]
+    assert record["status"] == "error" and "export synth-x, revision r1" in record["error"]
+    failed = {**exported, "vdg_export": {**info, "error": "VideoDecodeError: corrupt"}}
+    assert (
+        "in export synth-x: VideoDecodeError" in hooks.vdgsynth__black__process_results(failed, ["C"])["vdg"]["error"]
+    )

@@ -43,6 +43,7 @@ from filelock import FileLock
 from loguru import logger
 
 from vdg_tasks.conditions import TRANSFORM_VERSION, Condition
+from vdg_tasks.provenance import builder_versions
 from vdg_tasks.seeding import stable_seed
 
 _SAMPLE_BYTES = 256 << 10
@@ -213,11 +214,13 @@ class Materialized:
         path: the file a model should be handed (the source itself for ``orig``).
         key: the cache key (``""`` for ``orig``, which is never copied).
         hit: whether the file already existed (no work was done).
+        source_digest: the source's identity (its size and sampled content digest).
     """
 
     path: Path
     key: str
     hit: bool
+    source_digest: str = ""
 
 
 def _sidecar(out: Path) -> Path:
@@ -261,11 +264,30 @@ def _verdict(out: str, key: str, video: tuple[int, ...], sidecar_stat: tuple[int
     return None
 
 
+def built_by(out: Path) -> dict[str, str] | None:
+    """The builders' versions a published entry's sidecar records (None: an entry from before they were)."""
+    try:
+        side = _sidecar(out).stat()
+    except OSError:
+        return None
+    return _built_by(str(out), (side.st_size, side.st_mtime_ns, side.st_ino))
+
+
+@functools.lru_cache(maxsize=65536)
+def _built_by(out: str, sidecar_stat: tuple[int, ...]) -> dict[str, str] | None:
+    try:
+        value = json.loads(_sidecar(Path(out)).read_text()).get("built_by")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return dict(value) if isinstance(value, dict) else None
+
+
 def clear_memos() -> None:
     """Forget every memoized source identity, source check and hit verdict (benchmarks, tests)."""
     _identity.cache_clear()
     _source_problem.cache_clear()
     _verdict.cache_clear()
+    _built_by.cache_clear()
 
 
 def materialize(source: str | os.PathLike[str], condition: Condition, video_id: str) -> Materialized:
@@ -282,15 +304,16 @@ def materialize(source: str | os.PathLike[str], condition: Condition, video_id: 
     """
     src = Path(source)
     check_source(src)
+    identity = source_identity(src)
     if condition.transform == "identity":
-        return Materialized(src, "", True)
+        return Materialized(src, "", True, identity)
 
     seed = video_seed(condition, video_id)
-    key = cache_key(source_identity(src), condition, seed)
+    key = cache_key(identity, condition, seed)
     folder = cache_dir()
     out = folder / key[:2] / f"{key}.mp4"
     if entry_problem(out, key) is None:
-        return Materialized(out, key, True)
+        return Materialized(out, key, True, identity)
 
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -304,7 +327,7 @@ def materialize(source: str | os.PathLike[str], condition: Condition, video_id: 
     try:
         problem = entry_problem(out, key)  # another process may have published it while we waited
         if problem is None:
-            return Materialized(out, key, True)
+            return Materialized(out, key, True, identity)
         if problem != "missing":
             logger.warning(f"vdg cache: {out}: {problem}; rebuilding it")
         out.unlink(missing_ok=True)
@@ -313,7 +336,7 @@ def materialize(source: str | os.PathLike[str], condition: Condition, video_id: 
         _build(src, condition, seed, video_id, key, out, folder)
     finally:
         lock.release()
-    return Materialized(out, key, False)
+    return Materialized(out, key, False, identity)
 
 
 def _write_failure(exc: BaseException, tmp: Path) -> OSError | None:
@@ -359,6 +382,8 @@ def _build(src: Path, condition: Condition, seed: int, video_id: str, key: str, 
             "params": condition.params_dict(),
             "seed": seed,
             "transform_version": TRANSFORM_VERSION,
+            "source_digest": source_identity(src),
+            "built_by": builder_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "integrity": {"size": size, "digest": _sample_digest(tmp, size), "sample_bytes": _SAMPLE_BYTES},
         }

@@ -230,6 +230,7 @@ def _load(args: argparse.Namespace):
         predictions=_predictions(args.predictions),
         benchmark=args.benchmark,
         on_duplicate=args.on_duplicate,
+        mixed_exports=args.mixed_exports,
     )
     if getattr(args, "judge", None):
         from postprocess.judge import judge_frame, make_judge
@@ -348,6 +349,11 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         choices=["error", "last"],
         default="error",
         help="a question logged twice for one model and condition: fail (default) or keep the last",
+    )
+    p.add_argument(
+        "--mixed-exports",
+        action="store_true",
+        help="join runs evaluated from different exports (or revisions) of one benchmark (refused by default)",
     )
 
 

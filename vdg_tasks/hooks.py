@@ -16,6 +16,7 @@ answer is logged with ``status = "open"`` and its text; it is scored by a judge 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from loguru import logger
 from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, open_prompt
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 from vdg_tasks.parse import parse_answer
+from vdg_tasks.provenance import provenance
 from vdg_tasks.text import TextChange, TextUnavailable, idk_letter
 from vdg_tasks.text import apply as apply_text
 
@@ -42,13 +44,15 @@ class Visual:
     """What a question's model input resolved to: a file to show, or the reason there is none.
 
     ``effective_params`` are the condition's parameters as applied to this source (a held condition
-    on a source shorter than K frames holds every frame: ``k`` becomes the frame count).
+    on a source shorter than K frames holds every frame: ``k`` becomes the frame count);
+    ``provenance`` says where the pixels came from (``vdg_tasks.provenance``).
     """
 
     path: Path | None
     cache_key: str
     error: str | None
     effective_params: Mapping[str, Any] | None = None
+    provenance: Mapping[str, Any] | None = None
 
 
 def _describe(exc: BaseException) -> str:
@@ -94,7 +98,7 @@ def bound_params(condition: Condition, doc: Mapping[str, Any]) -> tuple[tuple[st
 def _resolve(
     benchmark_name: str, condition_name: str, source: str, video_id: str, bound: tuple[tuple[str, Any], ...] = ()
 ) -> Visual:
-    from vdg_tasks.cache import materialize
+    from vdg_tasks.cache import built_by, materialize
 
     condition = CONDITIONS[condition_name]
     if bound:
@@ -102,14 +106,46 @@ def _resolve(
     try:
         result = materialize(source, condition, video_id)
         effective = _effective_params(condition, source)
+        built = built_by(result.path) if result.key else None
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
         logger.warning(f"vdg: {benchmark_name}/{condition_name} video {video_id}: {exc}")
         return Visual(None, "", _describe(exc))
-    return Visual(result.path, result.key, None, effective)
+    origin = provenance(result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built)
+    return Visual(result.path, result.key, None, effective, origin)
+
+
+def export_root(name: str) -> Path:
+    """Where an export named ``name`` lives for evaluation: ``$VDG_EXPORTS/<name>``, else
+    ``$HF_HOME/vdg_exports/<name>`` (where lmms-eval links a downloaded hub export, and ``vdg export``
+    links a local one)."""
+    base = os.environ.get("VDG_EXPORTS")
+    if base:
+        return Path(base).expanduser() / name
+    return Path(os.environ.get("HF_HOME", "~/.cache/huggingface")).expanduser() / "vdg_exports" / name
+
+
+def _exported_visual(info: Mapping[str, Any]) -> Visual:
+    """The video of a question evaluated from an export (``doc["vdg_export"]``): no materialization."""
+    name, revision = str(info.get("name", "")), str(info.get("revision", ""))
+    origin = dict(info.get("provenance") or {})
+    origin["export"] = {"name": name, "revision": revision}
+    if info.get("error"):
+        return Visual(None, str(info.get("visual_key") or ""), f"in export {name}: {info['error']}", None, origin)
+    path = export_root(name) / str(info.get("video_file") or "")
+    if not info.get("video_file") or not path.is_file():
+        return Visual(
+            None, "", f"VideoUnavailable: {path} (export {name}, revision {revision}) does not exist", None, origin
+        )
+    effective = info.get("effective_params")
+    return Visual(path, str(info.get("visual_key") or ""), None, dict(effective) if effective else None, origin)
 
 
 def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:
-    """Materialize (or find in the cache) the video this question is shown under ``condition``."""
+    """Materialize (or find in the cache, or in the export the doc comes from) the video this
+    question is shown under ``condition``."""
+    exported = doc.get("vdg_export")
+    if isinstance(exported, Mapping):
+        return _exported_visual(exported)
     try:
         source = benchmark.source_video(doc)
         video_id = str(doc["videoID"])
@@ -195,6 +231,7 @@ def build_record(
         "n_options": n_options,
         "answer": str(doc["answer"]),
         "visual_key": visual.cache_key,
+        "provenance": dict(visual.provenance) if visual.provenance is not None else None,
         "character": str(doc.get("character") or ""),
         "idk_letter": idk_letter(original_options),
         "duration_s": _duration_s(doc),
@@ -246,6 +283,7 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
         "n_options": None,
         "answer": str(get("answer", "")),
         "visual_key": "",
+        "provenance": None,
         "character": str(get("character", "") or ""),
         "idk_letter": "",
         "duration_s": None,

@@ -95,3 +95,20 @@ def test_two_different_valid_answers_are_an_error_naming_both_sources(tmp_path):
     second = write_run(tmp_path / "2", "m", {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "B")]}, stamp="20261130_2")
     with pytest.raises(LogError, match=r"two different answers: 'A' at .*1/20261130_1_samples.*'B' at .*2/20261130_2"):
         load_frame([first, second])
+
+
+def _exported_run(folder, model, export):
+    records = [sample(f"v{i}-1", "black", "A") for i in range(3)]
+    for record in records:
+        record["vdg"]["provenance"] = {"source_digest": "d", "export": export}
+    return write_run(folder, model, {"vdgsynth_vdg_black": records})
+
+
+def test_runs_from_different_exports_of_a_benchmark_are_refused_unless_asked(tmp_path):
+    a = _exported_run(tmp_path / "a", "m1", {"name": "synth", "revision": "r1"})
+    b = _exported_run(tmp_path / "b", "m2", {"name": "synth", "revision": "r2"})
+    same = _exported_run(tmp_path / "c", "m3", {"name": "synth", "revision": "r1"})
+    assert set(load_frame([a, same]).export) == {"synth@r1"}
+    with pytest.raises(LogError, match=r"vdgsynth: runs were evaluated from different exports, synth@r1 .* synth@r2"):
+        load_frame([a, b])
+    assert set(load_frame([a, b], mixed_exports=True).export) == {"synth@r1", "synth@r2"}

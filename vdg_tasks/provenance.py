@@ -1,0 +1,77 @@
+"""Where a perturbed video's pixels came from: the builders' versions and the per-sample record.
+
+Every cached video's sidecar records ``built_by`` (the versions of vdg, PyAV, libavcodec and
+libx264 that wrote it); every logged sample and every exported row carries ``provenance``: the
+source's digest, the condition and its parameters as applied, the transform version, ``built_by``
+(None for ``orig``: the source itself is shown) and, when evaluated from an export, the export's
+name and revision.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["builder_versions", "provenance", "x264_version"]
+
+_X264_BANNER = re.compile(rb"x264 - core (\d+)(?: r(\d+))?")
+
+
+@functools.lru_cache(maxsize=1)
+def x264_version() -> str:
+    """The libx264 build PyAV links, read from the banner x264 writes into its first packet
+    (``"core 165 r3222"``); ``"unavailable"`` when libx264 cannot encode here."""
+    import av
+    import numpy as np
+
+    try:
+        codec = av.CodecContext.create("libx264", "w")
+        codec.width, codec.height, codec.pix_fmt = 16, 16, "yuv420p"
+        codec.time_base = Fraction(1, 25)
+        frame = av.VideoFrame.from_ndarray(np.zeros((24, 16), dtype=np.uint8), format="yuv420p")
+        data = b"".join(bytes(p) for p in [*codec.encode(frame), *codec.encode(None)])
+    except Exception:  # no libx264 in this FFmpeg build: every vdg transform would fail anyway
+        return "unavailable"
+    match = _X264_BANNER.search(data)
+    if not match:
+        return "unknown"
+    core, rev = match.group(1).decode(), match.group(2)
+    return f"core {core}" + (f" r{rev.decode()}" if rev else "")
+
+
+@functools.lru_cache(maxsize=1)
+def builder_versions() -> dict[str, str]:
+    """The versions of what builds vdg's videos: vdg, PyAV, libavcodec, libx264."""
+    import av
+
+    try:
+        vdg = importlib.metadata.version("vdg")
+    except importlib.metadata.PackageNotFoundError:  # a source checkout that was never installed
+        vdg = "unknown"
+    avcodec = ".".join(str(p) for p in av.library_versions.get("libavcodec", ()))
+    return {"vdg": vdg, "pyav": av.__version__, "libavcodec": avcodec, "libx264": x264_version()}
+
+
+def provenance(
+    source_digest: str,
+    condition: str,
+    params: Mapping[str, Any],
+    transform_version: int,
+    built_by: Mapping[str, str] | None,
+    export: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One sample's provenance record (the module docstring); JSON-serialisable."""
+    record: dict[str, Any] = {
+        "source_digest": source_digest,
+        "condition": condition,
+        "params": dict(params),
+        "transform_version": transform_version,
+        "built_by": dict(built_by) if built_by is not None else None,
+    }
+    if export is not None:
+        record["export"] = dict(export)
+    return record
