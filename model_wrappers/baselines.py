@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lmms_eval.api.model import lmms
 
+from model_wrappers.distributed import DataParallel
 from model_wrappers.probe import parse_prompt
 from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import rng_for
@@ -15,15 +16,27 @@ def count_options(prompt: str) -> int:
     return min(len(options), len(LETTERS)) if options else 4
 
 
-class _TextOnlyModel(lmms):
-    """Answers every request from the prompt (and the question id) alone."""
+class _TextOnlyModel(DataParallel, lmms):
+    """Answers every request from the prompt (and the question id) alone.
+
+    Under ``accelerate launch`` with several processes each process answers its shard of the
+    questions (:class:`model_wrappers.distributed.DataParallel`); an answer depends only on the
+    prompt and the question id, never on the rank.
+    """
 
     is_simple = True
+    #: lmms-eval model name, for log lines.
+    _model_name = "vdg_text_only"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._init_processes(self._model_name)
 
     def answer(self, prompt: str, question_id: str) -> str:
         raise NotImplementedError
 
     def generate_until(self, requests) -> list[str]:
+        self._log_shard(self._model_name, len(requests))
         answers = []
         for context, _gen_kwargs, _doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]
@@ -45,9 +58,11 @@ class VdgChance(_TextOnlyModel):
     condition, so a chance model's VDG is exactly 0 question by question.
     """
 
+    _model_name = "vdg_chance"
+
     def __init__(self, seed: int | str = 0, **kwargs) -> None:
-        super().__init__()
         self.seed = int(seed)
+        super().__init__()
 
     def answer(self, prompt: str, question_id: str) -> str:
         n = count_options(prompt)
@@ -57,12 +72,14 @@ class VdgChance(_TextOnlyModel):
 class VdgConstant(_TextOnlyModel):
     """Always answers ``letter``: the letter-bias baseline."""
 
+    _model_name = "vdg_constant"
+
     def __init__(self, letter: str = "A", **kwargs) -> None:
-        super().__init__()
         letter = str(letter).strip().upper()
         if letter not in LETTERS:
             raise ValueError(f"vdg_constant: letter must be one of {', '.join(LETTERS)}, got {letter!r}")
         self.letter = letter
+        super().__init__()
 
     def answer(self, prompt: str, question_id: str) -> str:
         return self.letter

@@ -72,6 +72,7 @@ import numpy as np
 from lmms_eval.api.model import lmms
 from loguru import logger as eval_logger
 
+from model_wrappers.distributed import DataParallel
 from vdg_tasks.episodes import BACKGROUND, CAST, N_SLOTS, OUTFITS, figure_boxes
 from vdg_tasks.synth import PALETTE, border_px, centre_box, nearest_colour
 
@@ -421,7 +422,7 @@ def respond(
     return f"The answer is {letter}."
 
 
-class VdgProbe(lmms):
+class VdgProbe(DataParallel, lmms):
     """Rule-based reference model for ``vdgsynth`` and the synthetic episodes (see the module docstring).
 
     Args (strings from ``--model_args``):
@@ -430,6 +431,10 @@ class VdgProbe(lmms):
         name_mode: how "outfit" questions bind the name to a person on screen: ``aware`` (the
             named character), ``gender`` (the first character of the named gender) or ``blind``
             (always the leftmost slot); default ``aware``.
+
+    Under ``accelerate launch`` with several processes it takes its rank, world size, accelerator
+    and device from accelerate (:class:`model_wrappers.distributed.DataParallel`); lmms-eval
+    shards the questions, and the answers do not depend on the rank.
     """
 
     is_simple = True
@@ -452,6 +457,7 @@ class VdgProbe(lmms):
         ignored = {k: v for k, v in kwargs.items() if k not in {"batch_size", "device"}}
         if ignored:
             eval_logger.warning(f"vdg_probe ignores model_args {sorted(ignored)}")
+        self._init_processes("vdg_probe")
 
     def _frames(self, visuals: object) -> list[FrameFeatures]:
         if not isinstance(visuals, (list, tuple)):
@@ -471,6 +477,7 @@ class VdgProbe(lmms):
         return frames
 
     def generate_until(self, requests) -> list[str]:
+        self._log_shard("vdg_probe", len(requests))
         responses = []
         for context, _gen_kwargs, doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]

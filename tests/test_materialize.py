@@ -212,6 +212,78 @@ def test_a_run_first_sweeps_leftovers_of_killed_runs(tmp_path, cache):
     assert not stale.exists() and list(cache.rglob("*.tmp-*")) == []
 
 
+def test_a_corrupt_source_fails_only_its_own_jobs(tmp_path, cache):
+    good = str(write_source(tmp_path / "good.mp4", seed=1))
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(np.random.default_rng(0).integers(0, 256, 20_000, dtype=np.uint8).tobytes())
+    conditions = ("orig", "black", "ordered", "crf28")
+    jobs = [Job("vdgsynth", c, vid, src) for vid, src in (("bad", str(bad)), ("good", good)) for c in conditions]
+    outcomes = run_jobs(jobs, workers=2, progress=False)
+    failed = {o.job.condition for o in outcomes if o.error is not None}
+    assert failed == set(conditions) and all(o.job.video_id == "bad" for o in outcomes if o.error is not None)
+    assert all("bad.mp4" in o.error and o.path is None for o in outcomes if o.error is not None)
+    summary = summarize(outcomes)
+    assert (summary.built, summary.sources_checked, len(summary.failed)) == (3, 1, 4)
+    assert len(list(cache.rglob("*.mp4"))) == 3 and list(cache.rglob("*.tmp-*")) == []
+
+
+_SHARED_CACHE_DRIVER = """
+import json, sys, time
+from pathlib import Path
+from vdg_tasks.materialize import Job, run_jobs
+go = Path(sys.argv[1])
+while not go.exists():  # start together with the other process
+    time.sleep(0.01)
+jobs = [Job("vdgsynth", c, f"s{i}", src) for i, src in enumerate(sys.argv[3:]) for c in sys.argv[2].split(",")]
+outcomes = run_jobs(jobs, workers=1, progress=False)
+print(json.dumps([[o.job.condition, o.job.video_id, o.path, o.hit, o.error] for o in outcomes]))
+"""
+
+
+@pytest.mark.slow
+def test_processes_sharing_a_cache_build_each_video_once_and_publish_only_whole_files(tmp_path, cache):
+    from vdg_tasks.cache import entry_problem
+
+    sources = [str(write_source(tmp_path / f"s{i}.mp4", n_frames=160, size=(192, 128), seed=i)) for i in range(3)]
+    conditions = "black,single,ordered,shuffled,crf28"
+    go = tmp_path / "go"
+    env = {**os.environ, "VDG_CACHE": str(cache)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SHARED_CACHE_DRIVER, str(go), conditions, *sources],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    time.sleep(1.0)  # both have imported vdg_tasks and are polling
+    go.touch()
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    n_jobs = len(sources) * len(conditions.split(","))
+    assert all(len(r) == n_jobs and all(error is None for *_, error in r) for r in results)
+    by_job: dict[tuple[str, str], list[tuple[str, bool]]] = {}
+    for r in results:
+        for cond, vid, path, hit, _ in r:
+            by_job.setdefault((cond, vid), []).append((path, hit))
+    for job, seen in by_job.items():
+        (path_a, hit_a), (path_b, hit_b) = seen
+        assert path_a == path_b, job
+        assert [hit_a, hit_b].count(False) == 1, (job, seen)  # built by exactly one process
+    published = sorted(cache.rglob("*.mp4"))
+    assert len(published) == n_jobs and list(cache.rglob("*.tmp-*")) == []
+    for path in published:
+        assert entry_problem(path, path.stem) is None  # size and digest as published: never a partial file
+        with av.open(str(path)) as container:
+            assert sum(1 for _ in container.decode(video=0)) > 0
+
+
 # -- stopping -------------------------------------------------------------------------------------
 
 

@@ -131,10 +131,14 @@ def _cmd_write_yamls(args: argparse.Namespace) -> int:
 
 def _cmd_materialize(args: argparse.Namespace) -> int:
     from vdg_tasks.cache import CacheUnwritable
-    from vdg_tasks.materialize import plan, run_jobs, summarize
+    from vdg_tasks.materialize import parse_shard, plan, run_jobs, shard_jobs, shard_outcomes, summarize, write_manifest
 
+    tasks = args.tasks.split(",")
     try:
-        jobs, unavailable = plan(args.tasks.split(","))
+        shard = parse_shard(args.shard) if args.shard else None
+        jobs, unavailable = plan(tasks)
+        if shard is not None:
+            jobs, unavailable = shard_jobs(jobs, *shard), shard_outcomes(unavailable, *shard)
         outcomes = run_jobs(jobs, workers=args.workers, progress=not args.quiet)
     except (ValueError, CacheUnwritable) as exc:  # TaskError is a ValueError
         return _fail("materialize", exc)
@@ -142,9 +146,58 @@ def _cmd_materialize(args: argparse.Namespace) -> int:
         print("vdg materialize: interrupted; finished videos stay cached, rerun to continue", file=sys.stderr)
         return 130
     summary = summarize(outcomes, unavailable)
-    print(summary.line())
+    print(summary.line() + (f" (shard {shard[0]}/{shard[1]})" if shard else ""))
     for line in summary.failure_lines():
         print(line, file=sys.stderr)
+    if args.manifest:
+        try:
+            path = write_manifest(args.manifest, outcomes, unavailable, shard, tasks)
+        except OSError as exc:
+            return _fail("materialize", OSError(f"the manifest {args.manifest} cannot be written: {exc}"))
+        print(f"manifest written to {path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from vdg_tasks.cache import CacheUnwritable
+    from vdg_tasks.export import export, push_to_hub
+
+    try:
+        result = export(
+            args.tasks.split(","), Path(args.out), name=args.name, workers=args.workers, progress=not args.quiet
+        )
+    except (ValueError, CacheUnwritable) as exc:  # ExportError and TaskError are ValueErrors
+        return _fail("export", exc)
+    print(result.out)
+    print(
+        f"export {result.name} revision {result.revision}: {result.n_rows} rows, {result.n_errors} with errors; "
+        f"evaluate with lmms-eval --include_path {result.tasks_dir}",
+        file=sys.stderr,
+    )
+    if args.push_to_hub:
+        try:
+            commit = push_to_hub(result.out, args.push_to_hub, private=args.private)
+        except Exception as exc:  # the network, credentials: the export itself stays on disk
+            return _fail("export", RuntimeError(f"pushing {result.out} to {args.push_to_hub} failed: {exc}"))
+        print(f"pushed to https://huggingface.co/datasets/{args.push_to_hub} (commit {commit})", file=sys.stderr)
+    return 0
+
+
+def _cmd_export_tasks(args: argparse.Namespace) -> int:
+    from vdg_tasks.export import write_export_tasks
+
+    try:
+        written = write_export_tasks(
+            args.export,
+            Path(args.out),
+            name=args.name,
+            revision=args.revision,
+            tasks=args.tasks.split(",") if args.tasks else None,
+        )
+    except (ValueError, OSError) as exc:
+        return _fail("export-tasks", exc)
+    print(Path(args.out))
+    print(f"{len(written)} files; evaluate with lmms-eval --include_path {Path(args.out)}", file=sys.stderr)
     return 0
 
 
@@ -476,7 +529,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", required=True, help="comma-separated task names or tags, e.g. vdgsynth_vdg")
     p.add_argument("--workers", type=int, default=default_workers(), help="parallel encoding processes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="build only shard I (0-based) of N, a deterministic 1/N of the jobs (e.g. $SLURM_ARRAY_TASK_ID/N)",
+    )
+    p.add_argument("--manifest", metavar="FILE", help="write every job, its outcome and error as JSON")
     p.set_defaults(func=_cmd_materialize)
+
+    p = _add("export", help="write tasks' questions with their perturbed videos as a datasets dataset (hub-ready)")
+    p.add_argument("--tasks", required=True, help="comma-separated task names or tags, e.g. videomme_vdg_crf")
+    p.add_argument("--out", required=True, help="the export folder (replaced whole when it is this export)")
+    p.add_argument("--name", help="export name (default: the folder's name)")
+    p.add_argument("--workers", type=int, default=default_workers(), help="parallel encoding processes")
+    p.add_argument("--push-to-hub", metavar="REPO", help="then upload it as the Hugging Face dataset REPO")
+    p.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_export)
+
+    p = _add("export-tasks", help="write the lmms-eval tasks that evaluate an export folder or hub dataset")
+    p.add_argument("export", help="an export folder, or a Hugging Face dataset repo id")
+    p.add_argument("--out", required=True, help="task folder to write (pass it to lmms-eval --include_path)")
+    p.add_argument("--name", help="export name (default: the export's own)")
+    p.add_argument("--revision", help="hub revision (commit) to evaluate (default: main)")
+    p.add_argument("--tasks", help="comma-separated subset of the export's tasks (default: all)")
+    p.set_defaults(func=_cmd_export_tasks)
 
     p = _add("report", help="join per-question answers and write every table, report.md/.html/.json")
     _input_arguments(p)

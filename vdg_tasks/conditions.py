@@ -26,7 +26,9 @@ AnswerFormat = Literal["letter", "open"]
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
 DEFAULT_KEY_FRAMES = 32
 #: Bumped whenever a video transform's output changes for the same input; part of every cache key.
-TRANSFORM_VERSION = 2
+#: 3: held pictures and black coded at a constant QP (was CRF 14, whose first IDR after the skip
+#: template came out near lossless: ``single`` was larger than ``ordered``).
+TRANSFORM_VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,9 @@ def _exported_visual(info: Mapping[str, Any]) -> Visual:
             None, "", f"VideoUnavailable: {path} (export {name}, revision {revision}) does not exist", None, origin
         )
     effective = info.get("effective_params")
-    return Visual(path, str(info.get("visual_key") or ""), None, dict(effective) if effective else None, origin)
+    return Visual(
+        path, str(info.get("visual_key") or ""), None, dict(effective) if effective is not None else None, origin
+    )
 
 
 def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:

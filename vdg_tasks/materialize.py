@@ -25,6 +25,7 @@ next run, which sweeps the cache before building.
 from __future__ import annotations
 
 import difflib
+import json
 import multiprocessing as mp
 import os
 import signal
@@ -40,6 +41,7 @@ from typing import Any
 from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, task_name
 from vdg_tasks.conditions import CONDITIONS, families
 from vdg_tasks.hooks import bound_params
+from vdg_tasks.seeding import stable_seed
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
 _TERMINATE_GRACE_S = 3.0
@@ -91,6 +93,15 @@ class Summary:
             f"{self.built} videos built, {self.cached} already cached, {self.sources_checked} source videos "
             f"checked (orig), {len(self.failed)} failed (those questions are logged as error rows when evaluated)"
         )
+
+    def counts(self) -> dict[str, int]:
+        """The numbers of :meth:`line`, as a manifest records them."""
+        return {
+            "built": self.built,
+            "cached": self.cached,
+            "sources_checked": self.sources_checked,
+            "failed": len(self.failed),
+        }
 
     def failure_lines(self) -> list[str]:
         return [f"  {o.job.benchmark}/{o.job.condition} {o.job.video_id}: {o.error}" for o in self.failed]
@@ -326,10 +337,14 @@ def _worker_terminated(signum: int, frame: Any) -> None:
     os._exit(128 + signum)
 
 
-def _init_worker(parent_pid: int) -> None:
+def _init_worker(parent_pid: int, codec_threads: int = 0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_terminated)
     _die_with_parent(parent_pid)
+    if codec_threads:
+        from vdg_tasks.video.transforms import set_codec_threads
+
+        set_codec_threads(codec_threads)
 
 
 def _raise_exit(signum: int, frame: Any) -> None:
@@ -370,6 +385,11 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> list[Outcome]:
     """Materialize every job (in ``workers`` processes); a failing video is an outcome, never an exception.
 
+    With ``W > 1`` workers each encoder and decoder gets ``cores // W`` threads (at least 1): the
+    cores are shared between videos rather than oversubscribed; one worker (in this process) uses
+    FFmpeg's automatic threading. A job already in the cache costs a source check and two ``stat``
+    calls, so a second run over the same jobs encodes nothing.
+
     Stale temporary files of killed runs are swept from the cache first. If any job needs the
     cache and the cache cannot be written, raises ``CacheUnwritable`` once, before any work.
     SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
@@ -390,11 +410,12 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
                 outcomes.append(_run(job))
                 bar.update()
             return outcomes
+        n_workers = min(workers, len(ordered))
         pool = ProcessPoolExecutor(
-            max_workers=min(workers, len(ordered)),
+            max_workers=n_workers,
             mp_context=mp.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(os.getpid(),),
+            initargs=(os.getpid(), max(1, default_workers() // n_workers)),
         )
         try:
             futures: dict[Future[Outcome], Job] = {pool.submit(_run, job): job for job in ordered}
@@ -413,4 +434,127 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
 
 
 def default_workers() -> int:
-    return max(1, (os.cpu_count() or 2) // 2)
+    """The cores this process may run on (``sched_getaffinity`` on Linux, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# -- sharding -------------------------------------------------------------------------------------
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` -> ``(I, N)``: this run builds shard ``I`` (0-based) of ``N``.
+
+    Raises:
+        ValueError: not of the form ``I/N`` with integers ``N >= 1`` and ``0 <= I < N``.
+    """
+    index_text, sep, count_text = str(text).strip().partition("/")
+    try:
+        if not sep:
+            raise ValueError
+        index, count = int(index_text), int(count_text)
+    except ValueError:
+        raise ValueError(f"--shard {text!r}: expected I/N with integers, e.g. 0/4 (the first of 4 shards)") from None
+    _check_shard(index, count)
+    return index, count
+
+
+def _check_shard(index: int, count: int) -> None:
+    if count < 1:
+        raise ValueError(f"shard {index}/{count}: the number of shards N must be at least 1")
+    if not 0 <= index < count:
+        raise ValueError(f"shard {index}/{count}: the shard index I must be in 0..{count - 1} (0-based)")
+
+
+def job_shard(job: Job, count: int) -> int:
+    """The shard (``0..count-1``) that builds ``job``: a stable hash of its identity, the same on every machine.
+
+    The identity is (benchmark, condition, video id, source path, bound parameters), so machines
+    sharing a run must see the sources at the same paths.
+    """
+    if count < 1:
+        raise ValueError(f"the number of shards must be at least 1, got {count}")
+    bound = json.dumps([[name, value] for name, value in job.bound], sort_keys=True, default=str)
+    return stable_seed("vdg-shard", job.benchmark, job.condition, job.video_id, job.source, bound) % count
+
+
+def shard_jobs(jobs: Sequence[Job], index: int, count: int) -> list[Job]:
+    """The jobs of shard ``index`` of ``count``, in their given order.
+
+    Each job belongs to exactly one shard (:func:`job_shard`), whatever the order of ``jobs`` and
+    whatever else is in it: the shards ``0..count-1`` of a plan together are that plan, without overlap.
+
+    Raises:
+        ValueError: ``count < 1`` or ``index`` outside ``0..count-1``.
+    """
+    _check_shard(index, count)
+    return [job for job in jobs if job_shard(job, count) == index]
+
+
+def shard_outcomes(outcomes: Sequence[Outcome], index: int, count: int) -> list[Outcome]:
+    """The outcomes whose job belongs to shard ``index`` of ``count`` (``plan``'s unavailable sources:
+    each is reported by exactly one shard)."""
+    _check_shard(index, count)
+    return [o for o in outcomes if job_shard(o.job, count) == index]
+
+
+# -- manifest -------------------------------------------------------------------------------------
+
+
+def _manifest_entry(outcome: Outcome) -> dict[str, Any]:
+    job = outcome.job
+    entry: dict[str, Any] = {
+        "benchmark": job.benchmark,
+        "condition": job.condition,
+        "video_id": job.video_id,
+        "source": job.source,
+        "path": outcome.path,
+        "hit": outcome.hit,
+        "error": outcome.error,
+    }
+    if job.bound:
+        entry["params"] = {name: value for name, value in job.bound}
+    return entry
+
+
+def write_manifest(
+    path: str | os.PathLike[str],
+    outcomes: Iterable[Outcome],
+    unavailable: Iterable[Outcome],
+    shard: tuple[int, int] | None,
+    tasks: Sequence[str],
+) -> Path:
+    """Write what a run did as JSON, atomically (a temporary file renamed into place); return the path.
+
+    Keys: ``tasks`` (as given), ``shard`` (``{"index": I, "count": N}`` or null), ``counts``
+    (``built``, ``cached``, ``sources_checked`` (``orig``), ``failed``), ``jobs``: one entry per
+    job and per unavailable source, failures first, each sorted by (benchmark, condition, video id,
+    source), with ``benchmark``, ``condition``, ``video_id``, ``source``, ``path`` (the file a model is
+    handed: the cache entry, the source itself for ``orig``; null on failure), ``hit`` (no work was
+    done), ``error`` (null on success) and, for per-question conditions, ``params``.
+    """
+    outcomes, unavailable = list(outcomes), list(unavailable)
+    summary = summarize(outcomes, unavailable)
+    failed = [o for o in outcomes + unavailable if o.error is not None or o.path is None]
+    done = [o for o in outcomes if o.error is None and o.path is not None]
+
+    def order(o: Outcome) -> tuple[str, ...]:
+        return (o.job.benchmark, o.job.condition, o.job.video_id, o.job.source, repr(o.job.bound))
+
+    document = {
+        "tasks": list(tasks),
+        "shard": None if shard is None else {"index": int(shard[0]), "count": int(shard[1])},
+        "counts": summary.counts(),
+        "jobs": [_manifest_entry(o) for o in sorted(failed, key=order) + sorted(done, key=order)],
+    }
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(document, indent=1, default=str) + "\n")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target

@@ -202,6 +202,76 @@ def test_crf_keeps_timeline_and_higher_crf_is_smaller(tmp_path, source_k8):
 
 
 # --------------------------------------------------------------------------------------------
+# 3b. Output size
+
+
+def _textured_source(path: Path, n_frames: int, width: int = 128, height: int = 96, fps: int = 30) -> Path:
+    """A scrolling noise texture with grain at CRF 23 (x264 defaults: GOP 250, B frames): costly to code."""
+    rng = np.random.default_rng(0)
+    coarse = rng.integers(0, 256, size=(height // 2, width // 2)).astype(np.uint8)
+    texture = np.kron(coarse, np.ones((4, 4), np.uint8))
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"crf": "23", "preset": "veryfast"}
+        chroma = np.full((height // 2, width), 128, np.uint8)
+        for i in range(n_frames):
+            y, x = i % height, (3 * i) % width
+            luma = texture[y : y + height, x : x + width] // 2 + rng.integers(0, 8, (height, width), dtype=np.uint8)
+            frame = av.VideoFrame.from_ndarray(np.concatenate([luma, chroma]), format="yuv420p")
+            frame.pts = i
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    return path
+
+
+def _idr_sizes(path: Path) -> list[int]:
+    with av.open(str(path)) as container:
+        return [p.size for p in container.demux(video=0) if p.size and p.is_keyframe]
+
+
+@pytest.mark.slow
+def test_held_outputs_are_a_fraction_of_the_source_and_single_is_the_smallest(tmp_path):
+    # 2400 frames (80 s at 30 fps), K = 32: single repeats its one picture's IDR ceil(2400 / 128) = 19 times,
+    # ordered codes 32 pictures. With CRF the picture coded right after the flat skip template got a
+    # near-lossless QP: single's IDR was ~3x the size of ordered's for the same picture, and single 1.3x ordered.
+    src = _textured_source(tmp_path / "textured.mp4", n_frames=2400)
+    sizes = {}
+    for order in ORDERS:
+        dst = tmp_path / f"{order}.mp4"
+        write_held(src, dst, k=32, order=order, seed=SEED)
+        sizes[order] = dst.stat().st_size
+    write_black(src, tmp_path / "black.mp4")
+    source = src.stat().st_size
+    assert sizes["single"] <= sizes["ordered"] and sizes["single"] <= sizes["shuffled"]
+    assert sizes["single"] < 0.3 * source, (sizes, source)
+    assert max(sizes.values()) < 0.4 * source, (sizes, source)
+    assert (tmp_path / "black.mp4").stat().st_size < 0.1 * source
+    # A picture's IDR does not depend on what was coded before it: single's is ordered's for the same key frame.
+    single, ordered = _idr_sizes(tmp_path / "single.mp4"), _idr_sizes(tmp_path / "ordered.mp4")
+    assert len(single) == 19 and len(set(single)) == 1 and len(ordered) == 32
+    assert abs(single[0] - ordered[16]) <= 8, (single[0], ordered[16])
+
+
+def test_capped_codec_threads_give_the_same_pictures(tmp_path, source_k8):
+    from vdg_tasks.video import transforms
+
+    with pytest.raises(ValueError, match="threads must be 0"):
+        transforms.set_codec_threads(-1)
+    write_held(source_k8, tmp_path / "auto.mp4", k=8, order="ordered", seed=SEED)
+    try:
+        transforms.set_codec_threads(1)  # what a run_jobs worker gets with as many workers as cores
+        write_held(source_k8, tmp_path / "one.mp4", k=8, order="ordered", seed=SEED)
+        write_crf(source_k8, tmp_path / "crf.mp4", crf=28)
+    finally:
+        transforms.set_codec_threads(0)
+    assert [read_index(f) for f in decode_all(tmp_path / "one.mp4")] == [
+        read_index(f) for f in decode_all(tmp_path / "auto.mp4")
+    ]
+    assert [read_index(f) for f in decode_all(tmp_path / "crf.mp4")] == list(range(probe(source_k8).n_frames))
+
+
+# --------------------------------------------------------------------------------------------
 # 4. Errors
 
 

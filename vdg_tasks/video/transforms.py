@@ -21,10 +21,14 @@ template*: an IDR of a flat mid-grey picture followed by ``G - 1`` P frames of t
 Flat grey is predicted exactly by intra DC prediction, so those P frames carry no residual and no
 motion: every macroblock is P_Skip, and a P_Skip frame decodes to a copy of its reference whatever
 the reference shows. The same encoder then encodes each held picture (black, or a decoded key frame)
-once, as a forced IDR. A held run of ``L`` frames is written as ``IDR, P_1, ..., P_{m-1}`` repeated
-(``m <= G = min(SKIP_TEMPLATE_FRAMES, longest run)``), with the packets' timestamps shifted; since
-the stream has no B frames, decode order is presentation order and a repetition can be cut short.
-Every frame of a run therefore decodes to the same pixels as its IDR, bit for bit.
+once, as a forced IDR, at a constant quantizer (:data:`HOLD_QP`; black at :data:`BLACK_QP`), so a
+picture's IDR does not depend on what was encoded before it. A held run of ``L`` frames is written
+as ``IDR, P_1, ..., P_{m-1}`` repeated (``m <= G = min(SKIP_TEMPLATE_FRAMES, longest run)``), with
+the packets' timestamps shifted; since the stream has no B frames, decode order is presentation
+order and a repetition can be cut short. Every frame of a run therefore decodes to the same pixels
+as its IDR, bit for bit. An output's size is about (number of IDRs) x (IDR size): ``single`` has
+``ceil(n / G)`` IDRs of one picture, ``ordered`` and ``shuffled`` at least one per key frame, and a
+P_Skip frame costs a few dozen bytes.
 
 Every failure caused by the source (unreadable, truncated, undecodable, unencodable) comes out of
 the writers and :func:`render` as :class:`VideoDecodeError` naming the source file.
@@ -74,6 +78,7 @@ __all__ = [
     "output_segment_bounds",
     "render",
     "segment_bounds",
+    "set_codec_threads",
     "write_black",
     "write_crf",
     "write_held",
@@ -81,10 +86,43 @@ __all__ = [
 
 #: Longest run of P_Skip frames after one IDR in a held picture (the IDR interval of held outputs).
 SKIP_TEMPLATE_FRAMES = 128
-#: libx264 settings for held pictures: high quality IDRs, no B frames, IDRs only where we force them.
-HOLD_PRESET = "superfast"
-HOLD_CRF = 14
-_HOLD_X264_PARAMS = "keyint=infinite:min-keyint=infinite:scenecut=0:bframes=0:rc-lookahead=0:mbtree=0"
+#: libx264 settings for held pictures: no B frames, IDRs only where we force them, and a constant
+#: quantizer (``qp``, with ``ipratio=1`` so that I frames get exactly that QP). Not CRF: x264 gives an
+#: I frame that follows P frames the average QP of those P frames (less the I/P offset), and the flat
+#: skip template's P frames get a near-zero QP, so the first picture after the template came out near
+#: lossless, 2-3 times the size of the same picture coded after another IDR; ``single``, which repeats
+#: that one picture's IDR every ``G`` frames, was larger than ``ordered``. With a constant QP a picture
+#: is coded the same way whatever precedes it.
+HOLD_PRESET = "veryfast"
+#: QP of every held picture: about the quality CRF 14 gave a typical held IDR (PSNR ~45 dB against
+#: the decoded source frame on a textured 720p source).
+HOLD_QP = 21
+#: QP of the black picture: low enough that flat black is reproduced exactly at every size (its IDR
+#: is a few hundred bytes whatever the QP).
+BLACK_QP = 4
+_HOLD_X264_PARAMS = "keyint=infinite:min-keyint=infinite:scenecut=0:bframes=0:rc-lookahead=0:mbtree=0:ipratio=1"
+
+
+#: Threads each encoder and frame-threaded decoder of this process may use (0: FFmpeg's choice, all cores).
+_codec_threads = 0
+
+
+def set_codec_threads(threads: int) -> None:
+    """Cap the threads of every encoder and decoder this process opens from now on (0: automatic).
+
+    ``vdg_tasks.materialize.run_jobs`` gives each of its ``W`` worker processes ``cores // W``, so
+    that ``W`` videos encoded at once do not each start a thread per core (and x264's per-thread
+    frame buffers) on top of each other.
+    """
+    global _codec_threads
+    if int(threads) < 0:
+        raise ValueError(f"threads must be 0 (automatic) or more, got {threads}")
+    _codec_threads = int(threads)
+
+
+def _limit_threads(stream: av.stream.Stream) -> None:
+    if _codec_threads:
+        stream.thread_count = _codec_threads
 
 
 def output_pix_fmt(width: int, height: int) -> str:
@@ -137,6 +175,7 @@ def _add_h264_stream(
     stream.width, stream.height, stream.pix_fmt = spec.width, spec.height, spec.pix_fmt
     stream.codec_context.time_base = 1 / spec.fps
     stream.thread_type = "FRAME"  # SLICE (PyAV's default) switches x264 to slower sliced threads
+    _limit_threads(stream)
     stream.options = options
     _copy_color(stream.codec_context, src_ctx)
     return stream
@@ -159,7 +198,7 @@ def _plane_arrays(frame: av.VideoFrame) -> list[np.ndarray]:
 
 
 class _HeldEncoder:
-    """One libx264 encoder producing a skip template and one IDR per held picture."""
+    """One libx264 encoder producing a skip template and one IDR per held picture, all at QP ``qp``."""
 
     def __init__(
         self,
@@ -167,12 +206,13 @@ class _HeldEncoder:
         spec: _VideoSpec,
         template_frames: int,
         src_ctx: av.codec.context.CodecContext | None = None,
+        qp: int = HOLD_QP,
     ):
         self.spec = spec
         self.stream = _add_h264_stream(
             out,
             spec,
-            {"preset": HOLD_PRESET, "crf": str(HOLD_CRF), "forced-idr": "1", "x264-params": _HOLD_X264_PARAMS},
+            {"preset": HOLD_PRESET, "qp": str(int(qp)), "forced-idr": "1", "x264-params": _HOLD_X264_PARAMS},
             src_ctx,
         )
         self._pts = 0
@@ -329,7 +369,7 @@ def write_black(src: PathLike, dst: PathLike, k: int = DEFAULT_KEY_FRAMES) -> No
             matrix = display_matrix(first_frame(container, stream))
             video_start = _start_seconds(stream)
         with av.open(os.fspath(src), "r") as reader, av.open(os.fspath(dst), "w", format="mp4") as out:
-            enc = _HeldEncoder(out, spec, _template_frames(r * info.n_frames))
+            enc = _HeldEncoder(out, spec, _template_frames(r * info.n_frames), qp=BLACK_QP)
             black = enc.add_picture(_flat_frame(spec, 16))
             idrs, skips = enc.finish()
             _check_black(idrs[black], enc.stream, src)
@@ -423,6 +463,7 @@ def _write_key_frames(
             av.open(os.fspath(dst), "w", format="mp4") as out,
         ):
             stream = container.streams.video[0]
+            _limit_threads(stream)
             timeline = scan_timeline(container, stream, os.path.getsize(src))
             enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)), stream.codec_context)
             handle: dict[int, int] = {}
@@ -454,6 +495,7 @@ def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") ->
         with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
             in_stream = container.streams.video[0]
             in_stream.thread_type = "FRAME"
+            _limit_threads(in_stream)
             stream = _add_h264_stream(out, spec, {"crf": str(int(crf)), "preset": preset}, in_stream.codec_context)
             carrier = None
             if container.streams.audio:
