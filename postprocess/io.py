@@ -28,6 +28,8 @@ Columns of the text conditions and the character-tracking protocol (``EXTRA_COLU
 - duration_s: the source video's duration in seconds; frames: frames per video the model was run
   with, read from its settings (``max_num_frames``, ``max_frames_num``, ``nframes``, ...)
 - judge_score, judge: open rows once judged (``postprocess.judge``): 0, 0.5 or 1, and the judge
+- precision: the model's quantization (``nf4``, ``int8``: its label is marked ``†nf4``) or dtype
+  (``bf16``...) as its settings state it; "" when they state neither
 - export: ``name@revision`` of the export a sample was evaluated from ("" when built from the cache)
 
 ``load_frame`` also records, per input file, which fields it read (``frame.attrs["vdg_sources"]``,
@@ -92,6 +94,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "frames",
     "judge_score",
     "judge",
+    "precision",
     "export",
 )
 #: The columns of the text conditions and the character-tracking protocol (module docstring).
@@ -137,18 +140,58 @@ def _parse_model_args(model_args: Any) -> dict[str, str]:
 
 
 def model_label(config: dict[str, Any]) -> str:
-    """lmms-eval's model name, plus the basename of ``pretrained=`` when there is one."""
+    """lmms-eval's model name, plus the basename of ``pretrained=`` when there is one, marked
+    ``†<quantization>`` when the model was loaded quantized (``qwen2_vl:Qwen2-VL-72B†nf4``)."""
     name = str(config.get("model", "model"))
     args = _parse_model_args(config.get("model_args"))
     pretrained = args.get("pretrained") or args.get("model")
-    if pretrained and pretrained != name:
-        return f"{name}:{Path(pretrained.rstrip('/')).name}"
-    return name
+    label = f"{name}:{Path(pretrained.rstrip('/')).name}" if pretrained and pretrained != name else name
+    return mark_quantized(label, precision(args))
+
+
+#: The mark of a quantized model in every label, table and plot (the paper's dagger).
+QUANTIZED_MARK = "†"
+_QUANTIZED = ("nf4", "fp4", "int8", "int4")
+_DTYPES = {
+    "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
+    "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
+    "fp32": "fp32", "float32": "fp32", "float": "fp32", "torch.float32": "fp32",
+}  # fmt: skip
+
+
+def precision(args: dict[str, str]) -> str:
+    """The precision a run's model args state: the quantization (``nf4``, ``int8``...) when quantized,
+    else the dtype (``bf16``, ``fp16``, ``fp32``); "" when they state neither."""
+    quantization = str(args.get("quantization", "")).strip().lower()
+    if quantization in _QUANTIZED:
+        return quantization
+    if str(args.get("load_in_4bit", "")).lower() in ("true", "1"):
+        return "nf4" if str(args.get("bnb_4bit_quant_type", "nf4")).lower() == "nf4" else "fp4"
+    if str(args.get("load_in_8bit", "")).lower() in ("true", "1"):
+        return "int8"
+    for key in ("dtype", "torch_dtype"):
+        value = str(args.get(key, "")).strip().lower()
+        if value in _DTYPES:
+            return _DTYPES[value]
+    return ""
+
+
+def is_quantized(value: str) -> bool:
+    return value in _QUANTIZED
+
+
+def mark_quantized(label: str, value: str) -> str:
+    """``label`` with ``†<value>`` appended when ``value`` is a quantization (and not already marked)."""
+    return f"{label}{QUANTIZED_MARK}{value}" if is_quantized(value) and QUANTIZED_MARK not in label else label
+
+
+def _settings_args(settings: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in settings.split(";")[0].split(",") if "=" in part)
 
 
 def frames_setting(settings: str) -> int | None:
     """Frames per video named in a ``model_settings`` string (None when it names none)."""
-    args = dict(part.split("=", 1) for part in settings.split(";")[0].split(",") if "=" in part)
+    args = _settings_args(settings)
     for name in FRAME_ARGS:
         value = str(args.get(name, "")).strip()
         if value.isdigit():
@@ -168,6 +211,7 @@ def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str
     out["frames"] = per_row.map(frames_setting).astype("Int64")
     out["judge_score"] = pd.Series(np.nan, index=raw.index, dtype=float)
     out["judge"] = pd.Series("", index=raw.index, dtype=object)
+    out["precision"] = per_row.map(lambda text: precision(_settings_args(str(text)))).astype(object)
     out["export"] = (
         raw["provenance"].map(_export_label) if "provenance" in raw.columns else pd.Series("", index=raw.index)
     ).astype(object)
@@ -270,7 +314,9 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
     silently lack every question.
     """
     config = _results_config(path)
-    model, settings = label or model_label(config), model_settings(config)
+    args = _parse_model_args(config.get("model_args"))
+    model = mark_quantized(label, precision(args)) if label else model_label(config)
+    settings = model_settings(config)
     records, lines = [], []
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
@@ -479,8 +525,8 @@ def load_frame(
     infos = [f.attrs.get(_SOURCE_ATTR) for f in frames]
     frame = pd.concat(frames, ignore_index=True)
     frame = _resolve_options(frame)
+    _check_settings(frame)  # before de-duplication, which would keep one of two runs that answer alike
     frame = _dedupe(frame, on_duplicate)
-    _check_settings(frame)
     if not mixed_exports:
         _check_exports(frame)
     _check_keys(frame)

@@ -747,6 +747,28 @@ def _skip_lines(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return lines
 
 
+def quantized_note(tables: Mapping[str, pd.DataFrame]) -> str:
+    """The footnote explaining the quantized mark, when some model label carries it ("" otherwise)."""
+    from postprocess.io import QUANTIZED_MARK
+
+    marked = sorted(
+        {
+            str(m)
+            for table in tables.values()
+            if "model" in table.columns
+            for m in table["model"].dropna().unique()
+            if QUANTIZED_MARK in str(m)
+        }
+    )
+    if not marked:
+        return ""
+    return (
+        f"{QUANTIZED_MARK} quantized: {', '.join(marked)} ran with 4- or 8-bit weights (the mark names the "
+        "quantization). A quantized model can lose its visual pathway; its rows are its own, never pooled with "
+        "another precision of the same model."
+    )
+
+
 def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     summary = tables.get("summary")
     parts: list[str] = []
@@ -764,6 +786,9 @@ def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
                 "",
             ]
         parts += [markdown_table(summary, _display_columns(summary, SUMMARY_SHOWN)), ""]
+        note = quantized_note(tables)
+        if note:
+            parts += [note, ""]
     elif summary is not None and skip_reason(summary):
         parts += ["## Summary", "", f"The summary was skipped: {skip_reason(summary)}", ""]
     lines = _skip_lines(tables)
@@ -955,8 +980,10 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
     if summary is not None and len(summary):
         flagged = _summary_lines(summary)
         add("summary", "Summary", _SUMMARY_INTRO, summary, _display_columns(summary, SUMMARY_SHOWN))
+        note = quantized_note(tables)
         sections.append(
             bullets(f"{len(flagged)} of {len(summary)} model runs have flags:", flagged)
+            + (f'<p class="flag">{html.escape(note)}</p>' if note else "")
             + bullets("Not computed (header-only tables, or tables without the model):", skip_lines)
         )
         done.add("summary")

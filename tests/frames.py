@@ -22,6 +22,7 @@ _DEFAULTS: dict[str, Any] = {
     "frames": pd.NA,
     "judge_score": float("nan"),
     "judge": "",
+    "precision": "",
     "export": "",
 }
 

@@ -172,3 +172,14 @@ def test_a_question_from_an_export_is_shown_the_exported_video(doc, tmp_path, mo
     assert (
         "in export synth-x: VideoDecodeError" in hooks.vdgsynth__black__process_results(failed, ["C"])["vdg"]["error"]
     )
+
+
+def test_a_failed_api_request_is_an_error_row_never_a_wrong_answer(doc):
+    failed = "[LMMS_EVAL_REQUEST_FAILED after 3 retries] Error code: 500 - upstream timeout"
+    out = hooks.vdgsynth__black__process_results(doc, [failed])
+    record = out["vdg"]
+    assert record["status"] == "error" and record["correct"] is None and out["accuracy"] is None
+    assert record["error"].startswith("RequestFailed: [LMMS_EVAL_REQUEST_FAILED after 3 retries]")
+    opened = hooks.vdgsynth__open__process_results(doc, [failed])["vdg"]
+    assert opened["status"] == "error"  # not an open answer to judge either
+    assert hooks.vdgsynth__black__process_results(doc, ["The request failed? No: C."])["vdg"]["status"] == "ok"

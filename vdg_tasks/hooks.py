@@ -204,6 +204,18 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
     return doc_to_text
 
 
+#: How lmms-eval's API model classes answer a request that failed after their retries.
+REQUEST_FAILED_MARK = "[LMMS_EVAL_REQUEST_FAILED"
+
+
+def request_failure(response: str | None) -> str | None:
+    """The reason when ``response`` is not an answer but lmms-eval's marker of a failed API request."""
+    text = "" if response is None else str(response).strip()
+    if text.startswith(REQUEST_FAILED_MARK):
+        return f"RequestFailed: {text[:500]}"
+    return None
+
+
 def _duration_s(doc: Mapping[str, Any]) -> float | None:
     try:
         value = float(doc["duration_s"])
@@ -241,6 +253,8 @@ def build_record(
     if isinstance(change, TextChange):
         record.update(change.details)
     error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
+    if error is None:
+        error = request_failure(response)
     if error is not None:
         record.update(pred=None, parse_status=None, parse_rule=None, status="error", error=error, correct=None)
         return record
