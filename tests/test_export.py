@@ -173,11 +173,12 @@ def test_rows_carry_the_doc_the_video_and_its_provenance(world):
     assert shuffled["effective_params"] == {"k": 32, "order": "shuffled"} and shuffled["bound_params"] == {}
 
 
-def test_loads_with_datasets(world):
+def test_loads_with_datasets(world, tmp_path):
     import datasets
 
     out = world["out"]
-    data = datasets.load_dataset(str(out), name="vdgsynth_vdg_black", split="test")
+    cache = str(tmp_path / "datasets-cache")  # never a table another test's export left in a shared cache
+    data = datasets.load_dataset(str(out), name="vdgsynth_vdg_black", split="test", cache_dir=cache)
     assert len(data) == N_QUESTIONS
     assert {"question_id", "videoID", "options", "answer", "vdg_export"} <= set(data.column_names)
     first = data[0]
@@ -185,7 +186,7 @@ def test_loads_with_datasets(world):
     assert first["vdg_export"]["condition"] == "black"
     assert first["vdg_export"]["video_file"].startswith("videos/")
     assert first["vdg_export"]["revision"] == world["result"].revision
-    assert len(datasets.load_dataset(str(out), name="vdgsynth_vdg_crf28", split="test")) == N_QUESTIONS
+    assert len(datasets.load_dataset(str(out), name="vdgsynth_vdg_crf28", split="test", cache_dir=cache)) == N_QUESTIONS
 
 
 def test_task_yamls_read_the_export(world):
