@@ -3,6 +3,11 @@
 - ``vdg_chance``: a uniform guess per question, seeded from (its seed, the question id).
 - ``vdg_constant``: always answers one letter.
 - ``vdg_probe``: answers the synthetic benchmark from pixels (right answers known by construction).
+- ``vdg_qwen2_vl``, ``vdg_qwen2_5_vl``, ``vdg_llava_onevision``, ``vdg_internvl2``: lmms-eval's own
+  classes with ``quantization=nf4|int8|none`` and ``dtype=bf16|fp16|fp32`` (:mod:`model_wrappers.quantized`).
+
+Registration only names class paths: nothing is imported until lmms-eval asks for a model, so a
+base class with missing optional dependencies breaks only its own model.
 """
 
 from __future__ import annotations
@@ -13,6 +18,10 @@ _MODELS = {
     "vdg_chance": "model_wrappers.baselines.VdgChance",
     "vdg_constant": "model_wrappers.baselines.VdgConstant",
     "vdg_probe": "model_wrappers.probe.VdgProbe",
+    "vdg_qwen2_vl": "model_wrappers.quantized.VdgQwen2VL",
+    "vdg_qwen2_5_vl": "model_wrappers.quantized.VdgQwen2_5_VL",
+    "vdg_llava_onevision": "model_wrappers.quantized.VdgLlavaOneVision",
+    "vdg_internvl2": "model_wrappers.quantized.VdgInternVL2",
 }
 
 

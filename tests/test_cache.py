@@ -120,7 +120,7 @@ def test_two_processes_build_one_file_once(tmp_path, cache):
 
 def test_placeholder_is_a_valid_video(cache):
     info = probe(placeholder_video())
-    assert (info.width, info.height) == (64, 64) and info.n_frames == 8
+    assert (info.width, info.height) == (64, 64) and info.n_frames == vdg_cache.PLACEHOLDER_FRAMES == 128
 
 
 # -- integrity ------------------------------------------------------------------------------------
@@ -279,10 +279,10 @@ def test_placeholder_ships_with_the_package_and_needs_no_cache(unwritable_cache)
     assert Path(vdg_cache.__file__).parent in path.parents
     with av.open(str(path)) as container:
         frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
-    assert len(frames) == 8 and frames[0].shape == (64, 64, 3) and max(int(f.max()) for f in frames) <= 2
+    assert len(frames) == 128 and frames[0].shape == (64, 64, 3) and max(int(f.max()) for f in frames) <= 2
     reader = decord.VideoReader(str(path))
-    assert len(reader) == 8 and reader.get_avg_fps() == 8.0
-    assert reader.get_batch(list(range(8))).asnumpy().max() <= 2
+    assert len(reader) == 128 and reader.get_avg_fps() == 16.0
+    assert reader.get_batch(list(range(0, 128, 7))).asnumpy().max() <= 2
     assert not unwritable_cache.exists()
 
 

@@ -183,3 +183,8 @@ def test_a_failed_api_request_is_an_error_row_never_a_wrong_answer(doc):
     opened = hooks.vdgsynth__open__process_results(doc, [failed])["vdg"]
     assert opened["status"] == "error"  # not an open answer to judge either
     assert hooks.vdgsynth__black__process_results(doc, ["The request failed? No: C."])["vdg"]["status"] == "ok"
+
+
+def test_an_answer_lmms_eval_never_requested_for_lack_of_budget_is_an_error_row(doc):
+    record = hooks.vdgsynth__black__process_results(doc, ["[LMMS_EVAL_BUDGET_EXCEEDED]"])["vdg"]
+    assert record["status"] == "error" and record["error"] == "BudgetExceeded: [LMMS_EVAL_BUDGET_EXCEEDED]"

@@ -30,7 +30,7 @@ from vdg_tasks.infinibench import (
 from vdg_tasks.roster import load_roster
 
 FIXTURE = Path(__file__).parent / "data" / "infinibench" / "Global_appreance.json"
-PLACEHOLDER = Path(__file__).parents[1] / "vdg_tasks" / "assets" / "placeholder-64x64-1s.mp4"
+PLACEHOLDER = Path(__file__).parents[1] / "vdg_tasks" / "assets" / "placeholder-64x64-128f.mp4"
 
 FIELDS = [
     "question_id",
@@ -359,7 +359,7 @@ def test_subtitles_root_and_video_variants(tmp_path: Path) -> None:
     mp4.with_suffix(".srt").write_text(SRT, encoding="utf-8")
     (d,) = load_questions(_one(tmp_path, _records()[1]), root)
     assert d["video"] == str(mp4.resolve())
-    assert d["duration_s"] == pytest.approx(1.0, abs=1e-6)
+    assert d["duration_s"] == pytest.approx(8.0, abs=1e-6)  # the placeholder: 128 frames at 16 fps
     assert d["subtitles"] == str(mp4.with_suffix(".srt").resolve())
     # explicit subtitles_root
     subs = tmp_path / "subs" / "bbt" / "season_1"
@@ -379,7 +379,7 @@ def _one(tmp_path: Path, rec: dict) -> Path:
 
 def test_probe_duration(tmp_path: Path) -> None:
     assert probe_duration(_mp4(tmp_path / "a.mp4", n_frames=8, fps=8)) == pytest.approx(1.0, abs=1e-6)
-    assert probe_duration(PLACEHOLDER) == pytest.approx(1.0, abs=1e-6)
+    assert probe_duration(PLACEHOLDER) == pytest.approx(8.0, abs=1e-6)
     assert probe_duration(tmp_path / "missing.mp4") is None
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(b"not a video" * 10)

@@ -54,7 +54,8 @@ _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 #: Temporary files this process is writing right now (removed by a worker's SIGTERM handler).
 _IN_PROGRESS: set[Path] = set()
 
-PLACEHOLDER = Path(__file__).resolve().parent / "assets" / "placeholder-64x64-1s.mp4"
+PLACEHOLDER_FRAMES = 128
+PLACEHOLDER = Path(__file__).resolve().parent / "assets" / "placeholder-64x64-128f.mp4"
 
 
 class CacheUnwritable(OSError):
@@ -481,16 +482,20 @@ def placeholder_video() -> Path:
 
 
 def write_placeholder(path: str | os.PathLike[str]) -> Path:
-    """How the shipped placeholder was made: 8 black 64x64 frames at 8 fps (1 s), H.264 in MP4."""
+    """How the shipped placeholder was made: 128 black 64x64 frames at 16 fps (8 s), H.264 in MP4.
+
+    128 frames: a sampler asking for up to 128 frames (qwen_vl_utils raises when asked for more
+    frames than a video has, which would end the run) still reads it.
+    """
     import av
     import numpy as np
 
     with av.open(os.fspath(path), "w", format="mp4") as container:
-        stream = container.add_stream("libx264", rate=8)
+        stream = container.add_stream("libx264", rate=16)
         stream.width, stream.height, stream.pix_fmt = 64, 64, "yuv420p"
         stream.options = {"crf": "23", "preset": "medium"}
         black = np.zeros((64, 64, 3), dtype=np.uint8)
-        for _ in range(8):
+        for _ in range(PLACEHOLDER_FRAMES):
             for packet in stream.encode(av.VideoFrame.from_ndarray(black, format="rgb24")):
                 container.mux(packet)
         for packet in stream.encode():

@@ -204,15 +204,17 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
     return doc_to_text
 
 
-#: How lmms-eval's API model classes answer a request that failed after their retries.
-REQUEST_FAILED_MARK = "[LMMS_EVAL_REQUEST_FAILED"
+#: How lmms-eval's API model classes answer a request that failed after their retries, or that was
+#: never sent because the token budget (``--max_tokens``) was spent: not answers, so never scored.
+NOT_ANSWERED_MARKS = {"[LMMS_EVAL_REQUEST_FAILED": "RequestFailed", "[LMMS_EVAL_BUDGET_EXCEEDED": "BudgetExceeded"}
 
 
 def request_failure(response: str | None) -> str | None:
-    """The reason when ``response`` is not an answer but lmms-eval's marker of a failed API request."""
+    """The reason when ``response`` is not an answer but one of lmms-eval's markers (``NOT_ANSWERED_MARKS``)."""
     text = "" if response is None else str(response).strip()
-    if text.startswith(REQUEST_FAILED_MARK):
-        return f"RequestFailed: {text[:500]}"
+    for mark, kind in NOT_ANSWERED_MARKS.items():
+        if text.startswith(mark):
+            return f"{kind}: {text[:500]}"
     return None
 
 
