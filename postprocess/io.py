@@ -442,27 +442,25 @@ def _dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error
 
 
 def _check_settings(frame: pd.DataFrame) -> None:
-    for model, group in frame.groupby("model"):
-        settings = group.drop_duplicates("model_settings")
-        if len(settings) > 1:
-            a, b = settings.iloc[0], settings.iloc[1]
-            raise LogError(
-                f"model {model!r} was run with different settings: {a['model_settings']!r} ({a['source']}) vs "
-                f"{b['model_settings']!r} ({b['source']}). Label them apart with NAME=DIR, or rerun one."
-            )
+    conflict = _first_conflict(frame, ["model"], "model_settings")
+    if conflict is not None:
+        a, b = conflict
+        model = a["model"]
+        raise LogError(
+            f"model {model!r} was run with different settings: {a['model_settings']!r} ({a['source']}) vs "
+            f"{b['model_settings']!r} ({b['source']}). Label them apart with NAME=DIR, or rerun one."
+        )
 
 
 def _check_exports(frame: pd.DataFrame) -> None:
     """One export per benchmark: runs evaluated from two exports (or two revisions) saw different pixels."""
-    exported = frame[frame["export"].astype(str) != ""]
-    for benchmark, rows in exported.groupby("benchmark"):
-        firsts = rows.drop_duplicates("export")
-        if len(firsts) > 1:
-            a, b = firsts.iloc[0], firsts.iloc[1]
-            raise LogError(
-                f"{benchmark}: runs were evaluated from different exports, {a['export']} ({a['source']}) and "
-                f"{b['export']} ({b['source']}), so their videos may differ; pass --mixed-exports to join them anyway"
-            )
+    conflict = _first_conflict(frame[frame["export"].astype(str) != ""], ["benchmark"], "export")
+    if conflict is not None:
+        a, b = conflict
+        raise LogError(
+            f"{a['benchmark']}: runs were evaluated from different exports, {a['export']} ({a['source']}) and "
+            f"{b['export']} ({b['source']}), so their videos may differ; pass --mixed-exports to join them anyway"
+        )
 
 
 def _check_question_sets(frame: pd.DataFrame) -> None:
@@ -572,8 +570,9 @@ def _first_conflict(table: pd.DataFrame, by: list[str], column: str) -> tuple[pd
     clash = counts[counts > 1]
     if clash.empty:
         return None
+    first = clash.index[0]
     rows = table
-    for key, value in zip(by, clash.index[0], strict=True):
+    for key, value in zip(by, first if isinstance(first, tuple) else (first,), strict=True):
         rows = rows[rows[key] == value]
     a = rows.iloc[0]
     return a, rows[rows[column] != a[column]].iloc[0]
