@@ -342,7 +342,7 @@ def answer_question(
     q = question.lower()
     if "border" in q:
         borders = Counter(f.border for f in lit)
-        colour = min(borders, key=lambda c: (-borders[c], c))
+        colour = _most_common(borders)
         return _option_for(colour, options) or prior
     if "at some point" in q:
         seen = {f.centre for f in lit}
@@ -354,9 +354,14 @@ def answer_question(
         counts = Counter(f.centre for f in lit if f.centre in texts)
         if not counts:
             return prior
-        colour = min(counts, key=lambda c: (-counts[c], c))
+        colour = _most_common(counts)
         return texts[colour]
     return prior
+
+
+def _most_common(counts: Counter[str]) -> str:
+    """The most frequent value; ties go to the alphabetically first."""
+    return min(counts, key=lambda c: (-counts[c], c))
 
 
 def _lines(text: str) -> list[str]:
@@ -395,13 +400,13 @@ def answer_open(
     q = q_line.lower()
     if "border" in q:
         borders = Counter(f.border for f in lit)
-        return f"The border is {min(borders, key=lambda c: (-borders[c], c))}."
+        return f"The border is {_most_common(borders)}."
     if "at some point" in q:
         return f"The centre square shows {', '.join(sorted({f.centre for f in lit}))} at some point."
     if re.search(r"\bfirst\b", q):
         if order_blind:
             counts = Counter(f.centre for f in lit)
-            colour = min(counts, key=lambda c: (-counts[c], c))
+            colour = _most_common(counts)
         else:
             colour = lit[0].centre
         return f"The centre square shows {colour} first."
