@@ -251,10 +251,13 @@ def test_exporting_twice_gives_the_same_revision_and_replaces_the_folder(world, 
     again = export(TASKS, tmp_path / "a", name=NAME, yaml_root=world["tasks"])
     assert again.revision == first.revision
     assert not (tmp_path / "a" / "videos" / "stray.mp4").exists()  # replaced whole
-    # A fresh cache re-encodes every video: the encodes are reproducible, so is the revision.
+    # A fresh cache re-encodes every video. Held and black encodes are byte-reproducible, so is the revision;
+    # CRF re-encodes are not (x264's macroblock-tree rate control, see vdg_tasks.synth._encode): left out here.
+    reproducible = [t for t in TASKS if "_vdg_crf" not in t]
+    cached = export(reproducible, tmp_path / "c", name=NAME, yaml_root=world["tasks"])
     monkeypatch.setenv("VDG_CACHE", str(tmp_path / "fresh-cache"))
-    rebuilt = export(TASKS, tmp_path / "b", name=NAME, yaml_root=world["tasks"])
-    assert rebuilt.revision == first.revision
+    rebuilt = export(reproducible, tmp_path / "b", name=NAME, yaml_root=world["tasks"])
+    assert rebuilt.revision == cached.revision
     assert export_root(NAME).resolve() == (tmp_path / "b").resolve()  # the link follows the latest export
 
 
