@@ -46,11 +46,19 @@ def synth_tasks(tmp_path_factory):
 
 
 def test_unknown_benchmark_names_the_known_ones():
-    with pytest.raises(
-        ValueError, match="'foo_vdg_black': unknown benchmark 'foo'; known: videomme, vdgsynth, infinibench_ga$"
-    ):
+    known = "videomme, vdgsynth, infinibench_ga, mvbench, egoschema, egoschema_subset"
+    with pytest.raises(ValueError, match=f"'foo_vdg_black': unknown benchmark 'foo'; known: {known}$"):
         expand_tasks(["foo_vdg_black"])
-    assert list(BENCHMARKS) == ["videomme", "vdgsynth", "infinibench_ga"]
+    assert list(dict.fromkeys(b.report_name for b in BENCHMARKS.values())) == known.split(", ")
+
+
+def test_a_group_tag_names_every_sub_task():
+    black = expand_tasks(["mvbench_vdg_black"])
+    assert len(black) == 20 and black[0] == "mvbench_action_sequence_vdg_black"
+    assert expand_tasks(["mvbench_action_count_vdg_reversed"]) == ["mvbench_action_count_vdg_reversed"]
+    assert "mvbench_state_change_vdg_reversed" in expand_tasks(["mvbench_vdg_ladder"])
+    with pytest.raises(TaskError, match="condition 'nameswap' needs characters"):
+        expand_tasks(["mvbench_vdg_nameswap"])
 
 
 def test_unknown_condition_suggests_the_nearest_and_lists_the_known():

@@ -13,7 +13,8 @@ def test_committed_yamls_equal_generated():
         path = YAML_ROOT / rel
         assert path.is_file(), f"{rel} is not committed; run `vdg write-yamls`"
         assert path.read_text() == text, f"{rel} differs from what `vdg write-yamls` generates"
-    on_disk = {p.relative_to(YAML_ROOT) for b in BENCHMARKS for p in (YAML_ROOT / b).glob("*") if p.is_file()}
+    folders = {spec.report_name for spec in BENCHMARKS.values()}
+    on_disk = {p.relative_to(YAML_ROOT) for b in folders for p in (YAML_ROOT / b).glob("*") if p.is_file()}
     assert on_disk == set(generated), "stale files in yaml_tasks/"
 
 
@@ -24,12 +25,13 @@ def test_every_condition_has_a_task_per_benchmark_with_hooks_that_exist():
         pass
 
     Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
-    for bench in BENCHMARKS:
-        for cond in (c.name for c in BENCHMARKS[bench].conditions()):
-            leaf = yaml.load((YAML_ROOT / bench / f"{task_name(bench, cond)}.yaml").read_text(), Loader=Loader)
+    for bench, spec in BENCHMARKS.items():
+        for cond in (c.name for c in spec.conditions()):
+            path = YAML_ROOT / spec.report_name / f"{task_name(bench, cond)}.yaml"
+            leaf = yaml.load(path.read_text(), Loader=Loader)
             assert leaf["task"] == task_name(bench, cond)
             assert parse_task_name(leaf["task"]) == (bench, cond)
-            assert f"{bench}_vdg" in leaf["tag"]
+            assert f"{spec.report_name}_vdg" in leaf["tag"]
             assert leaf["metadata"]["params"] == CONDITIONS[cond].params_dict()
             hook_names = ("doc_to_visual", "process_results")
             if CONDITIONS[cond].modality == "text":
@@ -39,7 +41,11 @@ def test_every_condition_has_a_task_per_benchmark_with_hooks_that_exist():
                 assert module == "vdg_tasks.hooks" and callable(getattr(hooks, fn))
 
 
-def test_videomme_template_reuses_lmms_eval_prompt_and_dataset():
+def test_videomme_template_reuses_lmms_eval_prompt_and_dataset(monkeypatch):
+    import vdg_tasks.sources as sources
+
+    monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
+
     class Loader(yaml.SafeLoader):
         pass
 
@@ -51,5 +57,23 @@ def test_videomme_template_reuses_lmms_eval_prompt_and_dataset():
 
     upstream_path = Path(importlib.util.find_spec("lmms_eval").origin).parent / "tasks/videomme/videomme.yaml"
     upstream = yaml.load(upstream_path.read_text(), Loader=Loader)
-    for key in ("dataset_path", "dataset_kwargs", "test_split", "generation_kwargs", "lmms_eval_specific_kwargs"):
+    for key in ("test_split", "generation_kwargs", "lmms_eval_specific_kwargs"):
         assert template[key] == upstream[key], key
+    # The dataset fields are looked up when lmms-eval loads the task: the hub's, with no local copy set.
+    for key in ("dataset_path", "dataset_kwargs"):
+        assert template[key] == f"!function vdg_tasks.sources.videomme__{key}"
+        assert getattr(sources, f"videomme__{key}") == upstream[key], key
+
+
+def test_mvbench_sub_tasks_are_lmms_eval_s():
+    import importlib.util
+    from pathlib import Path
+
+    from lmms_eval.tasks.mvbench.utils import DATA_LIST
+
+    from vdg_tasks.benchmarks import MVBENCH_SUB_TASKS
+
+    folder = Path(importlib.util.find_spec("lmms_eval").origin).parent / "tasks/mvbench"
+    shipped = {p.stem.removeprefix("mvbench_") for p in folder.glob("mvbench_*.yaml")}
+    assert set(MVBENCH_SUB_TASKS) == set(DATA_LIST) == shipped
+    assert len(MVBENCH_SUB_TASKS) == 20

@@ -501,3 +501,72 @@ def write_placeholder(path: str | os.PathLike[str]) -> Path:
         for packet in stream.encode():
             container.mux(packet)
     return Path(path)
+
+
+#: Image files a frame-folder source (MVBench's TVQA frames) is read from, in name order.
+FRAME_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+
+def frame_folder_video(folder: str | os.PathLike[str], fps: float) -> Path:
+    """A folder of frames as one H.264 video at ``fps`` (near lossless, CRF 10), built once into the cache.
+
+    The conditions then treat it as the question's source. Frames are read one at a time, in
+    name order; the cache key covers the folder's path and every frame's name, size and mtime.
+
+    Raises:
+        ValueError: no frames, or a frame that cannot be read (naming it).
+        CacheUnwritable: the cache cannot be written.
+    """
+    from fractions import Fraction
+
+    import av
+    import numpy as np
+    from PIL import Image
+
+    src = Path(folder)
+    frames = sorted(p for p in src.iterdir() if p.suffix.lower() in FRAME_SUFFIXES and p.is_file())
+    if not frames:
+        raise ValueError(f"{src}: a frame folder with no {', '.join(FRAME_SUFFIXES)} frames")
+    listing = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in frames]
+    key = hashlib.sha256(json.dumps([str(src.resolve()), fps, listing]).encode()).hexdigest()[:32]
+    root = cache_dir()
+    out = root / "frame-folders" / f"{key}.mp4"
+    if out.is_file():
+        return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheUnwritable(root, out.parent, exc) from exc
+    with FileLock(str(out) + ".lock"):
+        if out.is_file():
+            return out
+        tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}.mp4")
+        try:
+            with av.open(str(tmp), mode="w", format="mp4") as container:
+                stream = None
+                rate = Fraction(fps).limit_denominator(1000)
+                for i, path in enumerate(frames):
+                    try:
+                        with Image.open(path) as image:
+                            rgb = np.asarray(image.convert("RGB"))
+                    except Exception as exc:
+                        raise ValueError(f"{path}: cannot read this frame ({type(exc).__name__}: {exc})") from exc
+                    if stream is None:
+                        stream = container.add_stream("libx264", rate=rate)
+                        stream.width, stream.height = rgb.shape[1] // 2 * 2, rgb.shape[0] // 2 * 2
+                        stream.pix_fmt, stream.options = "yuv420p", {"crf": "10", "preset": "veryfast"}
+                    if rgb.shape[:2] != (stream.height, stream.width):
+                        rgb = np.asarray(Image.fromarray(rgb).resize((stream.width, stream.height)))
+                    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
+                    frame.pts, frame.time_base = i, 1 / rate
+                    container.mux(stream.encode(frame))
+                container.mux(stream.encode(None))
+            tmp.replace(out)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            failure = _write_failure(exc, tmp)
+            raise (failure if failure is not None else exc) from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    return out

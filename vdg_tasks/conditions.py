@@ -133,6 +133,14 @@ _DECLARED: tuple[Condition, ...] = (
         k=DEFAULT_KEY_FRAMES,
         order="ordered",
     ),
+    _ladder(
+        "reversed",
+        "hold",
+        "The K key frames of `ordered` in reverse order (the last first), each held for duration/K: the "
+        "temporal-direction probe.",
+        k=DEFAULT_KEY_FRAMES,
+        order="reversed",
+    ),
     *(crf(level) for level in CRF_LEVELS),
     Condition(
         "oracle",
@@ -209,12 +217,16 @@ CONDITIONS: Mapping[str, Condition] = MappingProxyType({c.name: c for c in _DECL
 #: The diagnostic ladder, from no visual content to the full video.
 LADDER: tuple[str, ...] = ("black", "single", "shuffled", "ordered", "orig")
 
-#: Ladder deltas: (column name, upper rung, lower rung).
+#: Conditions the ladder compares with a rung without being a rung themselves.
+LADDER_PROBES: tuple[str, ...] = ("reversed",)
+
+#: Ladder deltas: (column name, upper condition, lower condition).
 LADDER_DELTAS: tuple[tuple[str, str, str], ...] = (
     ("spatial", "single", "black"),
     ("diversity", "shuffled", "single"),
     ("temporal", "ordered", "shuffled"),
     ("sampling", "orig", "ordered"),
+    ("direction", "ordered", "reversed"),
 )
 
 

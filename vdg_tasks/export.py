@@ -221,12 +221,14 @@ class _Resolver:
         self._done: dict[tuple[Any, ...], _Shown] = {}
 
     def shown(self, benchmark: str, condition: Condition, doc: Mapping[str, Any]) -> _Shown:
-        from vdg_tasks.hooks import bound_params
+        from vdg_tasks.hooks import bound_params, source_path
 
         try:
-            source = str(BENCHMARKS[benchmark].source_video(doc))
+            spec = BENCHMARKS[benchmark]
+            doc = spec.view(doc)
+            source = str(source_path(spec, doc))
             video_id = str(doc["videoID"])
-            bound = bound_params(condition, doc)
+            bound = bound_params(condition, doc, source)
         except VideoUnavailable as exc:
             return _Shown("", None, "", f"VideoUnavailable: {exc}", None, "", None)
         except Exception as exc:

@@ -4,8 +4,15 @@ Task YAMLs name functions here with ``!function vdg_tasks.hooks.<benchmark>__<co
 lmms-eval calls ``process_results(doc, results)`` with no task context, so each
 (benchmark, condition) pair gets its own small set of hooks, generated below from the
 declarations in ``vdg_tasks.benchmarks`` and ``vdg_tasks.conditions``: ``doc_to_visual`` and
-``process_results`` for every pair, and ``doc_to_text`` for text conditions (the question
-transforms of ``vdg_tasks.text`` applied before the benchmark's own prompt builder).
+``process_results`` for every pair, ``doc_to_text`` for text conditions (the question
+transforms of ``vdg_tasks.text`` applied before the benchmark's own prompt builder), and one
+``process_docs`` per benchmark (``<benchmark>__process_docs``: the fixed question set of
+``$VDG_QUESTION_SET``, when one is selected). Hooks read docs through the benchmark's ``view``
+(``vdg_tasks.benchmarks``), so every benchmark's record has the same fields.
+
+The frame-sampling setting of a sweep (``$VDG_SAMPLING``: ``frames:N`` or ``fps:F``, set by
+``vdg sweep``) makes the held conditions hold K = N key frames, or K = F x duration per video, so a
+uniform sampler sees exactly the key frames at every point of the sweep; it is logged as ``sampling``.
 
 A question whose video is missing or cannot be decoded, or whose doc lacks what a text condition
 needs, is handed a tiny placeholder clip or its unchanged prompt (so the model and the run go on)
@@ -25,7 +32,7 @@ from typing import Any
 from loguru import logger
 
 from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, open_prompt
-from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
+from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, Transform
 from vdg_tasks.parse import parse_answer
 from vdg_tasks.provenance import provenance
 from vdg_tasks.text import TextChange, TextUnavailable, idk_letter
@@ -37,6 +44,10 @@ RECORD_KEY = "vdg"
 METRIC_KEY = "accuracy"
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
+#: The environment variable a sweep sets per run (``frames:16``, ``fps:0.5``).
+SAMPLING_ENV = "VDG_SAMPLING"
+#: Transforms whose K follows the sampling setting.
+_HELD: tuple[Transform, ...] = ("hold",)
 
 
 @dataclass(frozen=True)
@@ -87,11 +98,72 @@ def oracle_times(doc: Mapping[str, Any]) -> tuple[float, ...]:
     return tuple(sorted(times))
 
 
-def bound_params(condition: Condition, doc: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """Per-question parameters of ``condition`` (hashable): the oracle frames' times."""
+def sampling_setting() -> tuple[str, float] | None:
+    """``$VDG_SAMPLING`` as (``frames`` | ``fps``, value); None when unset.
+
+    Raises:
+        ValueError: a malformed value (the message names the variable).
+    """
+    text = os.environ.get(SAMPLING_ENV, "").strip()
+    if not text:
+        return None
+    axis, _, value = text.partition(":")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if axis not in ("frames", "fps") or not number > 0 or (axis == "frames" and not number.is_integer()):
+        raise ValueError(f"{SAMPLING_ENV}={text!r}: expected frames:N (N a positive integer) or fps:F (F > 0)")
+    return axis, number
+
+
+def sampling_label() -> str:
+    """The logged ``sampling`` field: ``$VDG_SAMPLING`` as set, "" when unset or malformed."""
+    try:
+        setting = sampling_setting()
+    except ValueError:
+        return ""
+    return "" if setting is None else f"{setting[0]}:{setting[1]:g}"
+
+
+def bound_params(
+    condition: Condition, doc: Mapping[str, Any], source: str | None = None
+) -> tuple[tuple[str, Any], ...]:
+    """Per-question parameters of ``condition`` (hashable): the oracle frames' times, and K of the held
+    conditions under a sweep's sampling setting (``source``: the question's video, for its duration).
+
+    Raises:
+        ValueError: no usable oracle windows, or a malformed ``$VDG_SAMPLING``.
+    """
     if condition.transform == "hold_at":
         return (("times", oracle_times(doc)),)
-    return ()
+    setting = sampling_setting() if condition.transform in _HELD else None
+    if setting is None:
+        return ()
+    axis, value = setting
+    if axis == "frames":
+        return (("k", int(value)),)
+    if source is None:
+        raise ValueError(f"{SAMPLING_ENV}=fps:{value:g}: K follows each video's duration, and no video was given")
+    from vdg_tasks.video import probe
+
+    return (("k", max(1, round(value * probe(source).duration))),)
+
+
+def source_path(benchmark: Benchmark, view: Mapping[str, Any]) -> Path:
+    """The question's original video; a frame folder (MVBench's TVQA frames) is encoded to a video first.
+
+    Raises:
+        VideoUnavailable: no such file or folder; ValueError: an unreadable frame folder.
+    """
+    path = benchmark.video(view)
+    if path.is_dir():
+        if benchmark.frame_folder_fps is None:
+            raise VideoUnavailable(f"{path} is a folder, not a video")
+        from vdg_tasks.cache import frame_folder_video
+
+        return frame_folder_video(path, benchmark.frame_folder_fps)
+    return path
 
 
 @functools.lru_cache(maxsize=65536)
@@ -149,9 +221,10 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     if isinstance(exported, Mapping):
         return _exported_visual(exported)
     try:
-        source = benchmark.source_video(doc)
-        video_id = str(doc["videoID"])
-        bound = bound_params(condition, doc)
+        view = benchmark.view(doc)
+        source = source_path(benchmark, view)
+        video_id = str(view["videoID"])
+        bound = bound_params(condition, view, str(source))
     except VideoUnavailable as exc:
         return Visual(None, "", f"VideoUnavailable: {exc}")
     except Exception as exc:
@@ -189,10 +262,11 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
     def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
         # Never raises: a question the condition cannot change is asked unchanged and logged as an error.
         try:
-            change = text_change(condition, doc)
+            view = benchmark.view(doc)
+            change = text_change(condition, view)
             if isinstance(change, str):
                 logger.warning(f"vdg: {benchmark.name}/{condition.name}: {change}")
-                return benchmark.prompt(doc, lmms_eval_specific_kwargs)
+                return benchmark.prompt(view, lmms_eval_specific_kwargs)
             if condition.answer_format == "open":
                 return open_prompt(benchmark, change.doc, lmms_eval_specific_kwargs)
             return benchmark.prompt(change.doc, lmms_eval_specific_kwargs)
@@ -226,16 +300,24 @@ def _duration_s(doc: Mapping[str, Any]) -> float | None:
     return value if value >= 0 else None
 
 
+def _question_set(benchmark: Benchmark) -> str:
+    from vdg_tasks.question_sets import active
+
+    chosen = active(benchmark.report_name)
+    return "" if chosen is None else chosen.digest
+
+
 def build_record(
-    benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any], response: str | None, visual: Visual
+    benchmark: Benchmark, condition: Condition, raw: Mapping[str, Any], response: str | None, visual: Visual
 ) -> dict[str, Any]:
     """The logged sample: everything the per-question join needs, nothing it must infer."""
+    doc = benchmark.view(raw)
     change = text_change(condition, doc)
     original_options = list(doc.get("options") or [])
     options = list(change.doc.get("options") or []) if isinstance(change, TextChange) else original_options
     n_options = len(options) or len(original_options) or 4
     record: dict[str, Any] = {
-        "benchmark": benchmark.name,
+        "benchmark": benchmark.report_name,
         "condition": condition.name,
         "condition_params": condition.params_dict(),
         "effective_params": dict(visual.effective_params) if visual.effective_params is not None else None,
@@ -251,10 +333,14 @@ def build_record(
         "character": str(doc.get("character") or ""),
         "idk_letter": idk_letter(original_options),
         "duration_s": _duration_s(doc),
+        "sampling": sampling_label(),
+        "question_set": _question_set(benchmark),
     }
     if isinstance(change, TextChange):
         record.update(change.details)
     error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
+    if error is None and not record["answer"] and condition.answer_format != "open":
+        error = f"NoAnswer: question {record['question_id']} has no ground-truth answer among its options"
     if error is None:
         error = request_failure(response)
     if error is not None:
@@ -287,9 +373,13 @@ def build_record(
 
 def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: BaseException) -> dict[str, Any]:
     """The record of a question whose record could not be built (a malformed doc): an error row."""
+    try:
+        doc = benchmark.view(doc)
+    except Exception:  # the raw doc's own fields, then
+        pass
     get = doc.get if isinstance(doc, Mapping) else (lambda key, default=None: default)
     return {
-        "benchmark": benchmark.name,
+        "benchmark": benchmark.report_name,
         "condition": condition.name,
         "condition_params": condition.params_dict(),
         "effective_params": None,
@@ -305,6 +395,8 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
         "character": str(get("character", "") or ""),
         "idk_letter": "",
         "duration_s": None,
+        "sampling": sampling_label(),
+        "question_set": "",
         "pred": None,
         "parse_status": None,
         "parse_rule": None,
@@ -341,6 +433,24 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
     return process_results
 
 
+def make_process_docs(benchmark: Benchmark) -> Callable[[Any], Any]:
+    def process_docs(dataset: Any) -> Any:
+        # The questions of $VDG_QUESTION_SET, when one is selected for this benchmark. A set that cannot
+        # be read raises here, before anything is evaluated: a run on the wrong questions is worse.
+        from vdg_tasks.question_sets import active
+
+        chosen = active(benchmark.report_name)
+        if chosen is None:
+            return dataset
+        keep = frozenset(chosen.ids)
+        kept = dataset.filter(lambda doc: str(benchmark.view(doc)["question_id"]) in keep)
+        logger.info(f"vdg: {benchmark.name}: {len(kept)} of {len(dataset)} questions in question set {chosen.digest}")
+        return kept
+
+    process_docs.__name__ = f"{benchmark.name}__process_docs"
+    return process_docs
+
+
 def aggregate_accuracy(scores: list[float | None]) -> float:
     """Accuracy over the questions that were answered (``error`` rows, logged as None, are never scored)."""
     scored = [s for s in scores if s is not None]
@@ -356,6 +466,7 @@ def hook_name(benchmark: str, condition: str, hook: str) -> str:
 def _generate_hooks() -> dict[str, Callable[..., Any]]:
     hooks: dict[str, Callable[..., Any]] = {}
     for bench in BENCHMARKS.values():
+        hooks[f"{bench.name}__process_docs"] = make_process_docs(bench)
         for cond in bench.conditions():
             hooks[hook_name(bench.name, cond.name, "doc_to_visual")] = make_doc_to_visual(bench, cond)
             hooks[hook_name(bench.name, cond.name, "process_results")] = make_process_results(bench, cond)

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, task_name
+from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
 from vdg_tasks.conditions import CONDITIONS, families
-from vdg_tasks.hooks import bound_params
+from vdg_tasks.hooks import bound_params, source_path
 from vdg_tasks.seeding import stable_seed
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
@@ -140,11 +140,33 @@ def _tag_members(bench: str) -> dict[str, list[str]]:
     """Tag suffix (family or protocol) -> the benchmark's conditions carrying that tag."""
     from vdg_tasks.yamlgen import tags
 
-    members: dict[str, list[str]] = {}
+    grouped: dict[str, list[str]] = {}
+    prefix = f"{BENCHMARKS[bench].report_name}_vdg_"
     for cond in BENCHMARKS[bench].conditions():
         for tag in tags(bench, cond)[1:]:
-            members.setdefault(tag.removeprefix(f"{bench}_vdg_"), []).append(cond.name)
-    return members
+            grouped.setdefault(tag.removeprefix(prefix), []).append(cond.name)
+    return grouped
+
+
+def _benchmark_names() -> dict[str, None]:
+    """Benchmarks as users name them: a group (``mvbench``) once, not each sub-task."""
+    return dict.fromkeys(b.report_name for b in BENCHMARKS.values())
+
+
+def _expand(name: str, bench: str, sub: str) -> list[str]:
+    """The tasks of one benchmark spec that ``<bench>_vdg[_<sub>]`` names."""
+    fams = _tag_members(bench)
+    own = [c.name for c in BENCHMARKS[bench].conditions()]
+    if not sub:
+        return [task_name(bench, c) for c in own]
+    if sub in fams:
+        return [task_name(bench, c) for c in fams[sub]]
+    if sub in own:
+        return [task_name(bench, sub)]
+    if sub in CONDITIONS:
+        needs = ", ".join(sorted(CONDITIONS[sub].requires - BENCHMARKS[bench].provides))
+        raise TaskError(f"{name!r}: condition {sub!r} needs {needs}, which {bench} questions do not carry")
+    raise _unknown_condition(name, sub)
 
 
 def expand_tasks(names: Iterable[str]) -> list[str]:
@@ -162,24 +184,13 @@ def expand_tasks(names: Iterable[str]) -> list[str]:
         if not sep or (rest and not rest.startswith("_")):
             raise TaskError(
                 f"{name!r} is not a vdg task or tag (expected <benchmark>_vdg, <benchmark>_vdg_<condition> or "
-                f"<benchmark>_vdg_<tag>); benchmarks: {_known(BENCHMARKS)}; conditions: {_known(CONDITIONS)}"
+                f"<benchmark>_vdg_<tag>); benchmarks: {_known(_benchmark_names())}; conditions: {_known(CONDITIONS)}"
             )
-        if bench not in BENCHMARKS:
-            raise TaskError(f"{name!r}: unknown benchmark {bench!r}; known: {_known(BENCHMARKS)}")
-        sub = rest[1:]
-        fams = _tag_members(bench)
-        own = [c.name for c in BENCHMARKS[bench].conditions()]
-        if not sub:
-            out += [task_name(bench, c) for c in own]
-        elif sub in fams:
-            out += [task_name(bench, c) for c in fams[sub]]
-        elif sub in own:
-            out.append(task_name(bench, sub))
-        elif sub in CONDITIONS:
-            needs = ", ".join(sorted(CONDITIONS[sub].requires - BENCHMARKS[bench].provides))
-            raise TaskError(f"{name!r}: condition {sub!r} needs {needs}, which {bench} questions do not carry")
-        else:
-            raise _unknown_condition(name, sub)
+        specs = [bench] if bench in BENCHMARKS else [b.name for b in members(bench)]
+        if not specs:
+            raise TaskError(f"{name!r}: unknown benchmark {bench!r}; known: {_known(_benchmark_names())}")
+        for spec in specs:
+            out += _expand(name, spec, rest[1:])
     return list(dict.fromkeys(out))
 
 
@@ -191,7 +202,10 @@ def _task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[str, 
         pass
 
     Loader.add_constructor("!function", lambda loader, node: {"__function__": loader.construct_scalar(node)})
-    path = yaml_root / benchmark / f"{task}.yaml"
+    from vdg_tasks.benchmarks import BENCHMARKS
+
+    folder = BENCHMARKS[benchmark].report_name if benchmark in BENCHMARKS else benchmark
+    path = yaml_root / folder / f"{task}.yaml"
     if not path.is_file():
         raise TaskError(f"{task}: no task file {path} (run `vdg write-yamls`?)")
     config = yaml.load(path.read_text(), Loader=Loader) or {}
@@ -206,9 +220,15 @@ def _task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[str, 
 _LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "arrow", "text"})
 
 
+def _is_vdg_hook(value: Any) -> bool:
+    name = value.get("__function__", "") if isinstance(value, Mapping) else ""
+    return str(name).startswith("vdg_tasks.hooks.")
+
+
 def _local_data_files(config: Mapping[str, Any], folder: Path) -> dict[str, list[Path]] | None:
     """The local files of a ``dataset_path: json|csv|...`` dataset, resolved against the YAML folder."""
-    if config.get("dataset_path") not in _LOCAL_BUILDERS or config.get("process_docs"):
+    process_docs = config.get("process_docs")
+    if config.get("dataset_path") not in _LOCAL_BUILDERS or (process_docs and not _is_vdg_hook(process_docs)):
         return None
     files = (config.get("dataset_kwargs") or {}).get("data_files")
     if files is None:
@@ -255,6 +275,10 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
             data_files={s: [str(p) for p in paths] for s, paths in files.items()},
             split=split,
         )
+        if benchmark in BENCHMARKS:  # the hook lmms-eval runs on these docs: the fixed question set
+            from vdg_tasks.hooks import make_process_docs
+
+            data = make_process_docs(BENCHMARKS[benchmark])(data)
         return [dict(d) for d in data]
 
     from lmms_eval.tasks import TaskManager, get_task_dict
@@ -278,18 +302,20 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
     jobs: dict[tuple[str, str, str], Job] = {}
     failed: dict[tuple[str, str, str], Outcome] = {}
     for bench, conds in by_bench.items():
-        for doc in benchmark_docs(bench, task_name(bench, conds[0]), yaml_root):
+        spec = BENCHMARKS[bench]
+        for raw in benchmark_docs(bench, task_name(bench, conds[0]), yaml_root):
+            doc = spec.view(raw)
             video_id = str(doc["videoID"])
             try:
-                source = str(BENCHMARKS[bench].source_video(doc))
-            except VideoUnavailable as exc:
+                source = str(source_path(spec, doc))
+            except (VideoUnavailable, ValueError) as exc:
                 for cond in conds:
                     outcome = Outcome(Job(bench, cond, video_id, ""), None, False, str(exc))
                     failed.setdefault((bench, cond, video_id), outcome)
                 continue
             for cond in conds:
                 try:
-                    bound = bound_params(CONDITIONS[cond], doc)
+                    bound = bound_params(CONDITIONS[cond], doc, source)
                 except ValueError as exc:
                     outcome = Outcome(Job(bench, cond, video_id, source), None, False, f"ValueError: {exc}")
                     failed.setdefault((bench, cond, str(doc.get("question_id"))), outcome)

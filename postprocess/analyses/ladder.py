@@ -1,4 +1,7 @@
-"""The diagnostic ladder: black -> single -> shuffled -> ordered -> orig, and the deltas between rungs."""
+"""The diagnostic ladder: black -> single -> shuffled -> ordered -> orig, and the deltas between rungs.
+
+Probes (``reversed``) sit beside a rung: ``direction`` = ordered - reversed, the same key frames
+with the time direction flipped."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import pandas as pd
 from postprocess.analyses._paired import by_task_type, paired
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import bootstrap_mean
-from vdg_tasks.conditions import LADDER, LADDER_DELTAS
+from vdg_tasks.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -17,7 +20,7 @@ COLUMNS: dict[str, str] = {
     "rungs": "the ladder conditions present for this model, joined by '>'",
     "n": "questions answered under every rung present",
     "n_error": "questions excluded because some rung has no answer",
-    **{f"acc_{rung}": f"accuracy under {rung} (empty when not run)" for rung in LADDER},
+    **{f"acc_{rung}": f"accuracy under {rung} (empty when not run)" for rung in (*LADDER, *LADDER_PROBES)},
     **{
         column: entry
         for name, upper, lower in LADDER_DELTAS
@@ -58,8 +61,9 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         rungs = [r for r in LADDER if r in present]
         if len(rungs) < 2:
             continue
-        table = paired(group, rungs, options.missing)
-        deltas = _deltas(rungs)
+        compared = rungs + [p for p in LADDER_PROBES if p in present]
+        table = paired(group, compared, options.missing)
+        deltas = _deltas(compared)
         for task_type, part in by_task_type(table):
             kept = part[~part["error"]]
             row = {
@@ -74,8 +78,8 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "n_resamples": options.n_resamples,
                 "missing_policy": options.missing,
             }
-            for rung in LADDER:
-                row[f"acc_{rung}"] = kept[f"correct_{rung}"].mean() if rung in rungs and len(kept) else np.nan
+            for rung in (*LADDER, *LADDER_PROBES):
+                row[f"acc_{rung}"] = kept[f"correct_{rung}"].mean() if rung in compared and len(kept) else np.nan
             for name, upper, lower in deltas:
                 diff = kept[f"correct_{upper}"].astype(int).to_numpy() - kept[f"correct_{lower}"].astype(int).to_numpy()
                 row[name] = diff.mean() if len(diff) else np.nan
@@ -97,7 +101,7 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
 ANALYSES = (
     Analysis(
         "ladder",
-        "Accuracy at each ladder rung and the spatial, diversity, temporal and sampling deltas with CIs.",
+        "Accuracy at each ladder rung and the spatial, diversity, temporal, sampling and direction deltas with CIs.",
         COLUMNS,
         ladder_table,
         needs=_ladder_needs,

@@ -30,7 +30,7 @@ from .conftest import read_index
 from .samplers import SAMPLERS, collapse
 
 SEED = 12345
-ORDERS = ("ordered", "shuffled", "single")
+ORDERS = ("ordered", "shuffled", "single", "reversed")
 
 
 def decode_all(path: Path) -> list[np.ndarray]:
@@ -105,6 +105,8 @@ def test_samplers_see_the_held_key_frames(outputs, source, condition, sampler):
     elif condition == "shuffled":
         assert sorted(set(seen)) == keys
         assert collapse(seen) != keys or len(keys) == 1
+    elif condition == "reversed":  # the K key frames of ordered, the last first
+        assert collapse(seen) == keys[::-1]
     else:
         assert set(seen) == {keys[len(keys) // 2]}
 
@@ -345,6 +347,8 @@ def test_unknown_order(tmp_path, source_k8):
 def test_hold_order_values():
     np.testing.assert_array_equal(hold_order(5, "ordered", 1), np.arange(5))
     np.testing.assert_array_equal(hold_order(8, "single", 1), np.full(8, 4))
+    np.testing.assert_array_equal(hold_order(5, "reversed", 1), [4, 3, 2, 1, 0])
+    np.testing.assert_array_equal(hold_order(1, "reversed", 1), [0])
     np.testing.assert_array_equal(hold_order(1, "single", 1), [0])
     for seed in range(5):  # one key frame: nothing to permute, the one frame is shown
         np.testing.assert_array_equal(hold_order(1, "shuffled", seed), [0])

@@ -23,8 +23,8 @@ __all__ = [
     "segment_bounds",
 ]
 
-HoldOrder = Literal["ordered", "shuffled", "single"]
-HOLD_ORDERS: tuple[str, ...] = ("ordered", "shuffled", "single")
+HoldOrder = Literal["ordered", "shuffled", "single", "reversed"]
+HOLD_ORDERS: tuple[str, ...] = ("ordered", "shuffled", "single", "reversed")
 
 
 def _check_k(k: int) -> None:
@@ -139,7 +139,8 @@ def output_segment_bounds(n_frames: int, k: int) -> np.ndarray:
 def hold_order(k: int, order: HoldOrder, seed: int) -> np.ndarray:
     """For each of the ``k`` output segments, which key frame (``0..k-1``) it shows.
 
-    ``ordered``: ``arange(k)``; ``single``: every segment shows key frame ``k // 2``; ``shuffled``:
+    ``ordered``: ``arange(k)``; ``reversed``: ``arange(k)[::-1]`` (the last key frame first);
+    ``single``: every segment shows key frame ``k // 2``; ``shuffled``:
     ``np.random.default_rng(seed).permutation(k)``, drawn again from the same generator until it is
     not the identity (so the result depends only on ``k`` and ``seed``). With ``k = 1`` (a one-frame
     source) no permutation differs from the identity: ``shuffled`` is ``[0]``, the one frame, like
@@ -152,6 +153,8 @@ def hold_order(k: int, order: HoldOrder, seed: int) -> np.ndarray:
     _check_k(k)
     if order == "ordered":
         return np.arange(k)
+    if order == "reversed":
+        return np.arange(k)[::-1].copy()
     if order == "single":
         return np.full(k, k // 2)
     if order == "shuffled":
@@ -163,4 +166,4 @@ def hold_order(k: int, order: HoldOrder, seed: int) -> np.ndarray:
             perm = rng.permutation(k)
             if not np.array_equal(perm, identity):
                 return perm
-    raise ValueError(f"Unknown hold order {order!r}; expected 'ordered', 'shuffled' or 'single'.")
+    raise ValueError(f"Unknown hold order {order!r}; expected one of {', '.join(HOLD_ORDERS)}.")
