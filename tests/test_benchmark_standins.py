@@ -132,3 +132,15 @@ def test_without_a_local_copy_the_dataset_is_the_hub_s(monkeypatch, tmp_path):
     kwargs = sources.egoschema_subset__dataset_kwargs
     assert kwargs == {"data_files": {"test": [str(tmp_path / "egoschema" / "Subset.parquet")]}}
     assert BENCHMARKS["egoschema_subset"].local is not None
+
+
+def test_materialize_plans_a_local_copy(world, monkeypatch):
+    from vdg_tasks.materialize import plan
+
+    monkeypatch.setenv("VDG_LOCAL_DATA", str(world["root"] / "local"))
+    monkeypatch.setenv("HF_HOME", str(world["root"] / "hf"))
+    jobs, failed = plan(["egoschema_subset_vdg_black", "egoschema_subset_vdg_reversed"])
+    assert not failed
+    videos = {d["video_idx"] for d in world["data"]["egoschema"]["Subset"]}
+    assert {(j.condition, j.video_id) for j in jobs} == {(c, v) for c in ("black", "reversed") for v in videos}
+    assert all(j.source.startswith(str(world["root"] / "local" / "egoschema" / "videos")) for j in jobs)

@@ -188,3 +188,41 @@ def test_a_failed_api_request_is_an_error_row_never_a_wrong_answer(doc):
 def test_an_answer_lmms_eval_never_requested_for_lack_of_budget_is_an_error_row(doc):
     record = hooks.vdgsynth__black__process_results(doc, ["[LMMS_EVAL_BUDGET_EXCEEDED]"])["vdg"]
     assert record["status"] == "error" and record["error"] == "BudgetExceeded: [LMMS_EVAL_BUDGET_EXCEEDED]"
+
+
+# -- the sampling setting of a sweep ------------------------------------------------------------
+
+
+def test_held_conditions_follow_the_sweeps_frame_setting(doc, monkeypatch):
+    from vdg_tasks.video import effective_k, probe
+
+    n = probe(doc["video"]).n_frames
+    monkeypatch.setenv("VDG_SAMPLING", "frames:8")
+    rec = hooks.vdgsynth__reversed__process_results(doc, ["C"])["vdg"]
+    assert rec["sampling"] == "frames:8"
+    assert rec["effective_params"] == {"k": effective_k(n, 8), "order": "reversed"}
+    assert rec["provenance"]["params"]["k"] == 8
+    black = hooks.vdgsynth__black__process_results(doc, ["C"])["vdg"]  # not a held condition: unchanged
+    assert black["sampling"] == "frames:8" and black["provenance"]["params"] == {}
+    monkeypatch.delenv("VDG_SAMPLING")
+    assert hooks.vdgsynth__reversed__process_results(doc, ["C"])["vdg"]["effective_params"]["k"] == effective_k(n, 32)
+
+
+def test_an_fps_setting_holds_rate_times_duration_key_frames(doc, monkeypatch):
+    from vdg_tasks.video import probe
+
+    info = probe(doc["video"])
+    monkeypatch.setenv("VDG_SAMPLING", "fps:2")
+    rec = hooks.vdgsynth__ordered__process_results(doc, ["C"])["vdg"]
+    assert rec["sampling"] == "fps:2"
+    assert rec["provenance"]["params"]["k"] == max(1, round(2 * info.duration))
+
+
+@pytest.mark.parametrize("bad", ["frames:0", "frames:2.5", "fps:-1", "fps:x", "seconds:3"])
+def test_a_malformed_sampling_setting_is_the_questions_error_not_a_crash(doc, monkeypatch, bad):
+    monkeypatch.setenv("VDG_SAMPLING", bad)
+    with pytest.raises(ValueError, match="VDG_SAMPLING"):
+        hooks.sampling_setting()
+    rec = hooks.vdgsynth__shuffled__process_results(doc, ["C"])["vdg"]
+    assert rec["status"] == "error" and "VDG_SAMPLING" in rec["error"] and rec["sampling"] == ""
+    assert hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]["status"] == "ok"

@@ -228,7 +228,12 @@ def _is_vdg_hook(value: Any) -> bool:
 def _local_data_files(config: Mapping[str, Any], folder: Path) -> dict[str, list[Path]] | None:
     """The local files of a ``dataset_path: json|csv|...`` dataset, resolved against the YAML folder."""
     process_docs = config.get("process_docs")
-    if config.get("dataset_path") not in _LOCAL_BUILDERS or (process_docs and not _is_vdg_hook(process_docs)):
+    builder = config.get("dataset_path")
+    if (
+        not isinstance(builder, str)
+        or builder not in _LOCAL_BUILDERS
+        or (process_docs and not _is_vdg_hook(process_docs))
+    ):
         return None
     files = (config.get("dataset_kwargs") or {}).get("data_files")
     if files is None:
