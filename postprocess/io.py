@@ -31,6 +31,10 @@ Columns of the text conditions and the character-tracking protocol (``EXTRA_COLU
 - precision: the model's quantization (``nf4``, ``int8``: its label is marked ``†nf4``) or dtype
   (``bf16``...) as its settings state it; "" when they state neither
 - export: ``name@revision`` of the export a sample was evaluated from ("" when built from the cache)
+- question_set: the digest of the fixed question set (``vdg subset``, ``VDG_QUESTION_SET``) the run was
+  restricted to; "" when it ran on every question. Runs of one benchmark made on different sets (or one
+  on a set, one on every question) are refused: their question lists differ
+- sampling: the frame-sampling setting of a sweep run (``frames:16``, ``fps:0.5``); "" when not logged
 
 ``load_frame`` also records, per input file, which fields it read (``frame.attrs["vdg_sources"]``,
 a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
@@ -96,10 +100,14 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "judge",
     "precision",
     "export",
+    "question_set",
+    "sampling",
 )
 #: The columns of the text conditions and the character-tracking protocol (module docstring).
 EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
 _TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
+#: Text fields of the record carried as they are ("" when absent).
+_RECORD_TEXT = ("question_set", "sampling")
 #: model_args naming the frames per video, in lmms-eval's video models.
 FRAME_ARGS = ("max_num_frames", "max_frames_num", "nframes", "num_frames", "frames", "frames_num", "max_frames")
 STATUSES = ("ok", "unparsed", "error", "open")
@@ -215,6 +223,9 @@ def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str
     out["export"] = (
         raw["provenance"].map(_export_label) if "provenance" in raw.columns else pd.Series("", index=raw.index)
     ).astype(object)
+    for key in _RECORD_TEXT:
+        column = raw[key] if key in raw.columns else pd.Series("", index=raw.index, dtype=object)
+        out[key] = column.astype(object).where(column.notna(), "").astype(str).str.strip()
     return out
 
 
@@ -452,6 +463,30 @@ def _check_settings(frame: pd.DataFrame) -> None:
         )
 
 
+def _source_file(source: str) -> str:
+    """The file of a row's ``source`` (``file:line`` or ``file[#i]``)."""
+    return re.sub(r"(:\d+|\[#\d+\])$", "", str(source))
+
+
+def _check_fixed_sets(frame: pd.DataFrame) -> None:
+    """One question set per benchmark: runs restricted to different ``vdg subset`` lists (or one restricted,
+    one not) answered different questions, so they are not compared. Before de-duplication, which could drop
+    every row of one of them."""
+    conflict = _first_conflict(frame, ["benchmark"], "question_set")
+    if conflict is None:
+        return
+
+    def run(row: pd.Series) -> str:
+        name = f"question set {row['question_set']}" if row["question_set"] else "no question set (every question)"
+        return f"{row['model']} / {row['condition']} on {name} ({_source_file(row['source'])})"
+
+    a, b = conflict
+    raise LogError(
+        f"{a['benchmark']}: runs were made on different question sets, so their question lists differ: {run(a)} "
+        f"vs {run(b)}. Rerun them with the same VDG_QUESTION_SET (one `vdg subset` file), or report them apart."
+    )
+
+
 def _check_exports(frame: pd.DataFrame) -> None:
     """One export per benchmark: runs evaluated from two exports (or two revisions) saw different pixels."""
     conflict = _first_conflict(frame[frame["export"].astype(str) != ""], ["benchmark"], "export")
@@ -509,7 +544,8 @@ def load_frame(
     their benchmark when the records do not. See the module docstring for the columns. Each
     question's option count is resolved across every file (``postprocess.choices``), and a letter
     beyond it is ``unparsed``; ``frame.attrs`` records which fields each file was read from. Runs
-    evaluated from different exports of one benchmark are refused unless ``mixed_exports``.
+    evaluated from different exports of one benchmark are refused unless ``mixed_exports``, and runs
+    of one benchmark made on different question sets (``question_set``) always.
     """
     jobs = []
     for run in runs:
@@ -524,6 +560,7 @@ def load_frame(
     frame = pd.concat(frames, ignore_index=True)
     frame = _resolve_options(frame)
     _check_settings(frame)  # before de-duplication, which would keep one of two runs that answer alike
+    _check_fixed_sets(frame)  # likewise
     frame = _dedupe(frame, on_duplicate)
     if not mixed_exports:
         _check_exports(frame)
@@ -541,7 +578,7 @@ def _resolve_options(frame: pd.DataFrame) -> pd.DataFrame:
     frame["n_options"] = option_counts(frame)
     n = frame["n_options"].to_numpy(dtype=np.int64)
     key = letter_position(frame["answer"])
-    bad_key = (key < 0) | (key >= n)
+    bad_key = ((key < 0) | (key >= n)) & (frame["status"] != "error").to_numpy()  # no answer key: an error row
     if bad_key.any():
         row = frame.iloc[int(np.flatnonzero(bad_key)[0])]
         raise LogError(

@@ -234,6 +234,60 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
     return _save(fig, out_dir / "crf.png")
 
 
+_SAMPLING_PANELS = (("acc_orig", "accuracy (orig)"), ("acc_black", "accuracy (black)"), ("vdg", "VDG"))
+_AXIS_LABELS = {"frames": "frames per video", "fps": "frames per second (log scale)"}
+
+
+def plot_sampling(sampling: pd.DataFrame | None, out_dir: Path) -> Path | None:
+    """Per sampling axis (a row of panels): accuracy on orig, on black and VDG (CI band) against the
+    setting's value, one line per model; x log-scaled for fps."""
+    if not _usable(sampling, ("model", "axis", "value", "acc_orig", "acc_black", "vdg")):
+        return None
+    data = sampling.dropna(subset=["value"])
+    data = data[data["axis"].isin(list(_AXIS_LABELS))]
+    if data.empty:
+        return None
+    data = data.assign(series=_labels(data))
+    axes_present = [a for a in _AXIS_LABELS if (data["axis"] == a).any()]
+    fig, axes = plt.subplots(
+        len(axes_present), len(_SAMPLING_PANELS), figsize=(13.0, 3.8 * len(axes_present)), squeeze=False
+    )
+    for row, axis in enumerate(axes_present):
+        rows = data[data["axis"] == axis]
+        values = sorted(rows["value"].astype(float).unique())
+        for col, (column, title) in enumerate(_SAMPLING_PANELS):
+            ax = axes[row][col]
+            for i, (name, line) in enumerate(rows.groupby("series", sort=True)):
+                line = line.sort_values("value")
+                x = line["value"].to_numpy(dtype=float)
+                y = line[column].to_numpy(dtype=float)
+                color = f"C{i % 10}"
+                ax.plot(x, y, marker="o", color=color, label=str(name))
+                bounds = (f"{column}_ci_low", f"{column}_ci_high")
+                if set(bounds) <= set(line.columns) and line[list(bounds)].notna().all().all():
+                    ax.fill_between(
+                        x,
+                        line[bounds[0]].to_numpy(dtype=float),
+                        line[bounds[1]].to_numpy(dtype=float),
+                        color=color,
+                        alpha=0.12,
+                        linewidth=0,
+                    )
+            if axis == "fps":
+                ax.set_xscale("log")
+            ax.set_xticks(values, [f"{v:g}" for v in values])
+            ax.minorticks_off()
+            if column == "vdg":
+                ax.axhline(0, color="black", linewidth=0.8)
+            else:
+                ax.set_ylim(0, 1)
+            ax.set_xlabel(_AXIS_LABELS[axis])
+            ax.set_ylabel(title)
+            ax.set_title(f"{title} by {axis}" + (" (CI band)" if column == "vdg" else ""))
+            ax.legend(fontsize=7)
+    return _save(fig, out_dir / "sampling_sweep.png")
+
+
 def _first(tables: Mapping[str, pd.DataFrame], *names: str) -> pd.DataFrame | None:
     return next((tables[n] for n in names if n in tables and len(tables[n])), None)
 
@@ -246,5 +300,6 @@ def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]
         plot_ladder(tables.get("ladder"), out_dir),
         plot_vdg_vs_accuracy(tables.get("vdg"), out_dir),
         plot_crf(tables.get("crf"), _first(tables, "crf_flips", "flips"), out_dir),
+        plot_sampling(tables.get("sampling_sweep"), out_dir),
     ]
     return [p for p in made if p is not None]

@@ -627,6 +627,32 @@ HEADLINE: tuple[Section, ...] = (
         aliases=("flips",),
     ),
     Section(
+        "sampling_sweep",
+        "Sampling sweep",
+        (
+            "model",
+            "benchmark",
+            "setting",
+            "n",
+            "acc_orig",
+            "acc_black",
+            "vdg",
+            "vdg_ci_low",
+            "vdg_ci_high",
+            "d",
+            "c",
+            "n_error",
+            "acc_single",
+            "acc_shuffled",
+            "acc_ordered",
+        ),
+        "One row per sampling setting (frames:<N> frames per video, fps:<F> frames per second) of each model run at "
+        "two or more (`vdg sweep --frames` / `--fps`): accuracy with (orig) and without (black) the video and VDG "
+        "with its paired bootstrap CI, as the vdg table's Overall row of that run; acc_single / acc_shuffled / "
+        "acc_ordered from the ladder table when run. A VDG flat across settings says how densely the video is "
+        "sampled does not change how much the answers depend on it.",
+    ),
+    Section(
         "letters",
         "Answer-letter bias",
         _letters_columns,

@@ -37,14 +37,14 @@ def render_schema() -> str:
         "a table whose inputs are absent (e.g. no black condition) has the header and no rows. "
         "A missing value is an empty cell; an infinite one (a D:C ratio with c = 0) is `inf`.",
         "- `report.md` (also printed): first the summary (per model: Overall VDG with CI, tier, every flag) and "
-        "what was not computed, then the headline tables (vdg, ladder, mcnemar, dissociation, CRF flips, letters, "
-        "character tracking), coverage and the inputs, each under a sentence stating its conventions (read from "
-        "the convention columns: missing_policy, ci_level, n_resamples, ...).",
+        "what was not computed, then the headline tables (vdg, ladder, mcnemar, dissociation, CRF flips, sampling "
+        "sweep, letters, character tracking), coverage and the inputs, each under a sentence stating its conventions "
+        "(read from the convention columns: missing_policy, ci_level, n_resamples, ...).",
         f"- `report.html`: one self-contained page (inline CSS, plots embedded as PNG, no script): the summary, then "
         f"every table, headline first; a table longer than {HTML_MAX_ROWS} rows shows its first {HTML_MAX_ROWS}.",
         "- `report.json`: every table, machine-readable (layout below).",
-        "- `plots/*.png`: vdg_by_task.png, ladder.png, vdg_vs_accuracy.png, crf.png (each only when its tables "
-        "have rows; none with `--no-plots`).",
+        "- `plots/*.png`: vdg_by_task.png, ladder.png, vdg_vs_accuracy.png, crf.png, sampling_sweep.png (each only "
+        "when its tables have rows; none with `--no-plots`).",
         "",
         "Rows that depend on a convention name it in a column (missing_policy, ci_level, n_resamples, "
         "resample_unit, ...). Per-task-type tables list the task types, then an `Overall` row.",

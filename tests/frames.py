@@ -24,6 +24,8 @@ _DEFAULTS: dict[str, Any] = {
     "judge": "",
     "precision": "",
     "export": "",
+    "question_set": "",
+    "sampling": "",
 }
 
 

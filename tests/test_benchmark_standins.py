@@ -144,3 +144,27 @@ def test_materialize_plans_a_local_copy(world, monkeypatch):
     videos = {d["video_idx"] for d in world["data"]["egoschema"]["Subset"]}
     assert {(j.condition, j.video_id) for j in jobs} == {(c, v) for c in ("black", "reversed") for v in videos}
     assert all(j.source.startswith(str(world["root"] / "local" / "egoschema" / "videos")) for j in jobs)
+
+
+def test_a_fixed_question_set_restricts_the_run_and_the_report_refuses_to_mix_sets(world, monkeypatch):
+    import json
+
+    from vdg_tasks.cli import main as vdg_main
+
+    root = world["root"]
+    env = {**offline_env(root), "VDG_LOCAL_DATA": str(root / "local")}
+    for key in ("VDG_LOCAL_DATA", "HF_HOME", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(key, env[key])
+    out = root / "egoschema_set.json"
+    args = ["subset", "egoschema_subset", "--per-task-type", "2", "--seed", "3", "--out", str(out)]
+    assert vdg_main(args) == 0
+    chosen = json.loads(out.read_text())
+    assert chosen["counts"] == {"egoschema": 2} and len(chosen["ids"]) == 2
+    runs = root / "runs" / "with_set"
+    lmms_eval({**env, "VDG_QUESTION_SET": str(out)}, runs, YAML_ROOT, "vdg_probe", "egoschema_subset_vdg_orig")
+    frame = load_frame([f"probe_set={runs}"])
+    assert sorted(frame.question_id) == sorted(chosen["ids"])
+    assert set(frame.question_set) == {chosen["digest"]}
+    # the earlier run saw all three questions, with no set: the same benchmark, different question lists
+    with pytest.raises(ValueError, match=chosen["digest"]):
+        load_frame([f"probe_set={runs}", f"probe={root / 'runs' / 'probe'}"])

@@ -5,6 +5,7 @@ from vdg_tasks.conditions import (
     DEFAULT_KEY_FRAMES,
     LADDER,
     LADDER_DELTAS,
+    LADDER_PROBES,
     Condition,
     crf,
     families,
@@ -20,6 +21,7 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
         "single",
         "shuffled",
         "ordered",
+        "reversed",
         "crf18",
         "crf23",
         "crf28",
@@ -61,9 +63,13 @@ def test_unknown_condition_suggests_the_near_miss():
 def test_ladder_deltas_telescope_to_the_vdg():
     # spatial + diversity + temporal + sampling = orig - black, whatever the accuracies.
     acc = {"black": 0.3, "single": 0.45, "shuffled": 0.61, "ordered": 0.64, "orig": 0.7}
-    total = sum(acc[upper] - acc[lower] for _, upper, lower in LADDER_DELTAS)
+    between_rungs = [(u, lo) for _, u, lo in LADDER_DELTAS if u in LADDER and lo in LADDER]
+    assert between_rungs == list(zip(LADDER[1:], LADDER[:-1], strict=True))
+    total = sum(acc[upper] - acc[lower] for upper, lower in between_rungs)
     assert total == pytest.approx(acc["orig"] - acc["black"])
     assert LADDER[0] == "black" and LADDER[-1] == "orig"
+    # a probe is compared with the rung it perturbs: the same key frames, time reversed
+    assert [(n, u, lo) for n, u, lo in LADDER_DELTAS if lo in LADDER_PROBES] == [("direction", "ordered", "reversed")]
 
 
 def test_the_tracking_protocol_groups_c1_to_c6_c8_and_c9():

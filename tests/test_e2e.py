@@ -114,6 +114,7 @@ def test_every_sample_logged_with_ids_and_status(world, report):
         "single",
         "shuffled",
         "ordered",
+        "reversed",
         "crf18",
         "crf23",
         "crf28",

@@ -26,4 +26,5 @@ def test_lmms_eval_lists_every_task_and_tag():
     # MVBench: one task per sub-task and condition, a tag per condition over the sub-tasks; EgoSchema and its subset
     assert {"mvbench_vdg", "mvbench_vdg_black", "mvbench_vdg_reversed", "mvbench_vdg_ladder"} <= set(manager.all_tags)
     assert {"mvbench_episodic_reasoning_vdg_black", "mvbench_action_count_vdg_abstain"} <= set(manager.all_subtasks)
-    assert {"egoschema_vdg_black", "egoschema_subset_vdg_orig", "egoschema_subset_vdg_open"} <= set(manager.all_subtasks)
+    egoschema = {"egoschema_vdg_black", "egoschema_subset_vdg_orig", "egoschema_subset_vdg_open"}
+    assert egoschema <= set(manager.all_subtasks)

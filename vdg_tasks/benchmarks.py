@@ -195,7 +195,7 @@ def _egoschema_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         **doc,
         "question_id": str(doc.get("question_idx", "")),
         "videoID": str(doc.get("video_idx", "")),
-        "task_type": "",
+        "task_type": "egoschema",  # one kind of question: long-form egocentric video understanding
         "duration": "",
         "options": options,
         "answer": answer,

@@ -66,19 +66,22 @@ def _cmd_infinibench(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    import os
     import shlex
     import subprocess
 
-    from vdg_tasks.sweep import frame_sweep
+    from vdg_tasks.sweep import sampling_sweep
 
     try:
-        runs = frame_sweep(
+        runs = sampling_sweep(
             model=args.model,
             model_args=args.model_args,
             tasks=args.tasks,
-            frames=args.frames,
             output_path=Path(args.output_path),
+            frames=args.frames,
+            fps=args.fps,
             frames_arg=args.frames_arg,
+            fps_arg=args.fps_arg,
             label=args.label,
             extra=args.lmms_eval_args,
             include_path=Path(args.include_path) if args.include_path else None,
@@ -86,11 +89,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail("sweep", exc)
     for run in runs:
-        print(shlex.join(run.command), flush=True)
+        assignments = [f"{key}={shlex.quote(value)}" for key, value in run.env.items()]
+        print(" ".join([*assignments, shlex.join(run.command)]), flush=True)
         if not args.dry_run:
-            code = subprocess.call(run.command)
+            code = subprocess.call(run.command, env={**os.environ, **run.env})
             if code != 0:
-                print(f"vdg sweep: lmms-eval exited {code} at {run.frames} frames", file=sys.stderr)
+                print(f"vdg sweep: lmms-eval exited {code} at {run.setting}", file=sys.stderr)
                 return code
     report = [
         "vdg",
@@ -107,6 +111,45 @@ def _cmd_tasks_path(args: argparse.Namespace) -> int:
     from vdg_tasks.yamlgen import YAML_ROOT
 
     print(YAML_ROOT)
+    return 0
+
+
+def _cmd_register(args: argparse.Namespace) -> int:
+    from vdg_tasks.register import RegisterError, lmms_eval_tasks_dir, problems, register, unregister
+    from vdg_tasks.yamlgen import YAML_ROOT
+
+    try:
+        tasks_dir = Path(args.tasks_dir) if args.tasks_dir else lmms_eval_tasks_dir()
+        if args.undo:
+            done = unregister(tasks_dir, force=args.force)
+            if done.source is None:
+                print(f"nothing registered in {tasks_dir}", file=sys.stderr)
+                return 0
+            print(f"removed {done.removed} entries from {done.folder}", file=sys.stderr)
+            if done.foreign:
+                print(f"left what vdg did not place there: {', '.join(done.foreign)}", file=sys.stderr)
+            return 0
+        if args.check:
+            stale = problems(YAML_ROOT, tasks_dir)
+            for line in stale:
+                print(line, file=sys.stderr)
+            if not stale:
+                print(f"{tasks_dir / 'vdg'} is up to date with {YAML_ROOT}")
+            return 1 if stale else 0
+        done = register(YAML_ROOT, tasks_dir, force=args.force)
+    except RegisterError as exc:
+        return _fail("register", exc)
+    print(done.folder)
+    print(
+        f"registered {done.tasks} tasks, copied from {done.source} ({done.added} added, {done.updated} updated, "
+        f"{done.removed} removed, {done.kept} unchanged): lmms-eval finds them with no --include_path; "
+        "rerun `vdg register` after upgrading vdg; undo with `vdg register --undo`",
+        file=sys.stderr,
+    )
+    for rel in done.missing_data:
+        print(f"note: {done.folder / rel} links to {done.source / rel}, not written yet", file=sys.stderr)
+    if done.foreign:
+        print(f"left what vdg did not place there: {', '.join(done.foreign)}", file=sys.stderr)
     return 0
 
 
@@ -198,6 +241,59 @@ def _cmd_export_tasks(args: argparse.Namespace) -> int:
         return _fail("export-tasks", exc)
     print(Path(args.out))
     print(f"{len(written)} files; evaluate with lmms-eval --include_path {Path(args.out)}", file=sys.stderr)
+    return 0
+
+
+def _cmd_derive(args: argparse.Namespace) -> int:
+    from vdg_tasks.derive import DeriveError, derive
+
+    fields = ("question_id", "options", "answer", "video_id", "task_type", "question")
+    try:
+        written = derive(
+            args.task,
+            Path(args.out),
+            conditions=args.conditions.split(",") if args.conditions else None,
+            include_path=args.include_path,
+            frame_folder_fps=args.frame_folder_fps,
+            **{field: getattr(args, field) for field in fields},
+        )
+    except DeriveError as exc:
+        return _fail("derive", exc)
+    folders = list(dict.fromkeys(p.parent for p in written))
+    for folder in folders:
+        print(folder)
+    n_tasks = sum(1 for p in written if p.suffix == ".yaml")
+    print(
+        f"{n_tasks} tasks derived from {args.task}; evaluate with lmms-eval --include_path {Path(args.out)} "
+        f"--tasks {args.task}_vdg",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _cmd_subset(args: argparse.Namespace) -> int:
+    from vdg_tasks import question_sets
+
+    try:
+        docs = question_sets.read_docs(args.docs) if args.docs else question_sets._load_docs(args.benchmark)
+        chosen = question_sets.stratified_subset(docs, args.per_task_type, args.seed, args.benchmark)
+        path = question_sets.write(chosen, Path(args.out))
+    except (ValueError, OSError) as exc:
+        return _fail("subset", exc)
+    print(path)
+    for task_type, n in chosen.counts:
+        print(f"{n:6d}  {task_type}", file=sys.stderr)
+    for task_type, n in chosen.short_task_types:
+        print(
+            f"vdg subset: warning: task type {task_type!r} has only {n} questions (fewer than {chosen.per_task_type}); "
+            "all of them are in the set",
+            file=sys.stderr,
+        )
+    print(
+        f"{len(chosen)} questions of {chosen.benchmark}, digest {chosen.digest}; "
+        f"restrict runs to them with VDG_QUESTION_SET={path}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -503,23 +599,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_infinibench)
 
-    p = _add("sweep", help="run lmms-eval once per frame budget (the protocol's C7) and print the report command")
+    p = _add(
+        "sweep",
+        help="run lmms-eval once per frame budget (--frames) or frame rate (--fps) and print the report command",
+    )
     p.add_argument("--model", required=True, help="lmms-eval model name, e.g. qwen2_vl")
-    p.add_argument("--model_args", default="", help="lmms-eval --model_args, without the frame argument")
+    p.add_argument("--model_args", default="", help="lmms-eval --model_args, without the swept argument")
     p.add_argument(
         "--tasks", required=True, help="tasks or tags, e.g. infinibench_ga_vdg_orig,infinibench_ga_vdg_nameswap"
     )
-    p.add_argument("--frames", default="8,16,32,64", help="comma-separated frame budgets")
+    p.add_argument(
+        "--frames",
+        help="comma-separated frame budgets (frames per video), e.g. 8,16,32,64; give this or --fps",
+    )
+    p.add_argument(
+        "--fps",
+        help="comma-separated frame rates (frames per second), e.g. 0.5,1,2,24; give this or --frames",
+    )
     p.add_argument("--frames-arg", default="max_num_frames", help="the model argument that sets frames per video")
-    p.add_argument("--output_path", required=True, help="folder; each budget writes OUT/frames<N>")
-    p.add_argument("--label", help="model label in the report (default: the model name); <label>@<N>f per budget")
+    p.add_argument(
+        "--fps-arg",
+        default="fps",
+        help="the model argument that sets frames per second (qwen2_vl, qwen2_5_vl: fps; llava_vid: video_fps)",
+    )
+    p.add_argument("--output_path", required=True, help="folder; each setting writes OUT/frames<N> or OUT/fps<F>")
+    p.add_argument(
+        "--label",
+        help="model label in the report (default: the model name); <label>@<N>f or <label>@<F>fps per setting",
+    )
     p.add_argument("--include_path", help="task folder for lmms-eval (default: vdg's, `vdg tasks-path`)")
-    p.add_argument("--dry-run", action="store_true", help="print the lmms-eval commands without running them")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the lmms-eval commands (with VDG_SAMPLING) without running them"
+    )
     p.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="after --: more lmms-eval arguments")
     p.set_defaults(func=_cmd_sweep)
 
     p = _add("tasks-path", help="print the folder to pass to lmms-eval --include_path")
     p.set_defaults(func=_cmd_tasks_path)
+
+    p = _add("register", help="copy vdg's tasks into lmms-eval's own task folder: no --include_path needed")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--undo", action="store_true", help="remove exactly what `vdg register` placed")
+    mode.add_argument("--check", action="store_true", help="only check the registration is there and up to date")
+    p.add_argument("--force", action="store_true", help="replace (or with --undo remove) copies edited since")
+    p.add_argument("--tasks-dir", help="lmms-eval's task folder (default: <lmms_eval>/tasks of this environment)")
+    p.set_defaults(func=_cmd_register)
 
     p = _add("write-yamls", help="regenerate yaml_tasks/ from the condition declarations")
     p.add_argument("--check", action="store_true", help="only check the committed files are up to date")
@@ -554,6 +678,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--revision", help="hub revision (commit) to evaluate (default: main)")
     p.add_argument("--tasks", help="comma-separated subset of the export's tasks (default: all)")
     p.set_defaults(func=_cmd_export_tasks)
+
+    p = _add(
+        "derive",
+        help="write vdg condition variants (<task>_vdg_<condition>) of an lmms-eval video multiple-choice task",
+    )
+    p.add_argument("task", metavar="BASE_TASK", help="an lmms-eval task, or a group or tag (each member derived)")
+    p.add_argument("--out", required=True, help="folder; the tasks go to OUT/<task>/ (pass OUT to --include_path)")
+    p.add_argument(
+        "--conditions",
+        help="comma-separated conditions or families (ladder, crf, text) (default: every one derived tasks offer)",
+    )
+    p.add_argument("--include_path", help="another task folder to find BASE_TASK in, as lmms-eval's own flag")
+    p.add_argument("--question-id", dest="question_id", metavar="FIELD", help="doc field of the question id")
+    p.add_argument(
+        "--options",
+        metavar="FIELD",
+        help="doc field of the options: a list, a newline-separated string, or FIELD{i} for numbered fields",
+    )
+    p.add_argument("--answer", metavar="FIELD", help="doc field of the answer: a letter, a 0-based index or the text")
+    p.add_argument("--video-id", dest="video_id", metavar="FIELD", help="doc field of the video id")
+    p.add_argument("--task-type", dest="task_type", metavar="FIELD", help="doc field of the task type")
+    p.add_argument("--question", metavar="FIELD", help="doc field of the question text")
+    p.add_argument("--frame-folder-fps", type=float, default=1.0, help="rate of a source that is a folder of frames")
+    p.set_defaults(func=_cmd_derive)
+
+    p = _add("subset", help="write a fixed question set, N per task type, to restrict runs to (VDG_QUESTION_SET)")
+    p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (e.g. videomme)")
+    p.add_argument("--per-task-type", type=int, default=100, help="questions drawn per task type (the paper's 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw")
+    p.add_argument("--out", required=True, metavar="FILE", help="question-set file to write (JSON)")
+    p.add_argument(
+        "--docs",
+        metavar="FILE",
+        help="read the questions (question_id, task_type) from this JSON, JSON-lines, CSV or parquet file "
+        "instead of the benchmark's own data",
+    )
+    p.set_defaults(func=_cmd_subset)
 
     p = _add("report", help="join per-question answers and write every table, report.md/.html/.json")
     _input_arguments(p)

@@ -301,10 +301,9 @@ def _duration_s(doc: Mapping[str, Any]) -> float | None:
 
 
 def _question_set(benchmark: Benchmark) -> str:
-    from vdg_tasks.question_sets import active
+    from vdg_tasks.question_sets import active_digest
 
-    chosen = active(benchmark.report_name)
-    return "" if chosen is None else chosen.digest
+    return active_digest(benchmark.report_name)
 
 
 def build_record(
@@ -435,16 +434,18 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
 
 def make_process_docs(benchmark: Benchmark) -> Callable[[Any], Any]:
     def process_docs(dataset: Any) -> Any:
-        # The questions of $VDG_QUESTION_SET, when one is selected for this benchmark. A set that cannot
-        # be read raises here, before anything is evaluated: a run on the wrong questions is worse.
-        from vdg_tasks.question_sets import active
+        # The questions of $VDG_QUESTION_SET when one is selected for this benchmark. A set that cannot be
+        # read, or keeps none of the questions, raises here, while lmms-eval builds the task and before
+        # anything is evaluated: a run on the wrong questions would be worse than none.
+        from vdg_tasks.question_sets import active, restrict_ids
 
         chosen = active(benchmark.report_name)
         if chosen is None:
             return dataset
-        keep = frozenset(chosen.ids)
-        kept = dataset.filter(lambda doc: str(benchmark.view(doc)["question_id"]) in keep)
-        logger.info(f"vdg: {benchmark.name}: {len(kept)} of {len(dataset)} questions in question set {chosen.digest}")
+        ids = [str(benchmark.view(doc)["question_id"]) for doc in dataset]
+        keep = restrict_ids(ids, benchmark.report_name, chosen)
+        kept = dataset.select([i for i, k in enumerate(keep) if k])
+        logger.info(f"vdg: {benchmark.name}: {len(kept)} of {len(ids)} questions, question set {chosen.digest}")
         return kept
 
     process_docs.__name__ = f"{benchmark.name}__process_docs"
@@ -476,3 +477,18 @@ def _generate_hooks() -> dict[str, Callable[..., Any]]:
 
 
 globals().update(_generate_hooks())
+
+
+def _warn_if_registration_is_stale() -> None:
+    # Registered copies (`vdg register`) do not follow an upgrade of vdg: say so once per process.
+    try:
+        from vdg_tasks.register import stale_registration_warning
+
+        message = stale_registration_warning()
+    except Exception:  # a warning only; never in the way of a run
+        return
+    if message:
+        logger.warning(message)
+
+
+_warn_if_registration_is_stale()
