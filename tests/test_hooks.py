@@ -226,3 +226,9 @@ def test_a_malformed_sampling_setting_is_the_questions_error_not_a_crash(doc, mo
     rec = hooks.vdgsynth__shuffled__process_results(doc, ["C"])["vdg"]
     assert rec["status"] == "error" and "VDG_SAMPLING" in rec["error"] and rec["sampling"] == ""
     assert hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]["status"] == "ok"
+
+
+def test_the_record_keeps_video_mme_s_domain_and_sub_category_for_stratification(doc):
+    rec = hooks.vdgsynth__orig__process_results({**doc, "domain": "Sports", "sub_category": "Football"}, ["C"])["vdg"]
+    assert (rec["domain"], rec["sub_category"], rec["duration"]) == ("Sports", "Football", "short")
+    assert hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]["domain"] == ""
