@@ -40,7 +40,7 @@ from typing import Any
 from loguru import logger
 
 from vdg_tasks.benchmarks import Benchmark, VideoUnavailable, task_name
-from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Requirement, families, get_condition
+from vdg_tasks.conditions import CONDITIONS, Requirement, families, get_condition
 from vdg_tasks.hooks import (
     METRIC_KEY,
     RECORD_KEY,
@@ -53,7 +53,7 @@ from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import stable_seed
 from vdg_tasks.text import option_text
 from vdg_tasks.upstream import Function, load_config
-from vdg_tasks.yamlgen import TASK_VERSION, TEMPLATE, _dump, _Function, _metric_list
+from vdg_tasks.yamlgen import TEMPLATE, _dump, _Function, _metric_list, condition_metadata
 
 __all__ = [
     "DeriveError",
@@ -874,15 +874,7 @@ def leaf(spec: DeriveSpec, condition: str, base: Mapping[str, Any]) -> dict[str,
     doc["process_results"] = _Function(f"{HOOKS_MODULE}.{condition}__process_results")
     if cond.max_new_tokens is not None:
         doc["generation_kwargs"] = {**dict(base.get("generation_kwargs") or {}), "max_new_tokens": cond.max_new_tokens}
-    doc["metadata"] = {
-        "version": TASK_VERSION,
-        "transform_version": TRANSFORM_VERSION,
-        "condition": condition,
-        "modality": cond.modality,
-        "answer_format": cond.answer_format,
-        "params": cond.params_dict(),
-        "derived_from": spec.task,
-    }
+    doc["metadata"] = {**condition_metadata(cond), "derived_from": spec.task}
     return doc
 
 

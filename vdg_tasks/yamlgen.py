@@ -160,16 +160,18 @@ def leaf(benchmark: str, condition: str, base: Mapping[str, Any] | None = None) 
     if cond.max_new_tokens is not None:
         generation = dict((base or template(benchmark)).get("generation_kwargs") or {})
         doc["generation_kwargs"] = {**generation, "max_new_tokens": cond.max_new_tokens}
+    return {**doc, "metadata": condition_metadata(cond)}
+
+
+def condition_metadata(cond: Condition) -> dict[str, Any]:
+    """The ``metadata`` of a condition's task: versions, the condition and its parameters."""
     return {
-        **doc,
-        "metadata": {
-            "version": TASK_VERSION,
-            "transform_version": TRANSFORM_VERSION,
-            "condition": condition,
-            "modality": cond.modality,
-            "answer_format": cond.answer_format,
-            "params": cond.params_dict(),
-        },
+        "version": TASK_VERSION,
+        "transform_version": TRANSFORM_VERSION,
+        "condition": cond.name,
+        "modality": cond.modality,
+        "answer_format": cond.answer_format,
+        "params": cond.params_dict(),
     }
 
 
