@@ -43,8 +43,10 @@ demo: venv
 test: venv
 	$(PY) -m pytest -q
 
+# mypy checks the public Python API ([tool.mypy] in pyproject.toml); `make test` runs it too (tests/test_typing.py).
 lint: venv
 	$(BIN)/ruff check vdg_tasks model_wrappers postprocess tests benchmarks
+	$(BIN)/mypy
 
 yamls: venv
 	$(BIN)/vdg write-yamls

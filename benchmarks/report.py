@@ -3,10 +3,14 @@
 Generates samples logs for MODELS x CONDITIONS x QUESTIONS (default 20 x 12 x 3,000 = 720,000
 rows, in the layout lmms-eval writes with --log_samples), then, in a fresh child process per size,
 runs what `vdg report` runs: read + join the logs, every analysis (all bootstraps at 2,000
-resamples), write the CSVs and the markdown (plots off). Prints wall seconds per stage and peak
-RSS, for the full size and a 4x smaller one (a quarter of the questions), and their ratio.
+resamples), write the CSVs, the markdown/html/json and the plots. Prints wall seconds per stage and
+peak RSS, for the full size and a 4x smaller one (a quarter of the questions), and their ratio.
 
-    python benchmarks/report.py [--workdir DIR] [--models 20] [--questions 3000]
+Then the small size (3 models x orig/black x 500 questions, a prediction file's size): the whole
+`vdg report` command, plots included, timed side by side with `python -c "import pandas,
+scipy.stats"` (the floor any report pays), alternating runs, medians and their ratio (target <= 1.5).
+
+    python benchmarks/report.py [--workdir DIR] [--models 20] [--questions 3000] [--small-only]
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import argparse
 import json
 import multiprocessing as mp
 import resource
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,9 +56,12 @@ TASK_TYPES = [
 BASE_ACC = {"orig": 0.62, "black": 0.38, "single": 0.5, "shuffled": 0.58, "ordered": 0.6}
 
 
-def generate(workdir: Path, n_models: int, n_questions: int, seed: int = 0) -> Path:
+def generate(
+    workdir: Path, n_models: int, n_questions: int, seed: int = 0, conditions: list[str] | None = None
+) -> Path:
     """Write lmms-eval-shaped runs (one folder per model); skipped when already there."""
-    root = workdir / f"logs_{n_models}x{len(CONDITIONS)}x{n_questions}"
+    conditions = list(conditions or CONDITIONS)
+    root = workdir / f"logs_{n_models}x{len(conditions)}x{n_questions}"
     if (root / "done").is_file():
         return root
     rng = np.random.default_rng(seed)
@@ -68,7 +77,7 @@ def generate(workdir: Path, n_models: int, n_questions: int, seed: int = 0) -> P
             json.dumps({"config": {"model": f"model{m:02d}", "model_args": ""}})
         )
         skill = rng.normal(0, 0.05)
-        for cond in CONDITIONS:
+        for cond in conditions:
             acc = BASE_ACC.get(cond, 0.6) + skill
             right = (ability + rng.normal(0, 0.25, n_questions)) < acc
             error = rng.random(n_questions) < 0.005
@@ -123,7 +132,7 @@ def _measure(root: str, out: str, queue) -> None:
     t1 = time.perf_counter()
     tables = run_all(frame, Options(n_resamples=2000))
     t2 = time.perf_counter()
-    write_report(tables, Path(out))
+    write_report(tables, Path(out), plots=True)
     t3 = time.perf_counter()
     queue.put(
         {
@@ -147,13 +156,46 @@ def measure(root: Path, out: Path) -> dict:
     return result
 
 
+def _wall(cmd: list[str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    return time.perf_counter() - t
+
+
+def small_ratio(workdir: Path, repeats: int = 5) -> dict:
+    """`vdg report` (every table, plots) on 3 models x orig/black x 500 questions vs importing pandas and
+    scipy.stats, alternating; medians."""
+    root = generate(workdir, 3, 500, conditions=["orig", "black"])
+    runs = sorted(str(p) for p in root.iterdir() if p.is_dir())
+    report = [sys.executable, "-m", "vdg_tasks.cli", "report", *runs, "--out", str(workdir / "report_small")]
+    floor = [sys.executable, "-c", "import pandas, scipy.stats"]
+    _wall(floor), _wall(report)  # warm the file cache (and the __pycache__)
+    times: dict[str, list[float]] = {"report": [], "import": []}
+    for _ in range(repeats):
+        times["import"].append(_wall(floor))
+        times["report"].append(_wall(report))
+    out = {f"{k}_s": statistics.median(v) for k, v in times.items()}
+    out["ratio"] = out["report_s"] / out["import_s"]
+    print(
+        f"[small] 3 models x 2 conditions x 500 questions: vdg report {out['report_s']:.2f} s, "
+        f"import pandas, scipy.stats {out['import_s']:.2f} s (medians of {repeats}): ratio {out['ratio']:.2f}",
+        flush=True,
+    )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", default=str(ROOT / ".bench_report"))
     parser.add_argument("--models", type=int, default=20)
     parser.add_argument("--questions", type=int, default=3000)
+    parser.add_argument("--small-only", action="store_true", help="only the small `vdg report` vs import timing")
+    parser.add_argument("--repeats", type=int, default=5, help="alternating runs of the small comparison")
     args = parser.parse_args()
     workdir = Path(args.workdir)
+    small = small_ratio(workdir, args.repeats)
+    if args.small_only:
+        return
     sizes = [("full", args.questions), ("quarter", args.questions // 4)]
     results = {}
     for label, n_q in sizes:
@@ -174,6 +216,10 @@ def main() -> None:
         f"time x{full['total_s'] / quarter['total_s']:.2f} (linear or better when <= the rows ratio)"
     )
     print("targets: full total <= 10 s, peak RSS <= 1500 MB")
+    print(
+        f"small: vdg report {small['report_s']:.2f} s vs import pandas, scipy.stats {small['import_s']:.2f} s: "
+        f"ratio {small['ratio']:.2f} (target <= 1.5)"
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,85 @@
+"""vdg's analysis side as a Python API: load answers into the tidy frame, compute tables, write a report.
+
+::
+
+    from postprocess import Options, build_report, load_frame, run_analysis
+
+    frame = load_frame(predictions=[("qwen2vl", "orig.json"), ("qwen2vl", "black.json")], benchmark="videomme")
+    vdg = run_analysis("vdg", frame, Options(n_resamples=500))
+    build_report(frame, "report/")
+
+Public names (``__all__``):
+
+- ``load_frame(runs=(), predictions=(), benchmark=None, ...)``: lmms-eval output folders and
+  ``(model, file)`` prediction files -> one checked tidy frame; ``read_predictions`` reads one file.
+- ``run_analysis(name, frame, options=None)``: one table by name (``analysis_names()``);
+  ``run_all(frame, options, names=None)``: every table, by name; ``skip_reason(table)``: why a
+  table was skipped (``None`` when it was computed). ``Options``: the conventions they share.
+- ``compute_tables`` and ``write_report(tables, out)``: the two halves of ``vdg report``;
+  ``build_report(frame_or_run_dirs, out)`` does both. ``WrittenReport`` is what they return.
+- ``LogError`` (unreadable inputs) and ``ReportError`` (``out`` cannot take a report), both ``ValueError``.
+
+Every name is imported on first use (PEP 562), so ``import postprocess`` (which also runs before any
+``postprocess.<submodule>`` import) stays free of pandas, scipy and matplotlib.
+"""
+
+from __future__ import annotations
+
+# typing itself costs ~15 ms to import: the constant below is what type checkers read as TYPE_CHECKING.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from postprocess.analyses import run_all
+    from postprocess.analyses.base import Options, skip_reason
+    from postprocess.api import analysis_names, build_report, run_analysis
+    from postprocess.io import LogError, load_frame, read_predictions
+    from postprocess.report import ReportError, WrittenReport, compute_tables, write_report
+
+#: Public name -> the module defining it.
+_ORIGIN = {
+    "load_frame": "postprocess.io",
+    "read_predictions": "postprocess.io",
+    "LogError": "postprocess.io",
+    "Options": "postprocess.analyses.base",
+    "skip_reason": "postprocess.analyses.base",
+    "run_all": "postprocess.analyses",
+    "analysis_names": "postprocess.api",
+    "run_analysis": "postprocess.api",
+    "build_report": "postprocess.api",
+    "compute_tables": "postprocess.report",
+    "write_report": "postprocess.report",
+    "WrittenReport": "postprocess.report",
+    "ReportError": "postprocess.report",
+}
+
+__all__ = [
+    "LogError",
+    "Options",
+    "ReportError",
+    "WrittenReport",
+    "analysis_names",
+    "build_report",
+    "compute_tables",
+    "load_frame",
+    "read_predictions",
+    "run_all",
+    "run_analysis",
+    "skip_reason",
+    "write_report",
+]
+
+
+def __getattr__(name: str) -> Any:
+    origin = _ORIGIN.get(name)
+    if origin is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(origin), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -34,7 +34,16 @@ Columns of the text conditions and the character-tracking protocol (``EXTRA_COLU
 - question_set: the digest of the fixed question set (``vdg subset``, ``VDG_QUESTION_SET``) the run was
   restricted to; "" when it ran on every question. Runs of one benchmark made on different sets (or one
   on a set, one on every question) are refused: their question lists differ
-- sampling: the frame-sampling setting of a sweep run (``frames:16``, ``fps:0.5``); "" when not logged
+- domain, sub_category: the question's domain and sub-category (Video-MME's ``domain`` / ``sub_category``)
+  as the record or prediction file gives them; "" when not given (``vdg report --by domain``)
+- sampling: the frame-sampling setting of a sweep run (``frames:16``, ``fps:0.5``); "" when not logged.
+  A prediction file states it per record in ``sampling`` or ``setting`` (``frames:16``, ``16f``,
+  ``0.5fps``), ``frames`` (a number of frames) or ``fps`` (a frame rate); such a record's model is labelled
+  ``<model>@<N>f`` / ``<model>@<F>fps`` like a sweep run (``<model>@<setting>`` for another setting), so
+  one question answered at two settings is two runs, not a duplicate
+
+Any other field of a prediction file (a scalar) is kept as a column of its own ("" where another file
+lacks it), to stratify by (``vdg report --by FIELD``).
 
 ``load_frame`` also records, per input file, which fields it read (``frame.attrs["vdg_sources"]``,
 a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
@@ -54,6 +63,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import orjson as _orjson
 import pandas as pd
 
 from postprocess.choices import (
@@ -100,6 +110,8 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "judge",
     "precision",
     "export",
+    "domain",
+    "sub_category",
     "question_set",
     "sampling",
 )
@@ -107,7 +119,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
 EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
 _TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
 #: Text fields of the record carried as they are ("" when absent).
-_RECORD_TEXT = ("question_set", "sampling")
+_RECORD_TEXT = ("domain", "sub_category", "question_set", "sampling")
 #: model_args naming the frames per video, in lmms-eval's video models.
 FRAME_ARGS = ("max_num_frames", "max_frames_num", "nframes", "num_frames", "frames", "frames_num", "max_frames")
 STATUSES = ("ok", "unparsed", "error", "open")
@@ -216,10 +228,13 @@ def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str
     duration = raw["duration_s"] if "duration_s" in raw.columns else pd.Series(np.nan, index=raw.index)
     out["duration_s"] = pd.to_numeric(duration, errors="coerce").astype(float)
     per_row = settings if isinstance(settings, pd.Series) else pd.Series(settings, index=raw.index, dtype=object)
-    out["frames"] = per_row.map(frames_setting).astype("Int64")
+    # Each distinct settings string parsed once (a file has one; per row it cost ~0.1 s a file).
+    distinct = pd.unique(per_row)
+    out["frames"] = per_row.map(dict(zip(distinct, map(frames_setting, distinct), strict=True))).astype("Int64")
     out["judge_score"] = pd.Series(np.nan, index=raw.index, dtype=float)
     out["judge"] = pd.Series("", index=raw.index, dtype=object)
-    out["precision"] = per_row.map(lambda text: precision(_settings_args(str(text)))).astype(object)
+    precisions = {text: precision(_settings_args(str(text))) for text in distinct}
+    out["precision"] = per_row.map(precisions).astype(object)
     out["export"] = (
         raw["provenance"].map(_export_label) if "provenance" in raw.columns else pd.Series("", index=raw.index)
     ).astype(object)
@@ -271,6 +286,19 @@ _DECODER = json.JSONDecoder()
 # lmms-eval writes samples with json.dumps' default separators, so the record starts with this.
 _RECORD_MARK = f'"{RECORD_KEY}": {{'
 _RECORD_FIELDS = ("benchmark", "condition", "question_id", "answer", "status")
+
+
+def _fast_vdg_record(line: bytes, where: str) -> Any:
+    """The ``vdg`` object of one samples line (bytes), decoded whole by orjson (~10x the json module);
+    a line orjson refuses (NaN, a huge integer, a truncated tail...) goes through ``_vdg_record``."""
+    try:
+        record = _orjson.loads(line)
+    except _orjson.JSONDecodeError:
+        return _vdg_record(line.decode("utf-8"), where)
+    rec = record.get(RECORD_KEY) if isinstance(record, dict) else None
+    if not isinstance(rec, dict):
+        return _vdg_record(line.decode("utf-8"), where)
+    return rec
 
 
 def _vdg_record(line: str, where: str) -> Any:
@@ -329,11 +357,11 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
     model = mark_quantized(label, precision(args)) if label else model_label(config)
     settings = model_settings(config)
     records, lines = [], []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                records.append(_vdg_record(line, f"{path}:{lineno}"))
-                lines.append(lineno)
+    # bytes.splitlines splits where text-mode reading does (\n, \r\n, \r): the same line numbers.
+    for lineno, line in enumerate(path.read_bytes().splitlines(), 1):
+        if line.strip():
+            records.append(_fast_vdg_record(line, f"{path}:{lineno}"))
+            lines.append(lineno)
     if not records:
         benchmark, condition = _task_condition(path)
         raise LogError(
@@ -524,6 +552,10 @@ def _read_one(job: tuple[Path, str | None]) -> pd.DataFrame:
 
 
 def _read_all_samples(jobs: list[tuple[Path, str | None]]) -> list[pd.DataFrame]:
+    # read_samples' _source_info needs postprocess.analyses (scipy.stats...): imported once here, before
+    # the workers fork, not once in each of them (seconds apiece).
+    import postprocess.analyses._paired  # noqa: F401
+
     workers = min(len(jobs) // _PARALLEL_FILES, os.cpu_count() or 1, 8)
     if workers < 2 or "fork" not in mp.get_all_start_methods():
         return [read_samples(path, label) for path, label in jobs]
@@ -537,6 +569,7 @@ def load_frame(
     benchmark: str | None = None,
     on_duplicate: Literal["error", "last"] = "error",
     mixed_exports: bool = False,
+    align: Literal["strict", "intersect"] = "strict",
 ) -> pd.DataFrame:
     """lmms-eval output folders and prediction files -> one checked, de-duplicated tidy frame.
 
@@ -545,7 +578,10 @@ def load_frame(
     question's option count is resolved across every file (``postprocess.choices``), and a letter
     beyond it is ``unparsed``; ``frame.attrs`` records which fields each file was read from. Runs
     evaluated from different exports of one benchmark are refused unless ``mixed_exports``, and runs
-    of one benchmark made on different question sets (``question_set``) always.
+    of one benchmark made on different question sets (``question_set``) always. Conditions of one
+    (model, benchmark) holding different questions are refused with ``align="strict"``; with
+    ``"intersect"`` each keeps the questions present in all of them, and ``alignment(frame)`` lists how
+    many each dropped.
     """
     jobs = []
     for run in runs:
@@ -558,6 +594,9 @@ def load_frame(
         raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")
     infos = [f.attrs.get(_SOURCE_ATTR) for f in frames]
     frame = pd.concat(frames, ignore_index=True)
+    kept = [c for c in frame.columns if c not in SAMPLE_COLUMNS]
+    if kept:  # prediction-file fields one file has and another lacks
+        frame[kept] = frame[kept].astype(object).where(frame[kept].notna(), "")
     frame = _resolve_options(frame)
     _check_settings(frame)  # before de-duplication, which would keep one of two runs that answer alike
     _check_fixed_sets(frame)  # likewise
@@ -565,11 +604,57 @@ def load_frame(
     if not mixed_exports:
         _check_exports(frame)
     _check_keys(frame)
-    _check_question_sets(frame)
+    if align not in ("strict", "intersect"):
+        raise ValueError(f"align must be 'strict' or 'intersect', got {align!r}")
+    dropped: list[dict[str, Any]] = []
+    if align == "intersect":
+        frame, dropped = _intersect_conditions(frame)
+    else:
+        _check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")
     frame = _none_for_missing(frame).reset_index(drop=True)
     frame.attrs = {SOURCES_ATTR: json.dumps([i for i in infos if i])}
+    if align == "intersect":
+        frame.attrs[ALIGNMENT_ATTR] = json.dumps(dropped)
     return frame
+
+
+#: Key of ``load_frame(align="intersect")``'s drop counts in ``frame.attrs`` (a JSON list; see ``alignment``).
+ALIGNMENT_ATTR = "vdg_alignment"
+
+
+def _intersect_conditions(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Each (model, benchmark) on the questions every one of its conditions holds, and per (model, benchmark,
+    condition) how many questions it had and dropped. Refused when no question is in all of them."""
+    keys = ["model", "benchmark"]
+    n_conditions = frame.groupby(keys)["condition"].transform("nunique")
+    per_question = frame.groupby([*keys, "question_id"])["condition"].transform("nunique")
+    keep = (per_question == n_conditions).to_numpy()
+    counts = frame.assign(_keep=keep).groupby([*keys, "condition"], sort=True)["_keep"].agg(["size", "sum"])
+    rows = []
+    for (model, benchmark, condition), (size, kept) in counts.iterrows():
+        if int(kept) == 0:
+            raise LogError(
+                f"{model} / {benchmark}: no question is present in every condition, so --align intersect leaves "
+                "nothing to compare; check the runs' splits and --limit"
+            )
+        rows.append(
+            {
+                "model": str(model),
+                "benchmark": str(benchmark),
+                "condition": str(condition),
+                "n_questions": int(size),
+                "n_dropped": int(size - kept),
+            }
+        )
+    return frame[keep], rows
+
+
+def alignment(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
+    """Per (model, benchmark, condition) of a frame loaded with ``align="intersect"``: n_questions it had
+    and n_dropped (not present in every condition); None for a frame loaded with ``align="strict"``."""
+    text = frame.attrs.get(ALIGNMENT_ATTR)
+    return list(json.loads(text)) if isinstance(text, str) else None
 
 
 def _resolve_options(frame: pd.DataFrame) -> pd.DataFrame:
@@ -821,6 +906,115 @@ def _letters(predictions: pd.Series, n_options: pd.Series, texts: pd.Series) -> 
     return letter, status
 
 
+#: Fields of a prediction record stating its sampling setting, in precedence order (per record, the first
+#: with a value): ``sampling`` / ``setting`` (``frames:16``, ``fps:0.5``, ``16f``, ``0.5fps``, or any other
+#: text), ``frames`` (frames per video), ``fps`` (frames per second).
+SETTING_FIELDS: tuple[str, ...] = ("sampling", "setting", "frames", "fps")
+_FRAMES_TEXT = re.compile(r"^(?:frames\s*:\s*(?P<a>\d+)|(?P<b>\d+)\s*(?:f|frames?))$", re.I)
+_FPS_TEXT = re.compile(r"^(?:fps\s*:\s*(?P<a>\S+)|(?P<b>\S+?)\s*fps)$", re.I)
+#: Fields ``read_predictions`` reads itself; any other (scalar) field is kept as a column of its own.
+_READ_FIELDS = frozenset(
+    {"model", "benchmark", "duration", "n_options", "options", "correct", "error", "ground_truth", "prediction"}
+)
+
+
+def _format_rate(rate: float) -> str:
+    text = repr(float(rate))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        return float("nan")
+    return value if np.isfinite(value) and value > 0 else float("nan")
+
+
+def _setting_text(field: str, value: Any, where: str) -> str:
+    """One record's setting: ``frames:<N>`` / ``fps:<F>``, or other ``sampling`` / ``setting`` text as it is."""
+    text = str(value).strip()
+    frames, fps = _FRAMES_TEXT.match(text), _FPS_TEXT.match(text)
+    if field == "frames" or (frames and field != "fps"):
+        n = _number(frames["a"] or frames["b"]) if frames else _number(text)
+        if not (n == n and float(n).is_integer()):
+            raise LogError(f"{where}: {field} {value!r} is not a number of frames (a positive integer)")
+        return f"frames:{int(n)}"
+    if field == "fps" or fps:
+        rate = _number(fps["a"] or fps["b"]) if fps else _number(text)
+        if rate != rate:
+            raise LogError(f"{where}: {field} {value!r} is not a frame rate (a positive number)")
+        return f"fps:{_format_rate(rate)}"
+    return text
+
+
+def _label_suffix(setting: str) -> str:
+    """The run-label suffix of a setting: ``@16f``, ``@0.5fps``, ``@<setting>``; "" for no setting."""
+    if not setting:
+        return ""
+    axis, _, value = setting.partition(":")
+    return f"@{value}f" if axis == "frames" else f"@{value}fps" if axis == "fps" else f"@{setting}"
+
+
+def _prediction_settings(raw: pd.DataFrame) -> pd.Series:
+    """Per record its setting (``frames:16``, ``fps:0.5``, other ``sampling`` / ``setting`` text; "" when none)."""
+    fields = [f for f in SETTING_FIELDS if f in raw.columns]
+    out = pd.Series("", index=raw.index, dtype=object)
+    if not fields:
+        return out
+    field = pd.Series(None, index=raw.index, dtype=object)
+    for name in reversed(fields):
+        column = raw[name].astype(object)
+        field[column.notna() & (column.astype(str).str.strip() != "")] = name
+    cache: dict[tuple[str, str], str] = {}
+    for idx in raw.index[field.notna()]:
+        value = raw.at[idx, field[idx]]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        key = (str(field[idx]), str(value))
+        if key not in cache:
+            cache[key] = _setting_text(key[0], key[1], str(raw.at[idx, "_where"]))
+        out[idx] = cache[key]
+    return out
+
+
+def _apply_settings(table: pd.DataFrame, setting: pd.Series) -> None:
+    """Settings as an axis: ``sampling`` (and ``frames``) from them, the model label suffixed (``@16f``)."""
+    if not (setting != "").any():
+        return
+    labels = [
+        label if not suffix or label.endswith(suffix) else label + suffix
+        for label, suffix in zip(table["model"].astype(str), setting.map(_label_suffix), strict=True)
+    ]
+    table["model"] = pd.Series(labels, index=table.index, dtype=object)
+    sampling = setting.str.startswith(("frames:", "fps:"))
+    table["sampling"] = setting.where(sampling, table["sampling"].where(setting == "", "")).astype(object)
+    frames = setting.str.startswith("frames:")
+    table.loc[frames, "frames"] = setting[frames].str.slice(len("frames:")).astype("int64").to_numpy()
+
+
+def _kept_fields(raw: pd.DataFrame) -> dict[str, pd.Series]:
+    """The fields of a prediction file that vdg does not read itself, as text columns ("" when empty);
+    fields holding lists or objects are left out."""
+    read = _READ_FIELDS | set(_PREDICTION_FIELDS) | set(QUESTION_ID_FIELDS) | set(VIDEO_ID_FIELDS)
+    read |= set(SETTING_FIELDS) | set(SAMPLE_COLUMNS) | {"_where"}
+    out = {}
+    for name in raw.columns:
+        if not isinstance(name, str) or name in read or name.startswith("_"):
+            continue
+        column = raw[name].astype(object)
+        if column.map(lambda v: isinstance(v, (list, dict, tuple, set))).any():
+            continue
+
+        def text(v: Any) -> str:
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                return ""
+            return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+        out[name] = column.map(text).astype(object)
+    return out
+
+
 def read_predictions(path: Path, model: str | None = None, benchmark: str | None = None) -> pd.DataFrame:
     """A predictions file from any harness (JSON array, JSONL or CSV) as tidy rows.
 
@@ -829,7 +1023,9 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
     n_options and options (the option texts). The question id is the first of
     ``QUESTION_ID_FIELDS`` with a value, the video id the first of ``VIDEO_ID_FIELDS``. A null
     prediction, or a record with an error, is an ``error`` row (the pipeline failed, not the model);
-    a prediction with no letter among the question's options is ``unparsed`` (scored wrong).
+    a prediction with no letter among the question's options is ``unparsed`` (scored wrong). A sampling
+    setting (``SETTING_FIELDS``) is an axis: ``sampling`` holds it and the model label gets its suffix
+    (``<model>@16f``); any other scalar field is kept as a column of its own (``vdg report --by``).
     ``n_options`` is the record's own (n_options, or the length of options), else the benchmark's
     declared count, else <NA>: ``load_frame`` infers it across every file (``postprocess.choices``)
     and, meanwhile, any letter A-H is read.
@@ -907,6 +1103,9 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
         }
     )
     table = _none_for_missing(table[list(SAMPLE_COLUMNS)].copy())
+    _apply_settings(table, _prediction_settings(raw))
+    for name, column in _kept_fields(raw).items():
+        table[name] = column
     _check_one_video_per_question(table)
     info = _source_info(
         path,

@@ -313,6 +313,20 @@ def _overall_rows(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["task_type"] == "Overall"] if "task_type" in table.columns else table
 
 
+def _chance_intro(table: pd.DataFrame) -> str:
+    return (
+        _analyses.chance.blind_sentence(table)
+        + " Per condition and task type: accuracy against chance (the mean of 1 / options), p_chance: exact "
+        "one-sided test (binomial, or Poisson-binomial when option counts differ), p_holm: Holm over the task "
+        "types and Overall of one model, benchmark and condition; above_chance_black: that task type is above "
+        "chance without the video. Orig and black rows here; every condition is in above_chance.csv."
+    )
+
+
+def _orig_black_rows(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["condition"].isin(["orig", "black"])] if "condition" in table.columns else table
+
+
 # ------------------------------------------------------------------------------- character tracking
 
 TRACKING = "Character tracking"
@@ -661,6 +675,99 @@ HEADLINE: tuple[Section, ...] = (
         "each question's options; chance: the mean of 1 / options; "
         "expected_from_letters: accuracy a question-blind answerer with these letter counts gets; letter_share: "
         "the share of the above-chance accuracy that letter alignment alone explains (meant for black).",
+    ),
+    Section(
+        "above_chance",
+        "Above chance, and what is answered without the video",
+        (
+            "model",
+            "benchmark",
+            "condition",
+            "task_type",
+            "n",
+            "acc",
+            "ci_low",
+            "ci_high",
+            "n_options",
+            "chance",
+            "p_chance",
+            "p_holm",
+            "above_chance",
+            "above_chance_black",
+        ),
+        _chance_intro,
+        _orig_black_rows,
+    ),
+    Section(
+        "kappa",
+        "Agreement between models (Cohen's kappa)",
+        (
+            "benchmark",
+            "condition",
+            "model_a",
+            "model_b",
+            "n",
+            "both_right",
+            "a_only",
+            "b_only",
+            "both_wrong",
+            "p_observed",
+            "p_expected",
+            "kappa",
+            "ci_low",
+            "ci_high",
+            "p_zero",
+        ),
+        "Per pair of models and condition, on correct / incorrect per question: kappa = (p_observed - p_expected) / "
+        "(1 - p_expected); CI: asymptotic (Fleiss, Cohen & Everitt SE); p_zero: test of kappa = 0. Kappa near 0 "
+        "means the two models are right on unrelated questions; near 1, on the same ones.",
+    ),
+    Section(
+        "categories_by_task",
+        "Is grounding task-dependent? Categories I-IV by task type",
+        (),
+        "Per model: chi-square test of independence of the outcome categories (I right only with the video, II "
+        "both, III only without it, IV neither) and the task type; a small p_holm (Holm over the benchmark's "
+        "models) says the share of grounded answers depends on the task type; min_expected below 5: the "
+        "approximation is rough.",
+    ),
+    Section(
+        "models_right",
+        "How many models are right, against independent models",
+        (),
+        "On the questions every model has: how many of the M models answer right, under orig and under black, "
+        "against the Poisson-binomial of their accuracies (what independent models would give). Excess at 0 and M "
+        "means the models succeed and fail on the same questions.",
+    ),
+    Section(
+        "models_right_transition",
+        "Models right: from black to orig",
+        ("benchmark", "n_models", "n", "right_black", "right_orig", "n_questions", "share_of_black"),
+        "Questions by the number of models right without the video (right_black) and with it (right_orig); "
+        "share_of_black: the share of the right_black row.",
+    ),
+    Section(
+        "vdg_across",
+        "VDG across benchmarks",
+        (),
+        "Each model's Overall VDG on two benchmarks and their difference; CI: percentile bootstrap with each "
+        "benchmark's questions resampled independently (the same model on both; the questions differ).",
+    ),
+    Section(
+        "letters_across",
+        "Answer letters across benchmarks",
+        (),
+        "Per model and condition: chi-square test of homogeneity of the predicted letters on two benchmarks, "
+        "over the letters both offer (answers with a letter beyond the smaller option count are left out: "
+        "n_beyond_a / n_beyond_b).",
+    ),
+    Section(
+        "crf_vdg",
+        "Compression flips against VDG",
+        (),
+        "Per model: Spearman correlation over task types between the answer flips summed over the CRF levels "
+        "(and the flip rate) and the task type's VDG. Positive: the task types that need the video are also those "
+        "compression breaks.",
     ),
     *TRACKING_SECTIONS,
 )

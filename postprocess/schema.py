@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import postprocess.analyses as _analyses
+from postprocess.analyses.selection import PATTERNS
 from postprocess.leaderboard import LEADERBOARD_COLUMNS, TEMPORAL_TASK_TYPE
 from postprocess.report import HTML_MAX_ROWS, JSON_FORMAT
 
@@ -57,6 +58,14 @@ def render_schema() -> str:
         "report.json (`tables.<name>.skipped`) and the `skipped` table, with every model a table leaves out because "
         'it lacks a condition ("no vdg for M: black not run"). Every other table is still written.',
         "",
+        "**Selection and stratification.** `--task-types A,B` and `--min-n N` restrict every table (task types, and "
+        "those with at least N questions in a benchmark); `--align intersect` compares a model's conditions on the "
+        "questions present in all of them (default `strict`: such runs are refused). The `selection` table lists what "
+        "they left out. `--by FIELD` (repeatable; any question field: duration, domain, sub_category, or a field of "
+        "a prediction file) adds these tables, whose `task_type` column is named after the field:",
+        "",
+        *(f"- `{name}.csv`: {_one_line(text)}" for name, text in PATTERNS.items()),
+        "",
         "## report.json",
         "",
         "```",
@@ -64,7 +73,8 @@ def render_schema() -> str:
         f'  "format": "{JSON_FORMAT}",',
         '  "options": {"missing": ..., "n_resamples": ..., "ci_level": ..., "cluster": ..., "alpha": ...,',
         '              "equivalence_margin": ..., "stability_resamples": ..., "tier_high": ..., "tier_low": ...,',
-        '              "tier_map": {...}, "temporal_map": {...}, "group_by": ..., "seed": ...},',
+        '              "tier_map": {...}, "temporal_map": {...}, "group_by": ..., "seed": ..., "task_types": [...],',
+        '              "min_n": ..., "align": ..., "by": [...]},',
         '  "inputs": {"runs": [...], "predictions": [[model, file], ...], "benchmark": ..., "on_duplicate": ...,',
         '             "files": [<rows of the sources table>]},',
         '  "summary": [<rows of the summary table>],',

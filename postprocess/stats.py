@@ -30,10 +30,26 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special as _special
-from scipy import stats as _st
 
 from vdg_tasks.seeding import stable_seed
+
+
+class _Lazy:
+    """A module imported on first use: ``scipy.stats`` alone costs ~0.5 s of start-up, which ``vdg stats
+    wilson`` and every analysis that needs none of it should not pay."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        module = importlib.import_module(self._name)
+        return getattr(module, attr)
+
+
+_special = _Lazy("scipy.special")
+_st = _Lazy("scipy.stats")
 
 __all__ = [
     "BinomialResult",
@@ -777,3 +793,28 @@ def mcnemar_many(b01: np.ndarray, b10: np.ndarray) -> tuple[np.ndarray, np.ndarr
     p_exact = np.minimum(1.0, 2.0 * _st.binom.cdf(np.minimum(b01, b10), safe, 0.5))
     nan = np.full(total.shape, np.nan)
     return np.where(defined, chi2, nan), np.where(defined, p_cc, nan), np.where(defined, p_exact, nan)
+
+
+def json_ready(value: Any) -> Any:
+    """A result as JSON, as ``postprocess.report.json_value`` writes it (NaN -> None, +/-inf -> "inf"/"-inf",
+    numpy scalars -> Python), without importing pandas: what ``vdg stats`` prints."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_ready(v) for v in value]
+    return str(value)

@@ -24,6 +24,8 @@ _DEFAULTS: dict[str, Any] = {
     "judge": "",
     "precision": "",
     "export": "",
+    "domain": "",
+    "sub_category": "",
     "question_set": "",
     "sampling": "",
 }

@@ -62,6 +62,10 @@ def test_report_options_reach_the_tables(tmp_path, capsys):
         "temporal_map": {"Temporal Reasoning": "temporal"},
         "group_by": "video_id",
         "seed": 7,
+        "task_types": [],
+        "min_n": 0,
+        "align": "strict",
+        "by": [],
     }
     vdg = pd.read_csv(out / "vdg.csv")
     assert (vdg["missing_policy"] == "incorrect").all() and (vdg["resample_unit"] == "video").all()

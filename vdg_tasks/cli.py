@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -361,6 +362,10 @@ def _options(args: argparse.Namespace):
         tier_low=args.tier_low,
         group_by=args.group_by,
         seed=args.seed,
+        task_types=tuple(t.strip() for t in (getattr(args, "task_types", None) or "").split(",") if t.strip()),
+        min_n=getattr(args, "min_n", 0),
+        align=getattr(args, "align", "strict"),
+        by=tuple(getattr(args, "by", None) or ()),
         **extra,
     )
 
@@ -380,6 +385,7 @@ def _load(args: argparse.Namespace):
         benchmark=args.benchmark,
         on_duplicate=args.on_duplicate,
         mixed_exports=args.mixed_exports,
+        align=getattr(args, "align", "strict"),
     )
     if getattr(args, "judge", None):
         from postprocess.judge import judge_frame, make_judge
@@ -414,17 +420,50 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge_leaderboard(args: argparse.Namespace, theirs, table, names):
+    """merge_leaderboard, its refusal naming the file at fault."""
+    from postprocess.leaderboard import MergeError, merge_leaderboard
+
+    try:
+        return merge_leaderboard(theirs, table, args.on, names)
+    except MergeError as exc:
+        if exc.source == "ours":
+            raise
+        where = f"--map {args.map}" if exc.source == "names" and args.map else f"--merge {args.merge}"
+        raise ValueError(f"{where}: {exc}") from None
+
+
 def _cmd_leaderboard(args: argparse.Namespace) -> int:
-    from postprocess.leaderboard import SOURCE_TABLES, leaderboard_table, write_leaderboard
+    from postprocess import leaderboard as lb
     from postprocess.report import compute_tables
 
+    merge = getattr(args, "merge", None)
     try:
         if Path(args.out).suffix.lower() not in (".md", ".csv", ".json"):
             raise ValueError(f"--out {args.out}: the leaderboard is written as .md, .csv or .json")
+        if merge is None and (args.on or args.map):
+            raise ValueError("--on and --map go with --merge")
+        if merge is not None and not args.on:
+            raise ValueError(f"--merge {merge}: name its model-name column with --on COLUMN")
+        theirs = names = None
+        if merge is not None:  # read and check their files before the analyses
+            theirs = lb.read_their_table(Path(merge))
+            names = lb.read_name_map(Path(args.map)) if args.map else None
+            _merge_leaderboard(args, theirs, lb.leaderboard_table({}), names)
         options = _options(args)
-        tables = compute_tables(_load(args), options, names=SOURCE_TABLES)
-        table = leaderboard_table(tables)
-        path = write_leaderboard(table, Path(args.out))
+        tables = compute_tables(_load(args), options, names=lb.SOURCE_TABLES)
+        table = lb.leaderboard_table(tables)
+        if theirs is None:
+            path = lb.write_leaderboard(table, Path(args.out))
+        else:
+            merged, unmatched_theirs, unmatched_ours = _merge_leaderboard(args, theirs, table, names)
+            path = lb.write_merged_leaderboard(merged, Path(args.out), unmatched_theirs, unmatched_ours, on=args.on)
+            if unmatched_theirs:
+                print(f"vdg leaderboard: no vdg data for {len(unmatched_theirs)} row(s) of {merge} (vdg columns "
+                      f"left empty): {', '.join(unmatched_theirs)}", file=sys.stderr)  # fmt: skip
+            if unmatched_ours:
+                print(f"vdg leaderboard: {len(unmatched_ours)} vdg model(s) not in {merge} (not added): "
+                      f"{', '.join(unmatched_ours)}", file=sys.stderr)  # fmt: skip
     except ValueError as exc:
         return _fail("leaderboard", exc)
     print(path)
@@ -449,7 +488,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     import json
 
     from postprocess import stats
-    from postprocess.report import json_value
+    from postprocess.stats import json_ready as json_value
 
     try:
         if args.test == "wilson":
@@ -534,6 +573,33 @@ def _option_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tier-map", metavar="FILE", help="JSON object or CSV: task_type -> predicted tier")
     p.add_argument("--temporal-map", metavar="FILE", help="JSON object or CSV: task_type -> single-frame/temporal")
     p.add_argument("--group-by", default=d.group_by, metavar="COL", help="column grouping questions (collective)")
+    p.add_argument(
+        "--task-types",
+        metavar="A,B",
+        help="restrict every table to these task types (comma-separated; default: all)",
+    )
+    p.add_argument(
+        "--min-n",
+        type=int,
+        default=d.min_n,
+        metavar="N",
+        help="leave out task types with fewer than N questions in a benchmark (named in the selection table)",
+    )
+    p.add_argument(
+        "--align",
+        choices=["strict", "intersect"],
+        default=d.align,
+        help="strict: refuse conditions of a model holding different questions; intersect: compare them on the "
+        "questions present in all of them (drops listed in the selection table)",
+    )
+    p.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="also stratify VDG, accuracy and the ladder by this question field (repeatable: --by duration "
+        "--by domain): tables vdg_by_FIELD, accuracy_by_FIELD, ladder_by_FIELD",
+    )
 
 
 def _judge_argument(p: argparse.ArgumentParser) -> None:
@@ -550,14 +616,20 @@ def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from vdg_tasks.materialize import default_workers
+    # vdg_tasks.materialize.default_workers and vdg_tasks.yamlgen.YAML_ROOT, without importing those modules
+    # (with vdg_tasks.benchmarks and .hooks: ~0.3 s every command would pay); tests/test_cli_imports.py checks.
+    def default_workers() -> int:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):
+            return max(1, os.cpu_count() or 1)
 
     parser = argparse.ArgumentParser(prog="vdg", description=SUMMARY, formatter_class=_HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     _add = functools.partial(_subcommand, sub)
 
     p = _add("synth", help="generate the synthetic benchmark vdgsynth")
-    from vdg_tasks.yamlgen import YAML_ROOT
+    YAML_ROOT = Path(__file__).resolve().parent.parent / "yaml_tasks"  # noqa: N806 (vdg_tasks.yamlgen's)
 
     p.add_argument(
         "--out",
@@ -727,6 +799,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")
     _input_arguments(p)
     p.add_argument("--out", required=True, help="FILE.md, FILE.csv or FILE.json")
+    p.add_argument(
+        "--merge",
+        metavar="TABLE",
+        help="add vdg's columns to this table (.csv, or .json: a list of records or pandas orient='split'), "
+        "one row per model; its rows, columns and order are kept",
+    )
+    p.add_argument("--on", metavar="COLUMN", help="--merge: the table's model-name column, matched to vdg's labels")
+    p.add_argument(
+        "--map", metavar="NAMES_CSV", help="--merge: CSV with header their_name,vdg_model for names that differ"
+    )
     _option_arguments(p)
     p.set_defaults(func=_cmd_leaderboard)
 

@@ -25,7 +25,10 @@ import pandas as pd
 
 from postprocess.analyses import (
     accuracy,
+    across,
+    agreement,
     categories,
+    chance,
     collective,
     consistency,
     coverage,
@@ -34,6 +37,7 @@ from postprocess.analyses import (
     letters,
     mcnemar,
     sampling,
+    selection,
     skipped,
     sources,
     summary,
@@ -57,13 +61,16 @@ ANALYSES: tuple[Analysis, ...] = (
     *consistency.ANALYSES,
     *tiers.ANALYSES,
     *letters.ANALYSES,
+    *chance.ANALYSES,
+    *agreement.ANALYSES,
+    *across.ANALYSES,
     *temporal_gap.ANALYSES,
     *collective.ANALYSES,
     *tracking.ANALYSES,
     *sources.ANALYSES,
 )
 #: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``).
-DIGESTS: tuple[Digest, ...] = (*skipped.DIGESTS, *summary.DIGESTS)
+DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DIGESTS)
 #: Every table the report writes.
 TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
 #: Analyses given the whole frame, free-text (``open``) answers included; the others never see them.
@@ -117,8 +124,9 @@ def run_all(
         if on_table is not None:
             on_table(name, table)
 
+    frame = selection.select(frame, options)  # --task-types, --min-n; checks --by
     choices = multiple_choice_frame(frame)
-    for analysis in ANALYSES:
+    for analysis in (*ANALYSES, *selection.by_field_analyses(options)):  # --by: <analysis>_by_<field>
         if names is None or analysis.name in names:
             data = frame if analysis.name in FULL_FRAME else choices
             keep(analysis.name, _guarded(analysis.columns, lambda a=analysis, d=data: a.run(d, options)))

@@ -26,6 +26,7 @@ import pandas as pd
 from vdg_tasks.seeding import stable_seed
 
 MissingPolicy = Literal["exclude", "incorrect"]
+AlignPolicy = Literal["strict", "intersect"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,12 @@ class Options:
         group_by: the column whose groups collective accuracy counts (a video's questions).
         seed: an extra part mixed into every seed; ``None`` derives seeds from stable ids alone
             (analysis, model, benchmark, task type...), so a table never depends on what else ran.
+        task_types: restrict every table to these task types (empty: all; ``postprocess.analyses.selection``).
+        min_n: leave out task types with fewer than this many questions in a benchmark (named in ``selection``).
+        align: ``strict``: conditions of a (model, benchmark) must hold the same questions (else the load is
+            refused); ``intersect``: they are compared on the questions present in all of them
+            (``postprocess.io.load_frame(align=...)``; the drops are listed in the ``selection`` table).
+        by: question fields to stratify VDG, accuracy and the ladder by (``vdg_by_<field>``...).
     """
 
     missing: MissingPolicy = "exclude"
@@ -62,6 +69,10 @@ class Options:
     temporal_map: Mapping[str, str] = field(default_factory=dict)
     group_by: str = "video_id"
     seed: int | None = None
+    task_types: tuple[str, ...] = ()
+    min_n: int = 0
+    align: AlignPolicy = "strict"
+    by: tuple[str, ...] = ()
 
     def seed_for(self, *parts: object) -> int:
         """The seed of one random procedure, from stable ids (and ``seed`` when given)."""
@@ -76,6 +87,12 @@ class Options:
             raise ValueError("resample counts must be positive")
         if not self.tier_low <= self.tier_high:
             raise ValueError(f"tier_low ({self.tier_low}) must not exceed tier_high ({self.tier_high})")
+        if self.align not in ("strict", "intersect"):
+            raise ValueError(f"align must be 'strict' or 'intersect', got {self.align!r}")
+        if self.min_n < 0:
+            raise ValueError(f"min_n must not be negative, got {self.min_n}")
+        object.__setattr__(self, "task_types", tuple(dict.fromkeys(str(t) for t in self.task_types)))
+        object.__setattr__(self, "by", tuple(dict.fromkeys(str(f) for f in self.by)))
         object.__setattr__(self, "tier_map", MappingProxyType(dict(self.tier_map)))
         object.__setattr__(self, "temporal_map", MappingProxyType(dict(self.temporal_map)))
 

@@ -9,6 +9,8 @@ Two tables:
     exactly (float means of 0/1 columns can break a tie by one ulp and change the ranks).
   - question level: Spearman correlation and exact agreement of the per-question VDGs
     (-1, 0, +1) on the questions both models kept.
+  - beside each Spearman correlation, the Pearson correlation of the same values
+    (``scipy.stats.pearsonr``; undefined under the same conditions).
 
 ``split_half``: one row per model and benchmark. ``N_SPLITS`` times, each task type's questions
 are split at random into two halves (sizes floor and ceil of n_k / 2; task types with fewer than
@@ -47,10 +49,14 @@ COLUMNS: dict[str, str] = {
     "n_task_types": "task types both models have questions in",
     "task_spearman": "Spearman correlation of the two task-type VDG vectors (exact-fraction VDGs)",
     "task_p": "two-sided p-value of task_spearman (scipy.stats.spearmanr)",
+    "task_pearson": "Pearson correlation of the same two task-type VDG vectors (scipy.stats.pearsonr)",
+    "task_pearson_p": "two-sided p-value of task_pearson",
     "n": "questions both models kept (both arms answered, or errors scored wrong under incorrect)",
     "n_error": "questions both models have, left out because either model lacks an arm's answer",
     "question_spearman": "Spearman correlation of the per-question VDGs (-1, 0, +1) on the n questions",
     "question_p": "two-sided p-value of question_spearman",
+    "question_pearson": "Pearson correlation of the per-question VDGs on the n questions",
+    "question_pearson_p": "two-sided p-value of question_pearson",
     "agreement": "share of the n questions with the same VDG for both models",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
 }
@@ -85,6 +91,14 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
+def _pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(r, p) of scipy.stats.pearsonr, or NaNs when undefined (as ``_spearman``)."""
+    if len(a) < MIN_POINTS or np.unique(a).size < 2 or np.unique(b).size < 2:
+        return np.nan, np.nan
+    result = stats.pearsonr(a, b)
+    return float(result.statistic), float(result.pvalue)
+
+
 def _exact_floats(values: list[Fraction]) -> np.ndarray:
     # float(Fraction) is correctly rounded: equal fractions give equal floats, and the order of
     # distinct ones (denominators far below 2**26) is kept, so the ranks are the exact ranks.
@@ -106,14 +120,15 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
         for i, j in itertools.combinations(range(len(models)), 2):
             a, b = models[i], models[j]
             shared_types = sorted(set(profiles[a]) & set(profiles[b]))
-            rho_t, p_t = _spearman(
-                _exact_floats([profiles[a][t] for t in shared_types]),
-                _exact_floats([profiles[b][t] for t in shared_types]),
-            )
+            task_a = _exact_floats([profiles[a][t] for t in shared_types])
+            task_b = _exact_floats([profiles[b][t] for t in shared_types])
+            rho_t, p_t = _spearman(task_a, task_b)
+            r_t, pr_t = _pearson(task_a, task_b)
             both = present[:, i] & present[:, j]
             kept = both & ~np.isnan(gaps[:, i]) & ~np.isnan(gaps[:, j])
             va, vb = gaps[kept, i], gaps[kept, j]
             rho_q, p_q = _spearman(va, vb)
+            r_q, pr_q = _pearson(va, vb)
             rows.append(
                 {
                     "benchmark": benchmark,
@@ -122,10 +137,14 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
                     "n_task_types": len(shared_types),
                     "task_spearman": rho_t,
                     "task_p": p_t,
+                    "task_pearson": r_t,
+                    "task_pearson_p": pr_t,
                     "n": int(kept.sum()),
                     "n_error": int((both & ~kept).sum()),
                     "question_spearman": rho_q,
                     "question_p": p_q,
+                    "question_pearson": r_q,
+                    "question_pearson_p": pr_q,
                     "agreement": float((va == vb).mean()) if kept.any() else np.nan,
                     "missing_policy": options.missing,
                 }
@@ -220,7 +239,7 @@ def split_half_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
 ANALYSES = (
     Analysis(
         "consistency",
-        "Per pair of models: Spearman correlation of task-type VDGs, and agreement of per-question VDGs.",
+        "Per pair of models: Spearman and Pearson correlations of task-type VDGs, and agreement of per-question VDGs.",
         COLUMNS,
         consistency_table,
         needs=conditions_needed("orig", "black"),

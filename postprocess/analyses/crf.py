@@ -2,7 +2,7 @@
 
 The CRF levels are the conditions named ``crf<N>`` (``vdg_tasks.conditions.CRF_LEVELS`` declares
 18, 23, 28, 33, 38; any ``crf<N>`` present is accepted), ordered by N; ``orig`` is level 0 and the
-largest N is the strongest compression. Four tables:
+largest N is the strongest compression. Five tables:
 
 - ``crf``: accuracy at orig and every CRF level per task type, with a Wilson CI and the change
   from orig on the same questions.
@@ -12,6 +12,11 @@ largest N is the strongest compression. Four tables:
   (one row per task type) rather than a value repeated on every level row of ``crf_flips``.
 - ``crf_enrichment``: Fisher's exact test of whether compression-sensitive questions are more
   often visually grounded (VDG = +1: right on orig, wrong on black) than the others.
+- ``crf_vdg``: per model, the Spearman correlation over task types between a task type's flip
+  count summed over the CRF levels (C->I + I->C of every level, from ``crf_flips``) and its VDG
+  (the ``vdg`` table's value: orig vs black on its own question set under the policy). Do the task
+  types that need the video also break under compression? Also on the flip *rate* (flips / (n *
+  levels)), since a raw count grows with the task type's size.
 
 Question sets. ``crf`` and ``crf_flips`` compare orig and all CRF levels present on one common set
 per (model, benchmark, task type): with ``missing="exclude"`` a question with an error at orig or
@@ -45,6 +50,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.vdg import vdg_table
 from postprocess.stats import fisher, wilson
 
 ORIG = "orig"
@@ -115,6 +121,19 @@ ENRICHMENT_COLUMNS: dict[str, str] = {
     "p_two_sided": "two-sided Fisher exact p-value (scipy's convention; empty when a margin is 0)",
     "vdg_plus_rate_sensitive_pct": "100 * a / (a + b) (empty when no question is sensitive)",
     "vdg_plus_rate_base_pct": "100 * c / (c + d), among the non-sensitive (empty when all are sensitive)",
+}
+
+VDG_COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "levels": "the CRF levels whose flips are summed, joined by '>'",
+    "n_task_types": "task types with both a flip count and a VDG",
+    "flip_spearman": "Spearman correlation over task types of the flip count (C->I + I->C summed over the "
+    "levels) and the task type's VDG",
+    "flip_p": "two-sided p-value of flip_spearman (scipy.stats.spearmanr)",
+    "flip_rate_spearman": "Spearman correlation of the flip rate (flips / (n * levels)) and the VDG",
+    "flip_rate_p": "two-sided p-value of flip_rate_spearman",
+    "missing_policy": "exclude or incorrect (the flips' common set and the VDG's question set)",
 }
 
 COMPLETE_SET = "complete: no error at orig, black or any CRF level"
@@ -431,6 +450,61 @@ def enrichment_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return pd.DataFrame(rows, columns=list(ENRICHMENT_COLUMNS))
 
 
+def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Spearman correlation of task types' CRF flip counts with their VDG, per model; ``VDG_COLUMNS``.
+
+    A correlation is empty when fewer than 3 task types are compared or either side is constant.
+    """
+    flips = flips_table(frame, options)
+    gaps = vdg_table(frame, options)
+    if flips.empty or gaps.empty:
+        return empty(VDG_COLUMNS)
+    flips = flips[flips["task_type"] != OVERALL]
+    gaps = gaps[(gaps["task_type"] != OVERALL) & (gaps["n"] > 0)]
+    rows = []
+    for (model, benchmark), group in flips.groupby(["model", "benchmark"], sort=True):
+        levels = group["condition"].drop_duplicates().tolist()
+        per_type = group.groupby("task_type", sort=True).agg(
+            flips=("c_to_i", "sum"), back=("i_to_c", "sum"), n=("n", "first")
+        )
+        per_type["flips"] += per_type.pop("back")
+        per_type = per_type[per_type["n"] > 0]
+        vdg = gaps[(gaps["model"] == model) & (gaps["benchmark"] == benchmark)].set_index("task_type")["vdg"]
+        if vdg.empty:  # no black for this model: no VDG
+            continue
+        shared = per_type.index.intersection(vdg.index)
+        count = per_type.loc[shared, "flips"].to_numpy(dtype=np.float64)
+        rate = count / (per_type.loc[shared, "n"].to_numpy(dtype=np.float64) * len(levels))
+        v = vdg.loc[shared].to_numpy(dtype=np.float64)
+        rho_c, p_c = _spearman_or_nan(count, v)
+        rho_r, p_r = _spearman_or_nan(rate, v)
+        rows.append(
+            {
+                "model": model,
+                "benchmark": benchmark,
+                "levels": ">".join(sorted(levels, key=lambda c: int(c[3:]))),
+                "n_task_types": len(shared),
+                "flip_spearman": rho_c,
+                "flip_p": p_c,
+                "flip_rate_spearman": rho_r,
+                "flip_rate_p": p_r,
+                "missing_policy": options.missing,
+            }
+        )
+    if not rows:
+        return empty(VDG_COLUMNS)
+    return pd.DataFrame(rows, columns=list(VDG_COLUMNS))
+
+
+def _spearman_or_nan(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    if len(a) < 3 or np.unique(a).size < 2 or np.unique(b).size < 2:
+        return np.nan, np.nan
+    from scipy.stats import spearmanr  # scipy is imported only when a correlation is computed
+
+    res = spearmanr(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
 def _crf_needs(*anchors: str):
     def needs(present: frozenset[str]) -> str | None:
         absent = [c for c in anchors if c not in present]
@@ -468,6 +542,13 @@ ANALYSES = (
         "Fisher exact test: are compression-sensitive (C->I) questions enriched for VDG = +1?",
         ENRICHMENT_COLUMNS,
         enrichment_table,
+        needs=_crf_needs(ORIG, BLACK),
+    ),
+    Analysis(
+        "crf_vdg",
+        "Per model: Spearman correlation over task types between CRF answer flips and VDG.",
+        VDG_COLUMNS,
+        crf_vdg_table,
         needs=_crf_needs(ORIG, BLACK),
     ),
 )

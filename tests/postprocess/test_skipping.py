@@ -143,6 +143,10 @@ def test_a_model_without_black_is_named_not_silently_left_out(tmp_path):
         "consistency",
         "split_half",
         "tiers",
+        "categories_by_task",
+        "models_right",
+        "models_right_transition",
+        "vdg_across",
     ]
     assert {name: named[name] for name in needs_black} == {
         name: f"no {name} for b: black not run" for name in needs_black

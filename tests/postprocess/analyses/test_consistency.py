@@ -234,3 +234,22 @@ def test_reference_4_1_task_level_spearman():
     # Question level on the matched sets: qwen2vl keeps 547 of 600.
     assert sorted(table["n"]) == [547, 547, 600]
     assert list(itertools.chain(table["model_a"], table["model_b"])).count("qwen2vl") == 2
+
+
+def test_pearson_beside_spearman_matches_scipy():
+    records = random_records()
+    table = consistency_table(make_frame(records))
+    questions = per_question(make_frame(records))
+    for row in table.itertuples():
+        pa = task_vdgs(questions[questions["model"] == row.model_a])
+        pb = task_vdgs(questions[questions["model"] == row.model_b])
+        shared = sorted(set(pa) & set(pb))
+        ref = stats.pearsonr([float(pa[t]) for t in shared], [float(pb[t]) for t in shared])
+        assert row.task_pearson == pytest.approx(ref.statistic, abs=1e-12)
+        assert row.task_pearson_p == pytest.approx(ref.pvalue, rel=1e-9)
+        kept = questions[~questions["excluded"]]
+        wide = kept.pivot(index="question_id", columns="model", values="vdg")[[row.model_a, row.model_b]].dropna()
+        ref = stats.pearsonr(wide[row.model_a].astype(float), wide[row.model_b].astype(float))
+        assert len(wide) == row.n
+        assert row.question_pearson == pytest.approx(ref.statistic, abs=1e-12)
+        assert row.question_pearson_p == pytest.approx(ref.pvalue, rel=1e-9)

@@ -132,7 +132,7 @@ def one(table: pd.DataFrame, **where) -> pd.Series:
 
 
 def test_every_analysis_returns_its_declared_columns(reference):
-    assert [a.name for a in crf.ANALYSES] == ["crf", "crf_flips", "crf_stability", "crf_enrichment"]
+    assert [a.name for a in crf.ANALYSES] == ["crf", "crf_flips", "crf_stability", "crf_enrichment", "crf_vdg"]
     for analysis in crf.ANALYSES:
         for options in (EXCLUDE, INCORRECT):
             table = analysis.run(reference, options)
@@ -443,3 +443,52 @@ def test_44_fisher_enrichment(reference, expected):
         value, tol = expected[("4.4", quantity)]
         assert_allclose(got, value, atol=tol, err_msg=quantity)
     assert_allclose(row["p_two_sided"], fisher(11, 7, 159, 368).p_two_sided)
+
+
+# ------------------------------------------------------------------------------------ crf_vdg
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_crf_vdg_matches_a_naive_spearman(missing):
+    from scipy import stats
+
+    records = random_records(7)
+    table = crf.crf_vdg_table(make_frame(records), Options(missing=missing))
+    assert list(table.columns) == list(crf.VDG_COLUMNS)
+    assert table["model"].tolist() == ["m1"]  # m2 has no black, m3 no CRF level
+    row = table.iloc[0]
+    assert row["levels"] == "crf5>crf23>crf100"
+    by = {}
+    for model, condition, qid, task, pred in records:
+        if model == "m1":
+            by.setdefault(qid, {"task": task})[condition] = pred
+    levels = ["crf5", "crf23", "crf100"]
+    flips, sizes, gap_sum, gap_n = {}, {}, {}, {}
+    for q in by.values():
+        task = q["task"]
+        right = {c: q[c] == "A" for c in ["orig", "black", *levels]}
+        if missing == "incorrect" or all(q[c] is not None for c in ["orig", *levels]):
+            flips[task] = flips.get(task, 0) + sum(right["orig"] != right[c] for c in levels)
+            sizes[task] = sizes.get(task, 0) + 1
+        if missing == "incorrect" or (q["orig"] is not None and q["black"] is not None):
+            gap_sum[task] = gap_sum.get(task, 0) + int(right["orig"]) - int(right["black"])
+            gap_n[task] = gap_n.get(task, 0) + 1
+    tasks = sorted(flips)
+    count = [flips[t] for t in tasks]
+    rate = [flips[t] / (sizes[t] * len(levels)) for t in tasks]
+    vdg = [gap_sum[t] / gap_n[t] for t in tasks]
+    assert row["n_task_types"] == 3
+    ref = stats.spearmanr(count, vdg)
+    assert row["flip_spearman"] == pytest.approx(ref.statistic) and row["flip_p"] == pytest.approx(ref.pvalue)
+    ref = stats.spearmanr(rate, vdg)
+    assert row["flip_rate_spearman"] == pytest.approx(ref.statistic)
+    assert row["flip_rate_p"] == pytest.approx(ref.pvalue)
+
+
+def test_crf_vdg_is_empty_below_three_task_types_or_without_black():
+    conditions = ("orig", "black", "crf18")
+    two = make_frame([("m", c, f"q{i}", f"T{i % 2}", "A" if i % 3 else "B") for i in range(8) for c in conditions])
+    row = crf.crf_vdg_table(two).iloc[0]
+    assert row["n_task_types"] == 2 and math.isnan(row["flip_spearman"])
+    no_black = make_frame([("m", c, "q1", "T", "A") for c in ("orig", "crf18")])
+    assert crf.crf_vdg_table(no_black).empty

@@ -1,0 +1,401 @@
+"""Do models get the same questions right? Kappa, grounding by task type, and how many models are right.
+
+Four tables:
+
+``kappa``: Cohen's kappa between every pair of models of a benchmark, per condition both ran, on
+correct / incorrect per question. Question set: the questions both models have under the condition;
+under ``missing=exclude`` a question either model has an error for is dropped, under ``incorrect``
+an error is scored wrong. The CI is the asymptotic one: kappa +- z * SE, SE the large-sample
+standard error of Fleiss, Cohen & Everitt (1969), as ``statsmodels.stats.inter_rater.cohens_kappa``
+computes it; ``p_zero`` tests kappa = 0 with the SE under that null.
+
+``categories_by_task``: per (model, benchmark), Pearson's chi-square test of independence of the
+outcome categories I-IV (``categories``: I right with the video only, II both, III black only, IV
+neither) and the task type: is grounding task-dependent? ``scipy.stats.chi2_contingency`` (no
+continuity correction) on the task type x category counts of the ``categories`` table, after
+dropping categories and task types with no question (they carry no information). Pooled rows are
+not tested: pooling counts each question once per model, and those counts are not independent.
+
+``models_right``: per benchmark, on the questions every model (with orig and black) has and, under
+``exclude``, answered in both arms for every model: how many of the M models answer each question
+right, under orig and under black, against the distribution independent models with the same
+accuracies would give (the Poisson-binomial of the M accuracies on that set). More questions at
+0 and M than expected means the models succeed and fail on the same questions.
+
+``models_right_transition``: on the same set, the number of questions with r models right under
+black and s under orig, for every (r, s): where answers that need no video go when the video comes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from postprocess.analyses._paired import condition_sort_key
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.categories import CATEGORIES, categories_table
+from postprocess.stats import chi2_counts, holm
+
+ORIG, BLACK = "orig", "black"
+
+KAPPA_COLUMNS: dict[str, str] = {
+    "benchmark": "benchmark name",
+    "condition": "condition both models ran",
+    "model_a": "first model of the pair (alphabetical)",
+    "model_b": "second model of the pair",
+    "n": "questions compared: both models have the question and (missing_policy=exclude) neither has an error",
+    "n_excluded": "shared questions dropped because either model has an error (exclude)",
+    "both_right": "questions both models got right",
+    "a_only": "questions model_a got right and model_b wrong",
+    "b_only": "questions model_a got wrong and model_b right",
+    "both_wrong": "questions both models got wrong",
+    "acc_a": "model_a's accuracy on the n questions",
+    "acc_b": "model_b's accuracy on the n questions",
+    "p_observed": "share of the n questions on which the two agree (both right or both wrong)",
+    "p_expected": "agreement expected by chance from the two accuracies: acc_a * acc_b + (1 - acc_a) * (1 - acc_b)",
+    "kappa": "Cohen's kappa (p_observed - p_expected) / (1 - p_expected); empty when p_expected = 1",
+    "kappa_se": "asymptotic standard error of kappa (Fleiss, Cohen & Everitt 1969; statsmodels cohens_kappa)",
+    "ci_low": "kappa - z * kappa_se (asymptotic normal CI)",
+    "ci_high": "kappa + z * kappa_se",
+    "p_zero": "two-sided p-value of kappa = 0 (z test with the SE under that null)",
+    "ci_level": "confidence level of the CI",
+    "missing_policy": "exclude or incorrect",
+}
+
+CATEGORY_TEST_COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "n": "questions counted (the categories table's Overall n)",
+    "n_task_types": "task types in the test (those with at least one question)",
+    "categories": "the categories in the test (those some question falls in), joined by ','",
+    "chi2": "Pearson chi-square of task type x category counts against independence (no continuity correction)",
+    "df": "(task types - 1) * (categories - 1)",
+    "p": "p-value of chi2 (scipy.stats.chi2_contingency); empty when fewer than 2 task types or categories",
+    "p_holm": "p Holm-adjusted over the benchmark's models",
+    "cramers_v": "Cramer's V: sqrt(chi2 / (n * (min(task types, categories) - 1)))",
+    "min_expected": "smallest expected cell count (below 5: the chi-square approximation is rough)",
+    "missing_policy": "exclude or incorrect",
+}
+
+MODELS_RIGHT_COLUMNS: dict[str, str] = {
+    "benchmark": "benchmark name",
+    "condition": "orig or black",
+    "models": "the models counted, joined by ','",
+    "n_models": "number of models M",
+    "n": "questions every model has and (missing_policy=exclude) answered under orig and black",
+    "n_right": "number of models that answer the question right (0..M)",
+    "observed": "questions with exactly n_right models right",
+    "share": "observed / n",
+    "expected": "n * P(n_right) for independent models with these accuracies (Poisson-binomial)",
+    "expected_share": "expected / n",
+    "chi2": "Pearson chi-square of the observed counts against expected (all n_right of the condition; "
+    "values expected 0 and observed 0 left out); empty when some value expected 0 is observed",
+    "df": "values of n_right compared - 1 (not reduced for the M accuracies estimated from the same data)",
+    "p": "p-value of chi2",
+    "missing_policy": "exclude or incorrect",
+}
+
+TRANSITION_COLUMNS: dict[str, str] = {
+    "benchmark": "benchmark name",
+    "models": "the models counted, joined by ','",
+    "n_models": "number of models M",
+    "n": "questions (the models_right set)",
+    "right_black": "models right under black (0..M)",
+    "right_orig": "models right under orig (0..M)",
+    "n_questions": "questions with right_black models right under black and right_orig under orig",
+    "share_of_black": "n_questions / questions with right_black models right under black",
+    "missing_policy": "exclude or incorrect",
+}
+
+
+def _z(level: float) -> float:
+    return float(_st.norm.ppf(1.0 - (1.0 - level) / 2.0))
+
+
+def cohen_kappa_2x2(both_right: int, a_only: int, b_only: int, both_wrong: int) -> dict[str, float]:
+    """Kappa of a 2x2 table (rows: model_a right / wrong, columns: model_b right / wrong) with its SEs.
+
+    Returns kappa, p_observed, p_expected, se (asymptotic, Fleiss, Cohen & Everitt 1969) and se0
+    (under kappa = 0); NaN where undefined (p_expected = 1, no questions).
+    """
+    table = np.array([[both_right, a_only], [b_only, both_wrong]], dtype=np.float64)
+    n = table.sum()
+    nan = {"kappa": np.nan, "p_observed": np.nan, "p_expected": np.nan, "se": np.nan, "se0": np.nan}
+    if n == 0:
+        return nan
+    probs = table / n
+    row, col = probs.sum(axis=1), probs.sum(axis=0)
+    p_o = float(np.trace(probs))
+    p_e = float(row @ col)
+    if p_e >= 1.0:
+        return {**nan, "p_observed": p_o, "p_expected": p_e}
+    kappa = (p_o - p_e) / (1.0 - p_e)
+    diag = np.diag(probs)
+    term_a = float((diag * (1.0 - (row + col) * (1.0 - kappa)) ** 2).sum())
+    off = probs * (col[:, None] + row[None, :]) ** 2
+    np.fill_diagonal(off, 0.0)
+    term_b = (1.0 - kappa) ** 2 * float(off.sum())
+    term_c = (kappa - p_e * (1.0 - kappa)) ** 2
+    var = (term_a + term_b - term_c) / (1.0 - p_e) ** 2 / n
+    var0 = (p_e + p_e**2 - float((col * row * (col + row)).sum())) / ((1.0 - p_e) ** 2 * n)
+    return {
+        "kappa": kappa,
+        "p_observed": p_o,
+        "p_expected": p_e,
+        "se": math.sqrt(max(var, 0.0)),
+        "se0": math.sqrt(max(var0, 0.0)),
+    }
+
+
+def _check_unique(group: pd.DataFrame, keys: list[str]) -> None:
+    dup = group.duplicated(keys)
+    if dup.any():
+        row = group[dup.to_numpy()].iloc[0]
+        raise ValueError(
+            f"model {row['model']!r}, benchmark {row['benchmark']!r}: condition {row['condition']!r} has more than "
+            f"one row for question {row['question_id']!r}; de-duplicate the frame"
+        )
+
+
+def _cells(frame: pd.DataFrame):
+    """Per (benchmark, condition): the model names and question x model matrices (present, right, error)."""
+    for (benchmark, condition), group in frame.groupby(["benchmark", "condition"], sort=True):
+        _check_unique(group, ["model", "question_id"])
+        correct = group.pivot(index="question_id", columns="model", values="correct")
+        status = group.pivot(index="question_id", columns="model", values="status").reindex_like(correct)
+        models = [str(m) for m in correct.columns]
+        present = status.notna().to_numpy()
+        error = (status == "error").to_numpy()
+        right = correct.astype("boolean").fillna(False).to_numpy(dtype=bool) & present & ~error
+        yield benchmark, condition, models, present, right, error
+
+
+def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Cohen's kappa of every pair of models per (benchmark, condition); columns as in ``KAPPA_COLUMNS``."""
+    z = _z(options.ci_level)
+    rows = []
+    for benchmark, condition, models, present, right, error in _cells(frame):
+        for i, j in itertools.combinations(range(len(models)), 2):
+            both = present[:, i] & present[:, j]
+            dropped = both & (error[:, i] | error[:, j]) if options.missing == "exclude" else np.zeros_like(both)
+            kept = both & ~dropped
+            a, b = right[kept, i], right[kept, j]
+            cells = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
+            stats = cohen_kappa_2x2(*cells)
+            n = int(kept.sum())
+            p_zero = np.nan
+            if np.isfinite(stats["kappa"]) and stats["se0"] > 0:
+                p_zero = float(2.0 * _st.norm.sf(abs(stats["kappa"]) / stats["se0"]))
+            rows.append(
+                {
+                    "benchmark": benchmark,
+                    "condition": condition,
+                    "model_a": models[i],
+                    "model_b": models[j],
+                    "n": n,
+                    "n_excluded": int(dropped.sum()),
+                    "both_right": cells[0],
+                    "a_only": cells[1],
+                    "b_only": cells[2],
+                    "both_wrong": cells[3],
+                    "acc_a": float(a.mean()) if n else np.nan,
+                    "acc_b": float(b.mean()) if n else np.nan,
+                    "p_observed": stats["p_observed"],
+                    "p_expected": stats["p_expected"],
+                    "kappa": stats["kappa"],
+                    "kappa_se": stats["se"],
+                    "ci_low": stats["kappa"] - z * stats["se"],
+                    "ci_high": stats["kappa"] + z * stats["se"],
+                    "p_zero": p_zero,
+                    "ci_level": options.ci_level,
+                    "missing_policy": options.missing,
+                }
+            )
+    if not rows:
+        return empty(KAPPA_COLUMNS)
+    rows.sort(key=lambda r: (r["benchmark"], condition_sort_key(r["condition"]), r["model_a"], r["model_b"]))
+    return pd.DataFrame(rows, columns=list(KAPPA_COLUMNS))
+
+
+def category_test_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Chi-square test of categories I-IV against task type per (model, benchmark); ``CATEGORY_TEST_COLUMNS``."""
+    cats = categories_table(frame, options)
+    cats = cats[cats["n_models"] == 1]
+    names = list(CATEGORIES)
+    rows = []
+    for (model, benchmark), group in cats.groupby(["model", "benchmark"], sort=True):
+        overall = group[group["task_type"] == "Overall"]
+        by_task = group[group["task_type"] != "Overall"]
+        counts = by_task[[f"n_{c}" for c in names]].to_numpy(dtype=np.int64)
+        keep_rows = counts.sum(axis=1) > 0
+        keep_cols = counts.sum(axis=0) > 0
+        counts = counts[keep_rows][:, keep_cols]
+        row = {
+            "model": model,
+            "benchmark": benchmark,
+            "n": int(overall["n"].iloc[0]) if len(overall) else int(counts.sum()),
+            "n_task_types": int(keep_rows.sum()),
+            "categories": ",".join(c for c, k in zip(names, keep_cols, strict=True) if k),
+            "chi2": np.nan,
+            "df": np.nan,
+            "p": np.nan,
+            "p_holm": np.nan,
+            "cramers_v": np.nan,
+            "min_expected": np.nan,
+            "missing_policy": options.missing,
+        }
+        if counts.shape[0] >= 2 and counts.shape[1] >= 2:
+            res = _st.chi2_contingency(counts, correction=False)
+            total = counts.sum()
+            row["chi2"], row["p"], row["df"] = float(res.statistic), float(res.pvalue), int(res.dof)
+            row["cramers_v"] = math.sqrt(res.statistic / (total * (min(counts.shape) - 1)))
+            row["min_expected"] = float(res.expected_freq.min())
+        rows.append(row)
+    if not rows:
+        return empty(CATEGORY_TEST_COLUMNS)
+    table = pd.DataFrame(rows, columns=list(CATEGORY_TEST_COLUMNS))
+    for _, idx in table.groupby("benchmark").groups.items():
+        tested = [i for i in idx if np.isfinite(table.at[i, "p"])]
+        if tested:
+            table.loc[tested, "p_holm"] = holm(table.loc[tested, "p"].to_numpy(dtype=float))
+    return table
+
+
+def poisson_binomial_pmf(probabilities: np.ndarray) -> np.ndarray:
+    """P(exactly r successes), r = 0..M, of independent Bernoulli(p_i) (exact convolution)."""
+    pmf = np.ones(1)
+    for p in np.asarray(probabilities, dtype=np.float64):
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    return pmf
+
+
+def _shared_counts(frame: pd.DataFrame, options: Options):
+    """Per benchmark: (models, question x model right under black, under orig) on the models_right set."""
+    sub = frame[frame["condition"].isin([ORIG, BLACK])]
+    for benchmark, group in sub.groupby("benchmark", sort=True):
+        ran = group.groupby("model")["condition"].agg(lambda c: {ORIG, BLACK} <= set(c))
+        models = sorted(str(m) for m in ran.index[ran.to_numpy(dtype=bool)])
+        if len(models) < 2:
+            continue
+        group = group[group["model"].isin(models)]
+        _check_unique(group, ["condition", "model", "question_id"])
+        columns = pd.MultiIndex.from_product([[ORIG, BLACK], models])
+        status = group.pivot(index="question_id", columns=["condition", "model"], values="status").reindex(
+            columns=columns
+        )
+        correct = group.pivot(index="question_id", columns=["condition", "model"], values="correct").reindex(
+            columns=columns
+        )
+        keep = status.notna().to_numpy().all(axis=1)
+        if options.missing == "exclude":
+            keep &= ~(status == "error").to_numpy().any(axis=1)
+        right = correct.astype("boolean").fillna(False).to_numpy(dtype=bool)[keep]
+        m = len(models)
+        yield benchmark, models, right[:, m:], right[:, :m]
+
+
+def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """How many models are right per question, against independence; ``MODELS_RIGHT_COLUMNS``."""
+    rows = []
+    for benchmark, models, black, orig in _shared_counts(frame, options):
+        n, m = black.shape[0], len(models)
+        if n == 0:
+            continue
+        for condition, right in ((ORIG, orig), (BLACK, black)):
+            observed = np.bincount(right.sum(axis=1), minlength=m + 1)
+            expected = n * poisson_binomial_pmf(right.mean(axis=0))
+            try:
+                test = chi2_counts(observed, expected)
+                chi2, df, p = test.chi2, test.df, test.p
+            except ValueError:
+                chi2, df, p = np.nan, np.nan, np.nan
+            for r in range(m + 1):
+                rows.append(
+                    {
+                        "benchmark": benchmark,
+                        "condition": condition,
+                        "models": ",".join(models),
+                        "n_models": m,
+                        "n": n,
+                        "n_right": r,
+                        "observed": int(observed[r]),
+                        "share": observed[r] / n,
+                        "expected": float(expected[r]),
+                        "expected_share": float(expected[r] / n),
+                        "chi2": chi2,
+                        "df": df,
+                        "p": p,
+                        "missing_policy": options.missing,
+                    }
+                )
+    if not rows:
+        return empty(MODELS_RIGHT_COLUMNS)
+    return pd.DataFrame(rows, columns=list(MODELS_RIGHT_COLUMNS))
+
+
+def transition_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Questions by (models right under black, under orig); columns as in ``TRANSITION_COLUMNS``."""
+    rows = []
+    for benchmark, models, black, orig in _shared_counts(frame, options):
+        n, m = black.shape[0], len(models)
+        if n == 0:
+            continue
+        counts = np.zeros((m + 1, m + 1), dtype=np.int64)
+        np.add.at(counts, (black.sum(axis=1), orig.sum(axis=1)), 1)
+        for r in range(m + 1):
+            total = counts[r].sum()
+            for s in range(m + 1):
+                rows.append(
+                    {
+                        "benchmark": benchmark,
+                        "models": ",".join(models),
+                        "n_models": m,
+                        "n": n,
+                        "right_black": r,
+                        "right_orig": s,
+                        "n_questions": int(counts[r, s]),
+                        "share_of_black": counts[r, s] / total if total else np.nan,
+                        "missing_policy": options.missing,
+                    }
+                )
+    if not rows:
+        return empty(TRANSITION_COLUMNS)
+    return pd.DataFrame(rows, columns=list(TRANSITION_COLUMNS))
+
+
+ANALYSES = (
+    Analysis(
+        "kappa",
+        "Cohen's kappa between every pair of models per condition on correct/incorrect, with an asymptotic CI.",
+        KAPPA_COLUMNS,
+        kappa_table,
+        min_models=2,
+    ),
+    Analysis(
+        "categories_by_task",
+        "Per model: chi-square test of outcome categories I-IV against task type (is grounding task-dependent?).",
+        CATEGORY_TEST_COLUMNS,
+        category_test_table,
+        needs=conditions_needed("orig", "black"),
+    ),
+    Analysis(
+        "models_right",
+        "How many models answer each question right, under orig and black, against independent models.",
+        MODELS_RIGHT_COLUMNS,
+        models_right_table,
+        needs=conditions_needed("orig", "black"),
+        min_models=2,
+    ),
+    Analysis(
+        "models_right_transition",
+        "Questions by the number of models right under black and under orig (the black -> orig transition).",
+        TRANSITION_COLUMNS,
+        transition_table,
+        needs=conditions_needed("orig", "black"),
+        min_models=2,
+    ),
+)

@@ -1,0 +1,199 @@
+"""Is a model's accuracy above chance, per condition and task type? Above all: without the video?
+
+One table, ``above_chance``: one row per (model, benchmark, condition, task type) and Overall.
+
+- Question set per (model, benchmark, condition): the answered questions (``ok`` and ``unparsed``,
+  an unparsed answer scored wrong), plus the ``error`` questions under ``missing=incorrect``
+  (scored wrong), as the ``letters`` table counts them.
+- Chance is per question: 1 / its option count (``postprocess.choices.option_counts``). Under the
+  null of guessing, the number right is a sum of independent Bernoulli(1 / k_i): a Poisson-binomial
+  with mean ``sum 1 / k_i`` (``expected_correct``).
+- Test: one-sided (accuracy > chance), exact. The null distribution is the convolution of one
+  binomial per distinct option count (``Binomial(n_k, 1 / k)``), so the p-value is the exact
+  Poisson-binomial tail P(X >= n_correct). When every question has the same k it is the plain
+  binomial tail and equals ``scipy.stats.binomtest(n_correct, n, 1 / k, alternative="greater")``.
+- Holm family: every row of one (model, benchmark, condition): its task types and its Overall row.
+  ``above_chance`` is ``p_holm < alpha``. ``above_chance_black`` repeats, on every row of a (model,
+  benchmark, task type), whether that task type is above chance under ``black`` (no video): the
+  task types a model answers from the question and options alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from postprocess.analyses._paired import OVERALL, condition_sort_key, group_index
+from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.choices import option_counts
+from postprocess.stats import holm, wilson
+
+BLACK = "black"
+EXACT_BINOMIAL = "exact binomial (one-sided, greater)"
+EXACT_POISSON_BINOMIAL = "exact Poisson-binomial (one-sided, greater)"
+
+COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "condition": "condition name",
+    "task_type": "task type, or Overall",
+    "n": "questions counted: answered (ok + unparsed), plus errors under missing_policy=incorrect",
+    "n_correct": "questions answered right",
+    "acc": "n_correct / n",
+    "ci_low": "lower bound of the Wilson score interval of acc",
+    "ci_high": "upper bound of the Wilson score interval of acc",
+    "n_options": "options per question: k when all n questions have k, else 'min-max'",
+    "expected_correct": "questions a uniform guesser gets right on average: the sum of 1 / (the question's options)",
+    "chance": "expected_correct / n",
+    "p_chance": "one-sided exact p-value of n_correct under guessing: P(X >= n_correct), X the Poisson-binomial "
+    "sum of Bernoulli(1 / options) over the n questions (the binomial tail, as scipy.stats.binomtest with "
+    "alternative='greater', when all have the same options)",
+    "p_holm": "p_chance Holm-adjusted over its family: every row (task types and Overall) of the same model, "
+    "benchmark and condition",
+    "n_family": "number of p-values in the Holm family",
+    "above_chance": "p_holm < alpha",
+    "above_chance_black": "the same model, benchmark and task type is above chance under black (no video); "
+    "empty when black was not run",
+    "n_error": "questions with no answer (excluded under exclude; in n, scored wrong, under incorrect)",
+    "test": "the exact test used: binomial (one option count) or Poisson-binomial (mixed counts)",
+    "alpha": "significance level of above_chance",
+    "ci_level": "confidence level of the CI",
+    "missing_policy": "exclude or incorrect",
+}
+
+
+def poisson_binomial_sf(k: int, option_counts_: np.ndarray) -> tuple[float, str]:
+    """(P(X >= k), test name) for X the number right of a uniform guesser on questions with these option counts.
+
+    One option count: the binomial tail (scipy.stats.binom.sf). Several: the exact pmf, the
+    convolution of one binomial pmf per distinct count, summed from k up.
+    """
+    counts = np.asarray(option_counts_, dtype=np.int64)
+    n = counts.size
+    if k <= 0:
+        return 1.0, EXACT_BINOMIAL if np.unique(counts).size <= 1 else EXACT_POISSON_BINOMIAL
+    values, sizes = np.unique(counts, return_counts=True)
+    if values.size == 1:
+        return float(_st.binom.sf(k - 1, n, 1.0 / values[0])), EXACT_BINOMIAL
+    pmf = np.ones(1)
+    for value, size in zip(values, sizes, strict=True):
+        pmf = np.convolve(pmf, _st.binom.pmf(np.arange(size + 1), size, 1.0 / value))
+    return float(min(pmf[k:].sum(), 1.0)), EXACT_POISSON_BINOMIAL
+
+
+def _options_label(counts: np.ndarray) -> str:
+    lo, hi = int(counts.min()), int(counts.max())
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Accuracy against chance per (model, benchmark, condition, task type); columns as in ``COLUMNS``."""
+    if frame.empty:
+        return empty(COLUMNS)
+    status = frame["status"].to_numpy(dtype=object)
+    is_error = status == "error"
+    counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
+    data = pd.DataFrame(
+        {
+            "model": frame["model"].to_numpy(dtype=object),
+            "benchmark": frame["benchmark"].to_numpy(dtype=object),
+            "condition": frame["condition"].to_numpy(dtype=object),
+            "task_type": frame["task_type"].to_numpy(dtype=object),
+            "correct": frame["correct"].fillna(False).to_numpy(dtype=bool) & counted,
+            "counted": counted,
+            "error": is_error,
+            "k": option_counts(frame).to_numpy(dtype=np.int64),
+        }
+    )
+    keys = ["model", "benchmark", "condition"]
+    group, key_table = group_index(data, keys)
+    rows = []
+    for g, (model, benchmark, condition) in enumerate(key_table.itertuples(index=False, name=None)):
+        cell = data[group == g]
+        parts = [(str(t), p) for t, p in cell.groupby("task_type", sort=True)] + [(OVERALL, cell)]
+        family = []
+        for task_type, part in parts:
+            used = part[part["counted"].to_numpy()]
+            n, k = len(used), int(used["correct"].sum())
+            row = {
+                "model": model,
+                "benchmark": benchmark,
+                "condition": condition,
+                "task_type": task_type,
+                "n": n,
+                "n_correct": k,
+                "acc": k / n if n else np.nan,
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "n_options": "",
+                "expected_correct": np.nan,
+                "chance": np.nan,
+                "p_chance": np.nan,
+                "p_holm": np.nan,
+                "n_family": 0,
+                "above_chance": pd.NA,
+                "above_chance_black": pd.NA,
+                "n_error": int(part["error"].sum()),
+                "test": "",
+                "alpha": options.alpha,
+                "ci_level": options.ci_level,
+                "missing_policy": options.missing,
+            }
+            if n:
+                ks = used["k"].to_numpy()
+                ci = wilson(k, n, options.ci_level)
+                row["ci_low"], row["ci_high"] = ci.low, ci.high
+                row["n_options"] = _options_label(ks)
+                row["expected_correct"] = float((1.0 / ks).sum())
+                row["chance"] = row["expected_correct"] / n
+                row["p_chance"], row["test"] = poisson_binomial_sf(k, ks)
+                family.append(len(rows))
+            rows.append(row)
+        if family:
+            adjusted = holm([rows[i]["p_chance"] for i in family])
+            for i, p in zip(family, adjusted, strict=True):
+                rows[i]["p_holm"] = float(p)
+                rows[i]["n_family"] = len(family)
+                rows[i]["above_chance"] = bool(p < options.alpha)
+    if not rows:
+        return empty(COLUMNS)
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    black = table[table["condition"] == BLACK].set_index(["model", "benchmark", "task_type"])["above_chance"]
+    index = pd.MultiIndex.from_frame(table[["model", "benchmark", "task_type"]])
+    table["above_chance_black"] = black.reindex(index).astype("boolean").to_numpy()
+    order = sorted(
+        range(len(table)),
+        key=lambda i: (
+            table.at[i, "model"],
+            table.at[i, "benchmark"],
+            condition_sort_key(str(table.at[i, "condition"])),
+        ),
+    )
+    table = table.iloc[order].reset_index(drop=True)
+    table["above_chance"] = table["above_chance"].astype("boolean")
+    return table
+
+
+def blind_sentence(table: pd.DataFrame) -> str:
+    """One sentence naming, per model and benchmark, the task types answered above chance under black."""
+    black = table[(table["condition"] == BLACK) & (table["task_type"] != OVERALL)]
+    if black.empty:
+        return "No model was run without the video (black), so nothing is known about answering blind."
+    parts = []
+    for (model, benchmark), group in black.groupby(["model", "benchmark"], sort=True):
+        above = group.loc[group["above_chance"].fillna(False).astype(bool), "task_type"].tolist()
+        what = ", ".join(str(t) for t in above) if above else "no task type"
+        parts.append(f"{model} on {benchmark}: {what} ({len(above)} of {len(group)})")
+    return "Without the video (black), above chance after Holm: " + "; ".join(parts) + "."
+
+
+ANALYSES = (
+    Analysis(
+        "above_chance",
+        "Accuracy against chance per condition and task type (exact one-sided test, chance from each question's "
+        "option count, Holm-adjusted), and which task types are answered above chance without the video.",
+        COLUMNS,
+        chance_table,
+    ),
+)

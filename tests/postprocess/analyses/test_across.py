@@ -1,0 +1,124 @@
+"""vdg_across and letters_across: one model compared with itself across benchmarks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from postprocess.analyses import ANALYSES
+from postprocess.analyses.across import LETTER_COLUMNS, VDG_COLUMNS, letters_across_table, vdg_across_table
+from postprocess.analyses.base import Options
+from tests.frames import answer_fields, outcome_fields, tidy_frame, tidy_row
+
+LETTERS = "ABCDE"
+
+
+def vdg_records(seed=2, sizes=(("b1", 300, 0.7), ("b2", 200, 0.5))):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in ("m1", "m2"):
+        for bench, n, p_orig in sizes:
+            for i in range(n):
+                for condition, p in (("orig", p_orig), ("black", 0.35)):
+                    value = "e" if rng.random() < 0.03 else bool(rng.random() < p)
+                    rows.append(
+                        tidy_row(
+                            model,
+                            condition,
+                            f"{bench}v{i:03d}-0",
+                            bench,
+                            task_type=f"T{i % 3}",
+                            n_options=4,
+                            **outcome_fields(value),
+                        )
+                    )
+    return rows
+
+
+def hand_vdgs(rows, model, bench):
+    arms: dict[str, dict[str, object]] = {}
+    for r in rows:
+        if r["model"] == model and r["benchmark"] == bench:
+            arms.setdefault(r["question_id"], {})[r["condition"]] = r
+    out = []
+    for arm in arms.values():
+        if "error" in (arm["orig"]["status"], arm["black"]["status"]):
+            continue
+        out.append(int(arm["orig"]["correct"] is True) - int(arm["black"]["correct"] is True))
+    return np.array(out)
+
+
+def test_vdg_difference_and_its_bootstrap_ci_against_a_normal_approximation():
+    rows = vdg_records()
+    table = vdg_across_table(tidy_frame(rows), Options(n_resamples=20000))
+    assert list(table.columns) == list(VDG_COLUMNS)
+    assert table[["model", "benchmark_a", "benchmark_b"]].values.tolist() == [["m1", "b1", "b2"], ["m2", "b1", "b2"]]
+    for row in table.itertuples():
+        a, b = hand_vdgs(rows, row.model, "b1"), hand_vdgs(rows, row.model, "b2")
+        assert (row.n_a, row.n_b) == (len(a), len(b))
+        assert row.vdg_a == pytest.approx(a.mean()) and row.vdg_b == pytest.approx(b.mean())
+        assert row.diff == pytest.approx(a.mean() - b.mean())
+        # Independent samples: SE of a difference of means; the percentile CI is close to +- 1.96 SE.
+        se = math.sqrt(a.var() / len(a) + b.var() / len(b))
+        z = stats.norm.ppf(0.975)
+        assert row.ci_low == pytest.approx(row.diff - z * se, abs=0.2 * se)
+        assert row.ci_high == pytest.approx(row.diff + z * se, abs=0.2 * se)
+
+
+def test_vdg_across_is_seeded_and_empty_for_one_benchmark():
+    frame = tidy_frame(vdg_records())
+    first, again = vdg_across_table(frame, Options(n_resamples=500)), vdg_across_table(frame, Options(n_resamples=500))
+    pd.testing.assert_frame_equal(first, again)
+    other = vdg_across_table(frame, Options(n_resamples=500, seed=9))
+    assert not np.allclose(first["ci_low"], other["ci_low"])
+    one = tidy_frame(vdg_records(sizes=(("b1", 30, 0.7),)))
+    assert vdg_across_table(one).empty and letters_across_table(one).empty
+    cluster = vdg_across_table(frame, Options(n_resamples=200, cluster=True))
+    assert (cluster["resample_unit"] == "video").all()
+
+
+def letter_rows(model, bench, condition, preds, n_options):
+    return [
+        tidy_row(
+            model, condition, f"{bench}q{i}", bench, task_type="T", n_options=n_options, **answer_fields("A", p, "ok")
+        )
+        for i, p in enumerate(preds)
+    ]
+
+
+def test_letters_across_matches_scipy_on_the_shared_letters():
+    # b4: four options; b5: five. E answers on b5 lie beyond b4's options and are left out.
+    p4 = ["A"] * 30 + ["B"] * 20 + ["C"] * 25 + ["D"] * 25
+    p5 = ["A"] * 10 + ["B"] * 40 + ["C"] * 20 + ["D"] * 15 + ["E"] * 15
+    frame = tidy_frame(letter_rows("m", "b4", "black", p4, 4) + letter_rows("m", "b5", "black", p5, 5))
+    table = letters_across_table(frame)
+    assert list(table.columns) == list(LETTER_COLUMNS)
+    row = table.iloc[0]
+    assert (row["benchmark_a"], row["benchmark_b"], row["n_options_a"], row["n_options_b"]) == ("b4", "b5", 4, 5)
+    assert row["letters"] == "A,B,C,D" and (row["n_a"], row["n_b"]) == (100, 85)
+    assert (row["n_beyond_a"], row["n_beyond_b"]) == (0, 15)
+    observed = np.array([[30, 20, 25, 25], [10, 40, 20, 15]])
+    ref = stats.chi2_contingency(observed, correction=False)
+    assert row["chi2"] == pytest.approx(ref.statistic) and row["p"] == pytest.approx(ref.pvalue)
+    assert row["df"] == 3 and (row["top_a"], row["top_b"]) == ("A", "B")
+    assert row["cramers_v"] == pytest.approx(math.sqrt(ref.statistic / 185))
+
+
+def test_letters_no_answer_uses_are_dropped():
+    frame = tidy_frame(
+        letter_rows("m", "x", "orig", ["A"] * 5 + ["B"] * 5, 4)
+        + letter_rows("m", "y", "orig", ["A"] * 2 + ["B"] * 8, 4)
+    )
+    row = letters_across_table(frame).iloc[0]
+    assert row["letters"] == "A,B" and row["df"] == 1
+    ref = stats.chi2_contingency(np.array([[5, 5], [2, 8]]), correction=False)
+    assert row["p"] == pytest.approx(ref.pvalue)
+
+
+def test_registered():
+    names = {a.name for a in ANALYSES}
+    assert {"vdg_across", "letters_across"} <= names

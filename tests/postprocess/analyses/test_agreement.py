@@ -1,0 +1,166 @@
+"""kappa, categories_by_task, models_right and models_right_transition against independent calculations."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.inter_rater import cohens_kappa
+
+from postprocess.analyses import ANALYSES
+from postprocess.analyses.agreement import (
+    CATEGORY_TEST_COLUMNS,
+    KAPPA_COLUMNS,
+    MODELS_RIGHT_COLUMNS,
+    TRANSITION_COLUMNS,
+    category_test_table,
+    kappa_table,
+    models_right_table,
+    transition_table,
+)
+from postprocess.analyses.base import Options
+from tests.postprocess.analyses.test_accuracy import make_frame
+
+MODELS = ("m1", "m2", "m3")
+
+
+def random_records(seed: int = 5, n: int = 120):
+    rng = np.random.default_rng(seed)
+    latent = rng.random(n)  # a shared difficulty, so that the models agree more than chance
+    records = []
+    for k, model in enumerate(MODELS):
+        for condition in ("orig", "black"):
+            for i in range(n - 5 * k):
+                task = f"T{i % 4}"
+                p = (0.75 if condition == "orig" else 0.4) * (0.4 + latent[i])
+                draw = rng.random()
+                outcome = "e" if draw < 0.04 else ("u" if draw < 0.06 else bool(rng.random() < min(p, 1)))
+                records.append((model, condition, f"v{i:03d}-0", task, outcome))
+    return records
+
+
+def outcomes(records):
+    """{(model, condition): {qid: outcome}} and {qid: task}."""
+    out: dict[tuple[str, str], dict[str, object]] = {}
+    task = {}
+    for model, condition, qid, t, value in records:
+        out.setdefault((model, condition), {})[qid] = value
+        task[qid] = t
+    return out, task
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_kappa_matches_statsmodels_on_hand_counted_tables(missing):
+    records = random_records()
+    table = kappa_table(make_frame(records), Options(missing=missing))
+    assert list(table.columns) == list(KAPPA_COLUMNS)
+    got, _ = outcomes(records)
+    assert len(table) == 2 * 3  # 3 pairs x 2 conditions
+    for row in table.itertuples():
+        a, b = got[(row.model_a, row.condition)], got[(row.model_b, row.condition)]
+        shared = sorted(set(a) & set(b))
+        if missing == "exclude":
+            shared = [q for q in shared if "e" not in (a[q], b[q])]
+        cells = Counter((a[q] is True, b[q] is True) for q in shared)
+        t = np.array([[cells[(True, True)], cells[(True, False)]], [cells[(False, True)], cells[(False, False)]]])
+        assert (row.both_right, row.a_only, row.b_only, row.both_wrong) == tuple(t.ravel())
+        ref = cohens_kappa(t)
+        assert row.kappa == pytest.approx(ref.kappa, rel=1e-12)
+        assert row.kappa_se == pytest.approx(ref.std_kappa, rel=1e-10)
+        assert row.ci_low == pytest.approx(ref.kappa_low, rel=1e-10)
+        assert row.ci_high == pytest.approx(ref.kappa_upp, rel=1e-10)
+        assert row.p_zero == pytest.approx(ref.pvalue_two_sided, rel=1e-8)
+
+
+def test_kappa_is_undefined_when_both_models_are_constant():
+    records = [(m, "orig", f"q{i}", "T", True) for m in ("a", "b") for i in range(5)]
+    row = kappa_table(make_frame(records)).iloc[0]
+    assert row["p_observed"] == 1 and math.isnan(row["kappa"]) and math.isnan(row["ci_low"])
+
+
+def categories_of(records, model, missing):
+    got, task = outcomes(records)
+    o, b = got[(model, "orig")], got[(model, "black")]
+    counts: Counter = Counter()
+    for q in o:
+        if missing == "exclude" and "e" in (o[q], b[q]):
+            continue
+        ro, rb = o[q] is True, b[q] is True
+        counts[
+            (task[q], {(True, False): "I", (True, True): "II", (False, True): "III", (False, False): "IV"}[(ro, rb)])
+        ] += 1
+    return counts
+
+
+def test_categories_by_task_matches_scipy_chi2_contingency():
+    records = random_records(n=400)
+    table = category_test_table(make_frame(records))
+    assert list(table.columns) == list(CATEGORY_TEST_COLUMNS)
+    ps = []
+    for row in table.itertuples():
+        counts = categories_of(records, row.model, "exclude")
+        tasks = sorted({t for t, _ in counts})
+        cats = [c for c in ("I", "II", "III", "IV") if any(counts[(t, c)] for t in tasks)]
+        obs = np.array([[counts[(t, c)] for c in cats] for t in tasks])
+        ref = stats.chi2_contingency(obs, correction=False)
+        assert row.chi2 == pytest.approx(ref.statistic, rel=1e-10)
+        assert row.p == pytest.approx(ref.pvalue, rel=1e-8)
+        assert row.df == ref.dof and row.n == obs.sum()
+        assert row.cramers_v == pytest.approx(math.sqrt(ref.statistic / (obs.sum() * (min(obs.shape) - 1))))
+        ps.append(ref.pvalue)
+    from statsmodels.stats.multitest import multipletests
+
+    np.testing.assert_allclose(table["p_holm"].to_numpy(dtype=float), multipletests(ps, method="holm")[1])
+
+
+def brute_poisson_binomial(ps):
+    pmf = [0.0] * (len(ps) + 1)
+    for pattern in itertools.product((0, 1), repeat=len(ps)):
+        pmf[sum(pattern)] += math.prod(p if x else 1 - p for x, p in zip(pattern, ps, strict=True))
+    return pmf
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_models_right_and_transition_match_a_hand_count(missing):
+    records = random_records()
+    frame = make_frame(records)
+    right = models_right_table(frame, Options(missing=missing))
+    trans = transition_table(frame, Options(missing=missing))
+    assert list(right.columns) == list(MODELS_RIGHT_COLUMNS)
+    assert list(trans.columns) == list(TRANSITION_COLUMNS)
+    got, _ = outcomes(records)
+    shared = sorted(set.intersection(*(set(got[(m, c)]) for m in MODELS for c in ("orig", "black"))))
+    if missing == "exclude":
+        shared = [q for q in shared if all(got[(m, c)][q] != "e" for m in MODELS for c in ("orig", "black"))]
+    n = len(shared)
+    counts = {c: [sum(got[(m, c)][q] is True for m in MODELS) for q in shared] for c in ("orig", "black")}
+    for condition in ("orig", "black"):
+        rows = right[right["condition"] == condition].sort_values("n_right")
+        accs = [sum(got[(m, condition)][q] is True for q in shared) / n for m in MODELS]
+        pmf = brute_poisson_binomial(accs)
+        observed = Counter(counts[condition])
+        assert rows["n"].unique().tolist() == [n]
+        assert rows["observed"].tolist() == [observed[r] for r in range(4)]
+        np.testing.assert_allclose(rows["expected"].to_numpy(dtype=float), [n * p for p in pmf], rtol=1e-10)
+        ref = stats.chisquare([observed[r] for r in range(4)], [n * p for p in pmf])
+        assert rows["chi2"].iloc[0] == pytest.approx(ref.statistic, rel=1e-10)
+        assert rows["p"].iloc[0] == pytest.approx(ref.pvalue, rel=1e-8)
+    pairs = Counter(zip(counts["black"], counts["orig"], strict=True))
+    assert len(trans) == 16 and trans["n_questions"].sum() == n
+    for row in trans.itertuples():
+        assert row.n_questions == pairs[(row.right_black, row.right_orig)]
+        row_total = sum(v for (r, _), v in pairs.items() if r == row.right_black)
+        if row_total:
+            assert row.share_of_black == pytest.approx(row.n_questions / row_total)
+
+
+def test_registered_in_report_order():
+    names = [a.name for a in ANALYSES]
+    for name in ("kappa", "categories_by_task", "models_right", "models_right_transition"):
+        assert name in names
+    one_model = make_frame([("m", c, "q", "T", True) for c in ("orig", "black")])
+    assert models_right_table(one_model).empty and transition_table(one_model).empty and kappa_table(one_model).empty

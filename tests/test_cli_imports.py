@@ -1,0 +1,45 @@
+"""`vdg report` and `vdg stats` import only what they use (start-up time is most of a small report)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+HEAVY = ("matplotlib", "statsmodels", "lmms_eval", "torch", "vdg_tasks.materialize", "vdg_tasks.yamlgen")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from vdg_tasks.cli import build_parser; build_parser()",
+        "from vdg_tasks.cli import main; main(['stats', 'wilson', '3', '10'])",
+        "import postprocess.io, postprocess.report, postprocess.analyses",
+    ],
+)
+def test_no_heavy_imports(code):
+    loaded = _modules_after(code)
+    assert not [m for m in loaded if m.split(".")[0] in HEAVY or m in HEAVY]
+
+
+def test_parser_defaults_match_their_modules():
+    from vdg_tasks.cli import build_parser
+    from vdg_tasks.materialize import default_workers
+    from vdg_tasks.yamlgen import YAML_ROOT
+
+    parser = build_parser()
+    assert parser.parse_args(["materialize", "--tasks", "x"]).workers == default_workers()
+    assert parser.parse_args(["synth"]).out == str(YAML_ROOT / "vdgsynth" / "data")
