@@ -51,6 +51,7 @@ import pandas as pd
 import postprocess.analyses as _analyses
 from postprocess.analyses.base import Options, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.stats import json_ready
 
 #: Version of the report.json layout.
 JSON_FORMAT = "vdg-report/2"
@@ -1172,26 +1173,7 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
 
 def json_value(value: Any) -> Any:
     """A cell as JSON: NaN/NA -> None, +/-inf -> "inf"/"-inf", numpy scalars -> Python."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if math.isnan(v):
-            return None
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return v
-    if isinstance(value, (str,)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [json_value(v) for v in value]
-    return str(value)
+    return json_ready(value, missing=(pd.NA, pd.NaT))
 
 
 def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:

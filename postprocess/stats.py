@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
@@ -795,10 +796,11 @@ def mcnemar_many(b01: np.ndarray, b10: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.where(defined, chi2, nan), np.where(defined, p_cc, nan), np.where(defined, p_exact, nan)
 
 
-def json_ready(value: Any) -> Any:
-    """A result as JSON, as ``postprocess.report.json_value`` writes it (NaN -> None, +/-inf -> "inf"/"-inf",
-    numpy scalars -> Python), without importing pandas: what ``vdg stats`` prints."""
-    if value is None:
+def json_ready(value: Any, missing: tuple[Any, ...] = ()) -> Any:
+    """A result as JSON (NaN and ``missing`` -> None, +/-inf -> "inf"/"-inf", numpy scalars -> Python),
+    without importing pandas: what ``vdg stats`` prints, and, with pandas' NA and NaT as ``missing``,
+    every cell of ``report.json``."""
+    if value is None or any(value is m for m in missing):
         return None
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -813,8 +815,8 @@ def json_ready(value: Any) -> Any:
         return v
     if isinstance(value, str):
         return value
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, Mapping):
+        return {str(k): json_ready(v, missing) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
-        return [json_ready(v) for v in value]
+        return [json_ready(v, missing) for v in value]
     return str(value)
