@@ -47,10 +47,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tabulate import tabulate
 
 import postprocess.analyses as _analyses
 from postprocess.analyses.base import Options, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.plot_worker import BackgroundPlots
 from postprocess.stats import json_ready
 
 #: Version of the report.json layout.
@@ -158,6 +160,16 @@ def _signed(column: str) -> bool:
     return base in SIGNED or base.startswith("vdg_") or base.endswith(("_vdg", "_diff", "_delta"))
 
 
+def _float_format(column: str) -> Callable[[float], str]:
+    """How a finite float of ``column`` reads."""
+    if is_pvalue(column):
+        return "{:.4g}".format
+    decimals = "{:+.3f}".format if _signed(column) else "{:.3f}".format
+    if _is_count(column):
+        return lambda v: str(int(v)) if v.is_integer() else decimals(v)
+    return decimals
+
+
 def format_value(column: str, value: Any) -> str:
     """One cell as text: 3 decimals, p-values 4 significant digits, counts as integers."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
@@ -170,22 +182,37 @@ def format_value(column: str, value: Any) -> str:
         v = float(value)
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
-        if is_pvalue(column):
-            return f"{v:.4g}"
-        if _is_count(column) and v.is_integer():
-            return str(int(v))
-        return f"{v:+.3f}" if _signed(column) else f"{v:.3f}"
+        return _float_format(column)(v)
     return str(value)
+
+
+def _format_column(column: str, values: pd.Series) -> list[str]:
+    """``format_value`` of each cell; a float column picks its format once."""
+    cells = values.tolist()
+    if not (isinstance(values.dtype, np.dtype) and values.dtype.kind == "f"):
+        return [format_value(column, v) for v in cells]
+    finite = _float_format(column)
+    return [finite(v) if math.isfinite(v) else format_value(column, v) for v in cells]
+
+
+#: A table as text: column -> its cells, in display order (plain lists: cheap to merge, filter and render).
+Shown = dict[str, list[str]]
+
+
+def _formatted(table: pd.DataFrame, columns: Sequence[str] | None = None) -> Shown:
+    present = set(table.columns)
+    cols = [c for c in (columns if columns is not None else table.columns) if c in present]
+    return {c: _format_column(c, table[c]) for c in cols}
 
 
 def format_table(table: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The table as strings, in ``columns`` (those present; default all)."""
-    cols = [c for c in (columns if columns is not None else table.columns) if c in table.columns]
-    return pd.DataFrame(
-        {c: [format_value(c, v) for v in table[c].tolist()] for c in cols},
-        index=range(len(table)),
-        columns=cols,
-    )
+    shown = _formatted(table, columns)
+    return pd.DataFrame(shown, index=range(len(table)), columns=list(shown))
+
+
+def _shown(frame: pd.DataFrame) -> Shown:
+    return {c: frame[c].tolist() for c in frame.columns}
 
 
 def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -193,6 +220,12 @@ def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
     A bare ``ci_low``/``ci_high`` pair belongs to the column just before ``ci_low``.
     """
+    merged = _merge_interval_columns(_shown(shown), table)
+    return pd.DataFrame(merged, index=shown.index, columns=list(merged))
+
+
+def _merge_interval_columns(shown: Shown, table: pd.DataFrame) -> Shown:
+    """``_merge_intervals`` on a ``Shown`` table."""
     columns = list(table.columns)
     pairs: list[tuple[str, str, str]] = []
     for i, col in enumerate(columns):
@@ -201,23 +234,36 @@ def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         elif f"{col}_ci_low" in columns and f"{col}_ci_high" in columns:
             pairs.append((col, f"{col}_ci_low", f"{col}_ci_high"))
     for value, low, high in pairs:
-        if not {value, low, high} <= set(shown.columns):
+        if not {value, low, high} <= shown.keys():
             continue
         # the bounds read like their value: signed only when the value is (a bare ci_low is the value's)
-        lows = [format_value(value, x) for x in table[low].tolist()]
-        highs = [format_value(value, x) for x in table[high].tolist()]
+        lows = _format_column(value, table[low])
+        highs = _format_column(value, table[high])
         merged = [
             v if not v or not lo else f"{v} [{lo}, {hi}]" for v, lo, hi in zip(shown[value], lows, highs, strict=True)
         ]
-        shown = shown.drop(columns=[low, high])
-        shown[value] = merged
-        shown = shown.rename(columns={value: f"{value} [CI]"})
+        shown = {
+            (f"{value} [CI]" if c == value else c): (merged if c == value else cells)
+            for c, cells in shown.items()
+            if c not in (low, high)
+        }
     return shown
 
 
 def _drop_blank(shown: pd.DataFrame) -> pd.DataFrame:
     """Columns empty in every shown row (rungs a model set did not run) are left out."""
-    return shown[[c for c in shown.columns if (shown[c] != "").any()]] if len(shown) else shown
+    return shown[list(_nonblank(_shown(shown)))]
+
+
+def _nonblank(shown: Shown) -> Shown:
+    """``_drop_blank`` on a ``Shown`` table; one without rows keeps its header."""
+    if not any(shown.values()):
+        return shown
+    return {c: cells for c, cells in shown.items() if any(cells)}
+
+
+def _rows(shown: Shown, n_rows: int) -> list[list[str]]:
+    return [list(row) for row in zip(*shown.values(), strict=True)] if shown else [[] for _ in range(n_rows)]
 
 
 def _is_text(table: pd.DataFrame, column: str) -> bool:
@@ -229,13 +275,16 @@ def _is_text(table: pd.DataFrame, column: str) -> bool:
 def markdown_table(
     table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = True, drop_blank: bool = True
 ) -> str:
-    shown = format_table(table, columns)
+    shown = _formatted(table, columns)
     if merge_ci:
-        shown = _merge_intervals(shown, table)
+        shown = _merge_interval_columns(shown, table)
     if drop_blank:
-        shown = _drop_blank(shown)
-    align = ["left" if _is_text(table, c) else "right" for c in shown.columns]
-    return shown.to_markdown(index=False, disable_numparse=True, colalign=align)
+        shown = _nonblank(shown)
+    align = ["left" if _is_text(table, c) else "right" for c in shown]
+    # what DataFrame.to_markdown(index=False) calls, without building a frame of the text
+    return tabulate(
+        _rows(shown, len(table)), headers=list(shown), tablefmt="pipe", disable_numparse=True, colalign=align
+    )
 
 
 def _display_columns(table: pd.DataFrame, preferred: Sequence[str] | None) -> list[str]:
@@ -1028,19 +1077,17 @@ code{background:#f3f3f3;padding:0 .2rem}
 
 
 def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge_ci: bool = False) -> str:
-    shown = format_table(table, columns)
+    shown = _formatted(table, columns)
     if merge_ci:
-        shown = _drop_blank(_merge_intervals(shown, table))
-    text_cols = {c for c in shown.columns if _is_text(table, c)}
-    head = "".join(f'<th class="{"t" if c in text_cols else ""}">{html.escape(str(c))}</th>' for c in shown.columns)
-    body = []
+        shown = _nonblank(_merge_interval_columns(shown, table))
+    classes = ["t" if _is_text(table, c) else "" for c in shown]
+    head = "".join(f'<th class="{k}">{html.escape(str(c))}</th>' for c, k in zip(shown, classes, strict=True))
+    opening = [f'<td class="{k}">' for k in classes]
     task = table["task_type"].tolist() if "task_type" in table.columns else [None] * len(table)
-    for i, row in enumerate(shown.itertuples(index=False)):
-        cls = ' class="overall"' if task[i] == "Overall" else ""
-        cells = "".join(
-            f'<td class="{"t" if c in text_cols else ""}">{html.escape(v)}</td>'
-            for c, v in zip(shown.columns, row, strict=True)
-        )
+    body = []
+    for kind, row in zip(task, _rows(shown, len(table)), strict=True):
+        cls = ' class="overall"' if kind == "Overall" else ""
+        cells = "".join(f"{td}{html.escape(v)}</td>" for td, v in zip(opening, row, strict=True))
         body.append(f"<tr{cls}>{cells}</tr>")
     return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
@@ -1176,9 +1223,26 @@ def json_value(value: Any) -> Any:
     return json_ready(value, missing=(pd.NA, pd.NaT))
 
 
+def _numeric(values: pd.Series) -> bool:
+    """Whether ``values.tolist()`` holds Python bools, ints and floats, NaN or NA where missing."""
+    masked = (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)
+    return values.dtype.kind in "biuf" and (isinstance(values.dtype, np.dtype) or isinstance(values.array, masked))
+
+
+def _json_column(values: pd.Series) -> list[Any]:
+    """``json_value`` of each cell, converting only the cells that need it: in a numeric column the missing and
+    infinite ones, elsewhere all but the strings."""
+    cells = values.tolist()
+    if _numeric(values):
+        for i in np.flatnonzero(~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))).tolist():
+            cells[i] = json_value(cells[i])
+        return cells
+    return [v if type(v) is str else json_value(v) for v in cells]
+
+
 def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     columns = [str(c) for c in table.columns]
-    values = [[json_value(v) for v in table[c].tolist()] for c in table.columns]
+    values = [_json_column(table[c]) for c in table.columns]
     return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)] if len(table) else []
 
 
@@ -1298,20 +1362,24 @@ def _write_files(
     folder: Path,
     options: Options | None,
     inputs: Mapping[str, Any] | None,
-    plots: bool,
+    plots: bool | BackgroundPlots,
 ) -> str:
+    if isinstance(plots, BackgroundPlots):
+        plots.submit(tables, folder / "plots")  # drawn while the files below are written
     for name, table in tables.items():
         write_csv(table, folder / f"{name}.csv")
+    # json.dumps (one shot) runs the C encoder; json.dump streams through the pure-Python one.
+    (folder / "report.json").write_text(json.dumps(render_json(tables, options, inputs), allow_nan=False) + "\n")
     written: list[Path] = []
-    if plots:
+    if isinstance(plots, BackgroundPlots):
+        written = plots.result()
+    elif plots:
         from postprocess.plots import write_plots
 
         written = write_plots(tables, folder / "plots")
     markdown = render_markdown(tables, written)
     (folder / "report.md").write_text(markdown)
     (folder / "report.html").write_text(render_html(tables, written))
-    # json.dumps (one shot) runs the C encoder; json.dump streams through the pure-Python one.
-    (folder / "report.json").write_text(json.dumps(render_json(tables, options, inputs), allow_nan=False) + "\n")
     return markdown
 
 
@@ -1321,10 +1389,11 @@ def write_report(
     *,
     options: Options | None = None,
     inputs: Mapping[str, Any] | None = None,
-    plots: bool = True,
+    plots: bool | BackgroundPlots = True,
 ) -> WrittenReport:
     """Write every table as CSV plus report.md/.html/.json and plots/*.png into ``out``; return the markdown
-    (``.path``: the report's folder, absolute).
+    (``.path``: the report's folder, absolute). ``plots``: False for none, True to draw them here, or a
+    started ``postprocess.plot_worker.BackgroundPlots`` to have its process draw them meanwhile.
 
     Everything is written into a new folder beside ``out`` first and moved into place at the end, so
     ``out`` holds one complete report or what it held before: a previous report there is replaced

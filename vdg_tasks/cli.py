@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import sys
@@ -404,17 +405,22 @@ def _inputs(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from postprocess.judge import JudgeError
-    from postprocess.report import compute_tables, write_report
+    from postprocess.plot_worker import BackgroundPlots
 
-    out = Path(args.out)
-    try:
-        options = _options(args)
-        frame = _load(args)
-        tables = compute_tables(frame, options, out)
-        written = write_report(tables, out, options=options, inputs=_inputs(args), plots=not args.no_plots)
-    except (ValueError, JudgeError) as exc:  # postprocess.io.LogError is a ValueError
-        return _fail("report", exc)
+    # Started first: the worker imports matplotlib on another CPU while the logs are read and analysed.
+    with BackgroundPlots() if not args.no_plots and BackgroundPlots.useful() else contextlib.nullcontext() as worker:
+        from postprocess.judge import JudgeError
+        from postprocess.report import compute_tables, write_report
+
+        out = Path(args.out)
+        try:
+            options = _options(args)
+            frame = _load(args)
+            tables = compute_tables(frame, options, out)
+            plots = worker if worker is not None else not args.no_plots
+            written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
+        except (ValueError, JudgeError) as exc:  # postprocess.io.LogError is a ValueError
+            return _fail("report", exc)
     print(written)
     print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
     return 0

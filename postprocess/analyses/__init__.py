@@ -19,7 +19,9 @@ the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import multiprocessing as mp
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 
 import pandas as pd
 
@@ -48,6 +50,7 @@ from postprocess.analyses import (
 )
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
+from postprocess.parallel import can_fork, cpus
 
 ANALYSES: tuple[Analysis, ...] = (
     *coverage.ANALYSES,
@@ -104,18 +107,67 @@ def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame]) ->
         return skipped_table(columns, skip_sentence(exc))
 
 
+#: From this many rows on, ``run_all`` computes the analyses in parallel worker processes.
+PARALLEL_ROWS = 20_000
+#: What forked workers compute from: the analyses by name, the frames, the options (inherited, never pickled).
+_WORK: tuple[dict[str, Analysis], pd.DataFrame, pd.DataFrame, Options] | None = None
+
+
+def worker_count(frame: pd.DataFrame, workers: int | None = None) -> int:
+    """Processes ``run_all`` uses: ``workers`` when given, else one per CPU (at most 8) from
+    ``PARALLEL_ROWS`` rows on where processes can be forked, else 1 (in this process)."""
+    if workers is not None:
+        return max(1, int(workers))
+    if len(frame) < PARALLEL_ROWS or not can_fork():
+        return 1
+    return min(cpus(), 8)
+
+
+def _run_one(name: str) -> pd.DataFrame:
+    assert _WORK is not None, "_run_one runs in a worker forked by run_all"
+    analyses, frame, choices, options = _WORK
+    analysis = analyses[name]
+    data = frame if name in FULL_FRAME else choices
+    return _guarded(analysis.columns, lambda: analysis.run(data, options))
+
+
+def _run_analyses(
+    analyses: dict[str, Analysis],
+    frame: pd.DataFrame,
+    choices: pd.DataFrame,
+    options: Options,
+    workers: int,
+) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(name, table) of every analysis, in order; computed by ``workers`` forked processes when more than one."""
+    global _WORK
+    _WORK = (analyses, frame, choices, options)
+    try:
+        if workers < 2 or len(analyses) < 2:
+            for name in analyses:
+                yield name, _run_one(name)
+            return
+        with ProcessPoolExecutor(max_workers=min(workers, len(analyses)), mp_context=mp.get_context("fork")) as pool:
+            futures = {name: pool.submit(_run_one, name) for name in analyses}
+            for name, future in futures.items():
+                yield name, future.result()
+    finally:
+        _WORK = None
+
+
 def run_all(
     frame: pd.DataFrame,
     options: Options = Options(),
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
+    workers: int | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every table of ``TABLES`` (only ``names`` when given) in that order, by name.
 
     Each table has exactly its declared columns (possibly no rows). An analysis that raises
     ``ValueError`` is skipped (module docstring): its table is empty and ``skip_reason(table)``
     says why. ``on_table(name, table)`` is called as soon as a table is computed. Only the
-    ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers.
+    ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers. The analyses run in
+    ``worker_count(frame, workers)`` processes; every table is the same whatever that number is.
     """
     tables: dict[str, pd.DataFrame] = {}
 
@@ -126,10 +178,13 @@ def run_all(
 
     frame = selection.select(frame, options)  # --task-types, --min-n; checks --by
     choices = multiple_choice_frame(frame)
-    for analysis in (*ANALYSES, *selection.by_field_analyses(options)):  # --by: <analysis>_by_<field>
-        if names is None or analysis.name in names:
-            data = frame if analysis.name in FULL_FRAME else choices
-            keep(analysis.name, _guarded(analysis.columns, lambda a=analysis, d=data: a.run(d, options)))
+    wanted = {
+        analysis.name: analysis
+        for analysis in (*ANALYSES, *selection.by_field_analyses(options))  # --by: <analysis>_by_<field>
+        if names is None or analysis.name in names
+    }
+    for name, table in _run_analyses(wanted, frame, choices, options, worker_count(frame, workers)):
+        keep(name, table)
     for digest in DIGESTS:
         if names is None or digest.name in names:
             keep(digest.name, _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options)))
@@ -147,4 +202,5 @@ __all__ = [
     "multiple_choice_frame",
     "run_all",
     "skip_reason",
+    "worker_count",
 ]

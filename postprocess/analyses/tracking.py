@@ -41,7 +41,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.choices import option_counts
 from postprocess.stats import binomial_test, cohen_h, mcnemar, wilson
 
@@ -211,6 +211,8 @@ def _text(frame: pd.DataFrame, column: str) -> pd.Series:
     """The column as str, "" where missing (or the whole column when the frame lacks it)."""
     if column not in frame.columns:
         return pd.Series("", index=frame.index, dtype=object)
+    if isinstance(frame[column].dtype, pd.StringDtype):  # already text: no per-value str()
+        return pd.Series(frame[column].fillna("").to_numpy(dtype=object), index=frame.index, dtype=object)
     values = frame[column].astype(object)
     return values.where(values.notna(), "").map(str).astype(object)
 
@@ -222,8 +224,10 @@ def _number(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(frame[column], errors="coerce").astype(float)
 
 
-def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
-    """The columns the tables read, with the protocol's columns filled in and normalised."""
+@memo_by_frame
+def _prepared(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """The columns the tables read, with the protocol's columns filled in and normalised (``options``
+    unused: ``memo_by_frame``'s signature; every tracking table reads this one copy)."""
     out = pd.DataFrame(
         {
             "model": frame["model"].astype(object),
@@ -369,8 +373,7 @@ def metadata_chance(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
     """Accuracy with only the show/episode title and the question, against chance; columns ``METADATA_COLUMNS``."""
     if frame.empty or not (frame["condition"] == "metadata").any():
         return empty(METADATA_COLUMNS)
-    data = _prepared(frame)
-    data["_options"] = option_counts(frame).astype(float).to_numpy()
+    data = _prepared(frame).assign(_options=option_counts(frame).astype(float).to_numpy())
     rows: list[dict[str, object]] = []
     for model, benchmark, run in _runs(data):
         arm = run[run["condition"] == "metadata"]

@@ -15,8 +15,12 @@ from postprocess.analyses.base import empty
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.report import (
     JSON_FORMAT,
+    _drop_blank,
+    _is_text,
+    _merge_intervals,
     compute_tables,
     conventions,
+    format_table,
     format_value,
     json_value,
     markdown_table,
@@ -24,6 +28,7 @@ from postprocess.report import (
     render_html,
     render_json,
     render_markdown,
+    table_records,
     write_report,
 )
 from tests.reference_data import REFERENCE, reference_frame, reference_predictions
@@ -153,6 +158,52 @@ def test_markdown_table_aligns_and_drops_columns_empty_everywhere():
     table = pd.DataFrame({"model": ["m"], "acc_ordered": [np.nan], "acc": [0.5]})
     text = markdown_table(table)
     assert "acc_ordered" not in text and "|:--" in text and "--:|" in text
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        pd.DataFrame({"model": ["m"], "acc_ordered": [np.nan], "acc": [0.5]}),
+        pd.DataFrame({"acc": [np.nan, np.nan]}),  # every column blank
+        empty(VDG_COLUMNS),
+        _reference_tables()["vdg"],
+        _reference_tables()["coverage"],
+    ],
+)
+def test_markdown_table_is_what_the_formatted_frame_renders_to(table):
+    shown = _drop_blank(_merge_intervals(format_table(table), table))
+    align = ["left" if _is_text(table, c) else "right" for c in shown.columns]
+    assert markdown_table(table) == shown.to_markdown(index=False, disable_numparse=True, colalign=align)
+
+
+def test_table_records_convert_each_column_as_json_value_does_each_cell():
+    mixed = [np.nan, math.inf, -math.inf, pd.NA, pd.NaT, np.int64(3), np.bool_(True), np.float32(0.5), "s", None]
+    mixed += [{"k": np.int8(1), 2: [np.nan, "x"]}, (np.inf, 1), 7, 2.5, False]
+    n = len(mixed)
+
+    def column(values: list, dtype: str | None = None) -> pd.Series:
+        return pd.Series((values * n)[:n], dtype=dtype)
+
+    table = pd.DataFrame(
+        {
+            "mixed": pd.Series(mixed, dtype=object),
+            "float": column([0.25, np.nan, math.inf, -math.inf, -0.0, 1e300]),
+            "float32": column([0.1, np.nan, -math.inf], "float32"),
+            "int": column([1, -(2**62), 0]),
+            "uint8": column([0, 255], "uint8"),
+            "bool": column([True, False]),
+            "Int64": column([1, None, -5], "Int64"),
+            "boolean": column([True, None, False], "boolean"),
+            "Float64": column([0.5, None, math.inf, np.nan], "Float64"),
+            "str": column(["a", None, "b"], "str"),
+            "category": column(["x", None], "category"),
+            "time": column([pd.Timestamp("2024-01-02"), pd.NaT], "datetime64[ns]"),
+        }
+    )
+    # repr tells True from 1 and 1 from 1.0
+    cell_by_cell = [{c: json_value(table[c].tolist()[i]) for c in table.columns} for i in range(n)]
+    assert repr(table_records(table)) == repr(cell_by_cell)
+    json.dumps(table_records(table), allow_nan=False)
 
 
 def test_json_is_strict_and_complete(written):

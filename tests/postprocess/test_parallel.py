@@ -1,0 +1,53 @@
+"""run_all in worker processes gives exactly the tables it gives in one process."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from postprocess import analyses
+from postprocess.analyses import PARALLEL_ROWS, Analysis, run_all, skip_reason, worker_count
+from postprocess.parallel import can_fork
+from tests.postprocess.test_report import FAST
+from tests.reference_data import reference_frame
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
+
+
+@needs_fork
+def test_two_workers_compute_every_table_exactly_as_one_process_does():
+    frame = reference_frame()
+    seen: list[str] = []
+    alone = run_all(frame, FAST, workers=1)
+    shared = run_all(frame, FAST, workers=2, on_table=lambda name, table: seen.append(name))
+    assert list(shared) == list(alone) == seen
+    for name in alone:
+        pd.testing.assert_frame_equal(shared[name], alone[name], obj=name)
+        assert shared[name].attrs == alone[name].attrs
+
+
+@needs_fork
+def test_a_worker_skips_an_analysis_raising_value_error_and_re_raises_a_bug(monkeypatch):
+    def odd(frame, options):
+        raise ValueError("question 001-1 is odd")
+
+    def bug(frame, options):
+        raise KeyError("a bug")
+
+    frame = reference_frame()
+    keep = analyses.ANALYSES[0]
+    monkeypatch.setattr(analyses, "ANALYSES", (keep, Analysis("odd", "always fails", {"x": "x"}, odd)))
+    tables = run_all(frame, FAST, names=[keep.name, "odd"], workers=2)
+    assert skip_reason(tables["odd"]) == "question 001-1 is odd." and skip_reason(tables[keep.name]) is None
+    monkeypatch.setattr(analyses, "ANALYSES", (keep, Analysis("bug", "a bug", {"x": "x"}, bug)))
+    with pytest.raises(KeyError, match="a bug"):
+        run_all(frame, FAST, names=[keep.name, "bug"], workers=2)
+
+
+def test_small_frames_stay_in_one_process_and_a_given_count_is_kept():
+    small = pd.DataFrame({"model": ["m"] * 10})
+    assert worker_count(small) == 1
+    assert worker_count(small, workers=3) == 3
+    assert worker_count(small, workers=0) == 1
+    large = pd.DataFrame({"model": ["m"] * PARALLEL_ROWS})
+    assert 1 <= worker_count(large) <= 8
