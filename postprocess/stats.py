@@ -443,7 +443,11 @@ def _resampled_means(
         sums = np.bincount(inverse, weights=values)
         sizes = np.bincount(inverse).astype(np.float64)
     units = sums.shape[0]
-    pairs, freq = _distinct_pairs(sums, sizes)
+    if clusters is None:  # singleton units: _distinct_pairs is np.unique, which sorts one key, not two
+        distinct, freq = np.unique(sums, return_counts=True)
+        pairs = np.column_stack([distinct, np.ones(distinct.shape[0])])
+    else:
+        pairs, freq = _distinct_pairs(sums, sizes)
     if resampler == "auto":
         resampler = "multinomial" if pairs.shape[0] * _MULTINOMIAL_RATIO <= units else "index"
     out = np.empty(n_resamples, dtype=np.float64)

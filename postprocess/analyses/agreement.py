@@ -174,22 +174,31 @@ def _cells(frame: pd.DataFrame):
         yield benchmark, condition, models, present, right, error
 
 
+def _pair_counts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """[i, j] = questions where column i of x and column j of y both hold (boolean question x model matrices)."""
+    return x.T.astype(np.int64) @ y.astype(np.int64)
+
+
 def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Cohen's kappa of every pair of models per (benchmark, condition); columns as in ``KAPPA_COLUMNS``."""
     z = _z(options.ci_level)
     rows = []
     for benchmark, condition, models, present, right, error in _cells(frame):
+        # Every pair's 2x2 counts at once: products of the question x model indicator matrices.
+        scored = present & ~error if options.missing == "exclude" else present
+        n_kept = _pair_counts(scored, scored)
+        n_right = _pair_counts(right, scored)  # [i, j]: i right, both scored
+        n_both = _pair_counts(right, right)
+        n_dropped = _pair_counts(present, present) - n_kept
         for i, j in itertools.combinations(range(len(models)), 2):
-            both = present[:, i] & present[:, j]
-            dropped = both & (error[:, i] | error[:, j]) if options.missing == "exclude" else np.zeros_like(both)
-            kept = both & ~dropped
-            a, b = right[kept, i], right[kept, j]
-            cells = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
+            cells = (
+                int(n_both[i, j]),
+                int(n_right[i, j] - n_both[i, j]),
+                int(n_right[j, i] - n_both[i, j]),
+                int(n_kept[i, j] - n_right[i, j] - n_right[j, i] + n_both[i, j]),
+            )
             stats = cohen_kappa_2x2(*cells)
-            n = int(kept.sum())
-            p_zero = np.nan
-            if np.isfinite(stats["kappa"]) and stats["se0"] > 0:
-                p_zero = float(2.0 * _st.norm.sf(abs(stats["kappa"]) / stats["se0"]))
+            n = int(n_kept[i, j])
             rows.append(
                 {
                     "benchmark": benchmark,
@@ -197,20 +206,20 @@ def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
                     "model_a": models[i],
                     "model_b": models[j],
                     "n": n,
-                    "n_excluded": int(dropped.sum()),
+                    "n_excluded": int(n_dropped[i, j]),
                     "both_right": cells[0],
                     "a_only": cells[1],
                     "b_only": cells[2],
                     "both_wrong": cells[3],
-                    "acc_a": float(a.mean()) if n else np.nan,
-                    "acc_b": float(b.mean()) if n else np.nan,
+                    "acc_a": n_right[i, j] / n if n else np.nan,
+                    "acc_b": n_right[j, i] / n if n else np.nan,
                     "p_observed": stats["p_observed"],
                     "p_expected": stats["p_expected"],
                     "kappa": stats["kappa"],
                     "kappa_se": stats["se"],
                     "ci_low": stats["kappa"] - z * stats["se"],
                     "ci_high": stats["kappa"] + z * stats["se"],
-                    "p_zero": p_zero,
+                    "p_zero": abs(stats["kappa"]) / stats["se0"] if stats["se0"] > 0 else np.nan,  # |z| for now
                     "ci_level": options.ci_level,
                     "missing_policy": options.missing,
                 }
@@ -218,7 +227,9 @@ def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
     if not rows:
         return empty(KAPPA_COLUMNS)
     rows.sort(key=lambda r: (r["benchmark"], condition_sort_key(r["condition"]), r["model_a"], r["model_b"]))
-    return pd.DataFrame(rows, columns=list(KAPPA_COLUMNS))
+    table = pd.DataFrame(rows, columns=list(KAPPA_COLUMNS))
+    table["p_zero"] = 2.0 * _st.norm.sf(table["p_zero"].to_numpy(dtype=float))  # NaN stays NaN
+    return table
 
 
 def category_test_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:

@@ -94,28 +94,21 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
     status = frame["status"].to_numpy(dtype=object)
     is_error = status == "error"
     counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
-    data = pd.DataFrame(
-        {
-            "model": frame["model"].to_numpy(dtype=object),
-            "benchmark": frame["benchmark"].to_numpy(dtype=object),
-            "condition": frame["condition"].to_numpy(dtype=object),
-            "task_type": frame["task_type"].to_numpy(dtype=object),
-            "correct": frame["correct"].fillna(False).to_numpy(dtype=bool) & counted,
-            "counted": counted,
-            "error": is_error,
-            "k": option_counts(frame).to_numpy(dtype=np.int64),
-        }
-    )
-    keys = ["model", "benchmark", "condition"]
-    group, key_table = group_index(data, keys)
+    correct = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
+    n_opts = option_counts(frame).to_numpy(dtype=np.int64)
+    task_codes, task_names = pd.factorize(frame["task_type"], sort=True)  # sorted names: codes sort alike
+    group, key_table = group_index(frame, ["model", "benchmark", "condition"])
+    order = np.argsort(group, kind="stable")  # each group's rows, in frame order, without a mask per group
+    bounds = np.searchsorted(group[order], np.arange(len(key_table) + 1))
     rows = []
     for g, (model, benchmark, condition) in enumerate(key_table.itertuples(index=False, name=None)):
-        cell = data[group == g]
-        parts = [(str(t), p) for t, p in cell.groupby("task_type", sort=True)] + [(OVERALL, cell)]
+        cell = order[bounds[g] : bounds[g + 1]]
+        codes = task_codes[cell]
+        parts = [(str(task_names[t]), cell[codes == t]) for t in np.unique(codes[codes >= 0])] + [(OVERALL, cell)]
         family = []
         for task_type, part in parts:
-            used = part[part["counted"].to_numpy()]
-            n, k = len(used), int(used["correct"].sum())
+            used = part[counted[part]]
+            n, k = len(used), int(correct[used].sum())
             row = {
                 "model": model,
                 "benchmark": benchmark,
@@ -134,14 +127,14 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "n_family": 0,
                 "above_chance": pd.NA,
                 "above_chance_black": pd.NA,
-                "n_error": int(part["error"].sum()),
+                "n_error": int(is_error[part].sum()),
                 "test": "",
                 "alpha": options.alpha,
                 "ci_level": options.ci_level,
                 "missing_policy": options.missing,
             }
             if n:
-                ks = used["k"].to_numpy()
+                ks = n_opts[used]
                 ci = wilson(k, n, options.ci_level)
                 row["ci_low"], row["ci_high"] = ci.low, ci.high
                 row["n_options"] = _options_label(ks)
