@@ -2,9 +2,11 @@
 
 Generates samples logs for MODELS x CONDITIONS x QUESTIONS (default 20 x 12 x 3,000 = 720,000
 rows, in the layout lmms-eval writes with --log_samples), then, in a fresh child process per size,
-runs what `vdg report` runs: read + join the logs, every analysis (all bootstraps at 2,000
-resamples), write the CSVs, the markdown/html/json and the plots. Prints wall seconds per stage and
-peak RSS, for the full size and a 4x smaller one (a quarter of the questions), and their ratio.
+runs what `vdg report` runs: the plot worker started first, the imports, read + join the logs, every
+analysis (all bootstraps at 2,000 resamples; in worker processes from 20,000 rows), write the CSVs,
+the markdown/html/json and the plots. Prints wall seconds per stage (total from the first import),
+the peak RSS of the report process and of its largest worker, for the full size and a 4x smaller
+one (a quarter of the questions), and their ratio.
 
 Then the small size (3 models x orig/black x 500 questions, a prediction file's size): the whole
 `vdg report` command, plots included, timed side by side with `python -c "import pandas,
@@ -122,26 +124,35 @@ def generate(
 
 
 def _measure(root: str, out: str, queue) -> None:
-    from postprocess.analyses import Options, run_all
-    from postprocess.io import load_frame
-    from postprocess.report import write_report
+    """What `vdg report` does, stage by stage: the plot worker started first, then imports, load, analyses, files."""
+    start = time.perf_counter()
+    from postprocess.plot_worker import BackgroundPlots
 
-    t0 = time.perf_counter()
-    runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
-    frame = load_frame(runs)
-    t1 = time.perf_counter()
-    tables = run_all(frame, Options(n_resamples=2000))
-    t2 = time.perf_counter()
-    write_report(tables, Path(out), plots=True)
-    t3 = time.perf_counter()
+    with BackgroundPlots() as worker:
+        from postprocess.analyses import Options, run_all, worker_count
+        from postprocess.io import load_frame
+        from postprocess.report import write_report
+
+        t0 = time.perf_counter()
+        runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
+        frame = load_frame(runs)
+        t1 = time.perf_counter()
+        tables = run_all(frame, Options(n_resamples=2000))
+        t2 = time.perf_counter()
+        write_report(tables, Path(out), plots=worker)
+        t3 = time.perf_counter()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     queue.put(
         {
             "rows": len(frame),
+            "workers": worker_count(frame),
+            "import_s": t0 - start,
             "load_s": t1 - t0,
             "analyses_s": t2 - t1,
             "write_s": t3 - t2,
-            "total_s": t3 - t0,
+            "total_s": t3 - start,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "child_rss_mb": children,
         }
     )
 
@@ -204,12 +215,16 @@ def main() -> None:
         print(f"[{label}] logs ready in {time.perf_counter() - t:.1f} s: {root}", flush=True)
         results[label] = measure(root, workdir / f"report_{label}")
     print()
-    print(f"{'size':8} {'rows':>8} {'load s':>7} {'analyses s':>10} {'write s':>8} {'total s':>8} {'peak RSS MB':>12}")
+    print(
+        f"{'size':8} {'rows':>8} {'import s':>8} {'load s':>7} {'analyses s':>10} {'write s':>8} {'total s':>8} "
+        f"{'peak RSS MB':>12} {'largest worker MB':>17}"
+    )
     for label, r in results.items():
         print(
-            f"{label:8} {r['rows']:>8} {r['load_s']:>7.2f} {r['analyses_s']:>10.2f} {r['write_s']:>8.2f} "
-            f"{r['total_s']:>8.2f} {r['peak_rss_mb']:>12.0f}"
+            f"{label:8} {r['rows']:>8} {r['import_s']:>8.2f} {r['load_s']:>7.2f} {r['analyses_s']:>10.2f} "
+            f"{r['write_s']:>8.2f} {r['total_s']:>8.2f} {r['peak_rss_mb']:>12.0f} {r['child_rss_mb']:>17.0f}"
         )
+    print(f"analyses ran in {results['full']['workers']} worker process(es)")
     full, quarter = results["full"], results["quarter"]
     print(
         f"\nfull / quarter: rows x{full['rows'] / quarter['rows']:.2f}, "

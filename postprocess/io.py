@@ -56,9 +56,12 @@ import logging
 import multiprocessing as mp
 import os
 import re
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -70,7 +73,6 @@ from postprocess.choices import (
     MAX_OPTIONS,
     MIN_INFERRED_OPTIONS,
     declared_option_count,
-    declared_option_counts,
     letter_position,
     option_counts,
 )
@@ -222,26 +224,36 @@ def frames_setting(settings: str) -> int | None:
 def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str, pd.Series]:
     """``EXTRA_COLUMNS`` from a table of records (absent fields: "" / NaN / <NA>)."""
     out: dict[str, pd.Series] = {}
-    for key in _TEXT_EXTRAS:
-        column = raw[key] if key in raw.columns else pd.Series("", index=raw.index, dtype=object)
-        out[key] = column.astype(object).where(column.notna(), "").astype(str)
+    out.update(_text_columns(raw, _TEXT_EXTRAS))
     duration = raw["duration_s"] if "duration_s" in raw.columns else pd.Series(np.nan, index=raw.index)
     out["duration_s"] = pd.to_numeric(duration, errors="coerce").astype(float)
     per_row = settings if isinstance(settings, pd.Series) else pd.Series(settings, index=raw.index, dtype=object)
-    # Each distinct settings string parsed once (a file has one; per row it cost ~0.1 s a file).
-    distinct = pd.unique(per_row)
-    out["frames"] = per_row.map(dict(zip(distinct, map(frames_setting, distinct), strict=True))).astype("Int64")
+    out["frames"] = _per_distinct(per_row, frames_setting, "Int64")
     out["judge_score"] = pd.Series(np.nan, index=raw.index, dtype=float)
     out["judge"] = pd.Series("", index=raw.index, dtype=object)
-    precisions = {text: precision(_settings_args(str(text))) for text in distinct}
-    out["precision"] = per_row.map(precisions).astype(object)
+    out["precision"] = _per_distinct(per_row, lambda text: precision(_settings_args(str(text))), object)
     out["export"] = (
         raw["provenance"].map(_export_label) if "provenance" in raw.columns else pd.Series("", index=raw.index)
     ).astype(object)
-    for key in _RECORD_TEXT:
-        column = raw[key] if key in raw.columns else pd.Series("", index=raw.index, dtype=object)
-        out[key] = column.astype(object).where(column.notna(), "").astype(str).str.strip()
+    for key, column in _text_columns(raw, _RECORD_TEXT).items():
+        out[key] = column.str.strip()
     return out
+
+
+def _text_columns(raw: pd.DataFrame, keys: Iterable[str]) -> dict[str, pd.Series]:
+    """Fields of a table of records as text: "" where a record lacks one (one column of "" serves every field
+    that no record has)."""
+    out, empty = {}, pd.Series("", index=raw.index, dtype=str)
+    for key in keys:
+        column = raw[key] if key in raw.columns else None
+        out[key] = empty if column is None else column.astype(object).where(column.notna(), "").astype(str)
+    return out
+
+
+def _per_distinct(values: pd.Series, fn: Callable[[Any], Any], dtype: Any) -> pd.Series:
+    """``fn`` of each value, called once per distinct value (a file has one settings string, a benchmark...)."""
+    codes, distinct = pd.factorize(values, use_na_sentinel=False)
+    return pd.Series(pd.array([fn(value) for value in distinct], dtype=dtype)[codes], index=values.index, dtype=dtype)
 
 
 def _export_label(provenance: Any) -> str:
@@ -331,18 +343,184 @@ def _declared_counts(table: pd.DataFrame, benchmark: pd.Series) -> tuple[pd.Seri
     """(n_options, where it came from) per record: its ``n_options`` field, else the benchmark's
     declared count, else <NA> (inferred later, across every file: ``postprocess.choices``)."""
     own = pd.to_numeric(table["n_options"], errors="coerce") if "n_options" in table.columns else None
-    declared = declared_option_counts(benchmark)
-    counts = pd.Series(pd.NA, index=table.index, dtype="Int64")
-    origin = pd.Series(_INFERRED, index=table.index, dtype=object)
-    has_declared = declared.notna()
-    counts[has_declared] = declared[has_declared].astype("int64")
-    labels = {b: f"benchmark {b!r} declares {declared_option_count(b)}" for b in benchmark[has_declared].unique()}
-    origin[has_declared] = benchmark[has_declared].map(labels)
+    counts = _per_distinct(benchmark, declared_option_count, "Int64")
+
+    def label(name: str) -> str:
+        n = declared_option_count(name)
+        return _INFERRED if n is None else f"benchmark {name!r} declares {n}"
+
+    origin = _per_distinct(benchmark, label, object)
     if own is not None:
         has_own = own.notna()
         counts[has_own] = own[has_own].round().astype("int64")
         origin[has_own] = "n_options field"
     return counts, origin
+
+
+#: Fields of the ``vdg`` record that ``_samples_frame`` reads (besides pred and error: ``_SamplesLog.answers``).
+_SAMPLE_FIELDS = (
+    *_RECORD_FIELDS,
+    *("video_id", "task_type", "duration", "n_options", "correct", "duration_s", "provenance"),
+    *_TEXT_EXTRAS,
+    *_RECORD_TEXT,
+)
+
+
+@dataclass
+class _SamplesLog:
+    """One samples log as plain per-field values: what a reader process sends back (a DataFrame per file
+    cost more to build and to pickle than the JSON took to decode)."""
+
+    path: Path
+    model: str
+    settings: str
+    #: The line of each record (``source`` is ``path:line``: built by the parent, not sent back as text).
+    lines: list[int]
+    #: Per field of ``_SAMPLE_FIELDS`` that some record has, its values as ``_as_read`` gives them.
+    fields: dict[str, list[Any]]
+    #: pred and error as the file's own column (their dtype, which ``pd.concat`` combines, matters downstream).
+    answers: dict[str, pd.Series]
+
+
+def _transposed(records: list[dict[str, Any]], keys: list[str]) -> dict[str, list[Any]]:
+    """Per key its value in each record, NaN where a record lacks it (as ``DataFrame.from_records``)."""
+    columns = {}
+    for key in keys:
+        try:
+            columns[key] = list(map(itemgetter(key), records))
+        except KeyError:  # some record lacks it
+            columns[key] = [record.get(key, np.nan) for record in records]
+    return columns
+
+
+def _as_read(values: list[Any]) -> list[Any]:
+    """One field of a file's records as the values of the column ``DataFrame.from_records`` makes of it. Only a
+    mix of types goes through pandas, whose inference changes values there (the ints of a field that also holds
+    a float or a gap become floats, per file); one type, or text and nulls, are kept as they are."""
+    kinds = set(map(type, values))
+    if kinds == {str}:  # one object per distinct text: less to pickle and to hold
+        return list(map(sys.intern, values))
+    if len(kinds) == 1 or kinds == {str, type(None)}:
+        return values
+    return pd.Series(values).tolist()
+
+
+def _first_missing(values: list[Any]) -> int | None:
+    """The position of the first null (None or NaN) of ``values``, None when there is none."""
+    if not set(map(type, values)) & {type(None), float}:
+        return None
+    return next((i for i, value in enumerate(values) if value is None or value != value), None)
+
+
+def _decoded(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """The ``vdg`` record of each non-blank line of a samples log, and the number of that line."""
+    # bytes.splitlines splits where text-mode reading does (\n, \r\n, \r): the same line numbers.
+    numbered = [(n, line) for n, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
+    lines = [n for n, _ in numbered]
+    try:  # every line a JSON object holding a vdg object (the usual case): no call per line
+        records = [_orjson.loads(line)[RECORD_KEY] for _, line in numbered]
+        if set(map(type, records)) <= {dict}:
+            return records, lines
+    except (_orjson.JSONDecodeError, KeyError, TypeError):
+        pass
+    return [_fast_vdg_record(line, f"{path}:{n}") for n, line in numbered], lines
+
+
+def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
+    """Decode and check one samples log: the work ``load_frame`` spreads over reader processes."""
+    config = _results_config(path)
+    args = _parse_model_args(config.get("model_args"))
+    model = mark_quantized(label, precision(args)) if label else model_label(config)
+    records, lines = _decoded(path)
+    if not records:
+        benchmark, condition = _task_condition(path)
+        raise LogError(
+            f"{path}: holds no samples, so condition {condition!r} of {model}"
+            + (f" / {benchmark}" if benchmark else "")
+            + " has no rows and lacks every question the other conditions have; was the run interrupted "
+            "(or run with --limit 0)? Rerun it, or remove the file."
+        )
+    present = set().union(*records)
+    values = _transposed(records, [key for key in (*_SAMPLE_FIELDS, "pred", "error") if key in present])
+    answers = {key: pd.Series(values.pop(key, [None] * len(records))) for key in ("pred", "error")}
+    fields = {key: _as_read(column) for key, column in values.items()}
+    for key in _RECORD_FIELDS:
+        missing = _first_missing(fields.get(key, [None]))
+        if missing is not None:
+            raise LogError(f"{path}:{lines[missing]}: the '{RECORD_KEY}' record lacks {key}")
+    bad = next((i for i, status in enumerate(fields["status"]) if status not in STATUSES), None)
+    if bad is not None:
+        status = pd.Series(fields["status"]).iloc[bad]  # as pandas shows it
+        raise LogError(f"{path}:{lines[bad]}: unknown status {status!r} (expected {', '.join(STATUSES)})")
+    return _SamplesLog(path, model, model_settings(config), lines, fields, answers)
+
+
+def _stacked(parts: list[list[Any] | None], sizes: list[int]) -> pd.Series:
+    """Per-file values of one field end to end, NaN for a file without it (as ``DataFrame.from_records``)."""
+    values = ([np.nan] * n if part is None else part for part, n in zip(parts, sizes, strict=True))
+    return pd.Series(list(chain.from_iterable(values)), dtype=object)
+
+
+def _sources(log: _SamplesLog) -> list[str]:
+    """Each record's ``file:line``."""
+    name = str(log.path)
+    return [f"{name}:{n}" for n in log.lines]
+
+
+def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Samples logs read by ``_read_log`` as tidy rows, built once for all of them (one pandas column per
+    column, not one per file), and each file's ``_source_info``."""
+    sizes = [len(log.lines) for log in logs]
+
+    def per_file(values: list[Any]) -> np.ndarray:
+        return np.repeat(np.array(values, dtype=object), sizes)
+
+    keys = dict.fromkeys(key for log in logs for key in log.fields)
+    table = pd.DataFrame({key: _stacked([log.fields.get(key) for log in logs], sizes) for key in keys})
+    settings = pd.Series(per_file([log.settings for log in logs]), dtype=object)
+
+    def answers(key: str) -> pd.Series:
+        return pd.concat([log.answers[key] for log in logs], ignore_index=True)
+
+    error_rows = table["status"].isin(["error", "open"])
+    correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
+    benchmark = table["benchmark"].astype(str)
+    n_options, origin = _declared_counts(table, benchmark)
+    out = pd.DataFrame(
+        {
+            "model": pd.Series(per_file([log.model for log in logs]), dtype=str),
+            "model_settings": settings.astype(str),
+            "benchmark": benchmark,
+            "condition": table["condition"].astype(str),
+            "question_id": table["question_id"].astype(str),
+            **_text_columns(table, ("video_id", "task_type", "duration")),
+            "n_options": n_options,
+            "answer": table["answer"].astype(str),
+            "pred": answers("pred"),
+            "status": table["status"].astype(str),
+            "error": answers("error"),
+            "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
+            "source": pd.Series(list(chain.from_iterable(map(_sources, logs))), dtype=object),
+            **extra_columns(table, settings),
+        },
+        columns=list(SAMPLE_COLUMNS),
+    )
+    infos, start = [], 0
+    named = out[["model", "benchmark", "condition"]]  # what _source_info reads: sliced per file below
+    for log, size in zip(logs, sizes, strict=True):
+        rows = slice(start, start + size)
+        start += size
+        infos.append(
+            _source_info(
+                log.path,
+                "lmms-eval samples log",
+                named.iloc[rows],
+                question_id_field=f"{RECORD_KEY}.question_id",
+                video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in log.fields else "",
+                n_options_origin=origin.iloc[rows],
+            )
+        )
+    return out, infos
 
 
 def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
@@ -352,72 +530,9 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
     for prediction files. An empty log is an error naming the file: its condition would otherwise
     silently lack every question.
     """
-    config = _results_config(path)
-    args = _parse_model_args(config.get("model_args"))
-    model = mark_quantized(label, precision(args)) if label else model_label(config)
-    settings = model_settings(config)
-    records, lines = [], []
-    # bytes.splitlines splits where text-mode reading does (\n, \r\n, \r): the same line numbers.
-    for lineno, line in enumerate(path.read_bytes().splitlines(), 1):
-        if line.strip():
-            records.append(_fast_vdg_record(line, f"{path}:{lineno}"))
-            lines.append(lineno)
-    if not records:
-        benchmark, condition = _task_condition(path)
-        raise LogError(
-            f"{path}: holds no samples, so condition {condition!r} of {model}"
-            + (f" / {benchmark}" if benchmark else "")
-            + " has no rows and lacks every question the other conditions have; was the run interrupted "
-            "(or run with --limit 0)? Rerun it, or remove the file."
-        )
-    table = pd.DataFrame.from_records(records)
-    where = pd.Series([f"{path}:{n}" for n in lines], dtype=object)
-    for key in _RECORD_FIELDS:
-        absent = table[key].isna() if key in table.columns else pd.Series(True, index=table.index)
-        if absent.any():
-            raise LogError(f"{where[int(np.flatnonzero(absent)[0])]}: the '{RECORD_KEY}' record lacks {key}")
-    bad = ~table["status"].isin(STATUSES)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise LogError(f"{where[i]}: unknown status {table['status'].iloc[i]!r} (expected {', '.join(STATUSES)})")
-
-    def text(key: str) -> pd.Series:
-        return table[key].fillna("").astype(str) if key in table.columns else pd.Series("", index=table.index)
-
-    error_rows = table["status"].isin(["error", "open"])
-    correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
-    benchmark = table["benchmark"].astype(str)
-    n_options, origin = _declared_counts(table, benchmark)
-    out = pd.DataFrame(
-        {
-            "model": model,
-            "model_settings": settings,
-            "benchmark": benchmark,
-            "condition": table["condition"].astype(str),
-            "question_id": table["question_id"].astype(str),
-            "video_id": text("video_id"),
-            "task_type": text("task_type"),
-            "duration": text("duration"),
-            "n_options": n_options,
-            "answer": table["answer"].astype(str),
-            "pred": table["pred"] if "pred" in table.columns else None,
-            "status": table["status"],
-            "error": table["error"] if "error" in table.columns else None,
-            "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
-            "source": where,
-            **extra_columns(table, settings),
-        },
-        columns=list(SAMPLE_COLUMNS),
-    )
-    out.attrs[_SOURCE_ATTR] = _source_info(
-        path,
-        "lmms-eval samples log",
-        out,
-        question_id_field=f"{RECORD_KEY}.question_id",
-        video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in table.columns else "",
-        n_options_origin=origin,
-    )
-    return out
+    frame, (info,) = _samples_frame([_read_log(path, label)])
+    frame.attrs[_SOURCE_ATTR] = info
+    return frame
 
 
 #: ``n_options`` origin of a record with no declared count: inferred across every file (``postprocess.choices``).
@@ -547,18 +662,14 @@ def _check_question_sets(frame: pd.DataFrame) -> None:
 _PARALLEL_FILES = 8
 
 
-def _read_one(job: tuple[Path, str | None]) -> pd.DataFrame:
-    return read_samples(*job)
+def _read_one(job: tuple[Path, str | None]) -> _SamplesLog:
+    return _read_log(*job)
 
 
-def _read_all_samples(jobs: list[tuple[Path, str | None]]) -> list[pd.DataFrame]:
-    # read_samples' _source_info needs postprocess.analyses (scipy.stats...): imported once here, before
-    # the workers fork, not once in each of them (seconds apiece).
-    import postprocess.analyses._paired  # noqa: F401
-
+def _read_all_samples(jobs: list[tuple[Path, str | None]]) -> list[_SamplesLog]:
     workers = min(len(jobs) // _PARALLEL_FILES, os.cpu_count() or 1, 8)
     if workers < 2 or "fork" not in mp.get_all_start_methods():
-        return [read_samples(path, label) for path, label in jobs]
+        return [_read_log(path, label) for path, label in jobs]
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
         return list(pool.map(_read_one, jobs, chunksize=4))
 
@@ -587,13 +698,19 @@ def load_frame(
     for run in runs:
         run = run if isinstance(run, RunDir) else RunDir.parse(str(run))
         jobs += [(f, run.label) for f in samples_files(run.path)]
-    frames = _read_all_samples(jobs)
+    frames: list[pd.DataFrame] = []
+    infos: list[dict[str, Any]] = []
+    if jobs:  # the per-file values are dropped once the frame holds them
+        samples, infos = _samples_frame(_read_all_samples(jobs))
+        frames.append(samples)
     for model, path in predictions:
         frames.append(read_predictions(Path(path), model, benchmark))
+        infos.append(frames[-1].attrs.get(_SOURCE_ATTR))
     if not frames:
         raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")
-    infos = [f.attrs.get(_SOURCE_ATTR) for f in frames]
-    frame = pd.concat(frames, ignore_index=True)
+    # One part (run folders only, or one predictions file) needs no concat, which would copy every row.
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    del frames
     kept = [c for c in frame.columns if c not in SAMPLE_COLUMNS]
     if kept:  # prediction-file fields one file has and another lacks
         frame[kept] = frame[kept].astype(object).where(frame[kept].notna(), "")

@@ -404,12 +404,17 @@ def _inputs(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
+def _judge_errors() -> tuple[type[Exception], ...]:
+    """JudgeError once the judge is loaded (only --judge loads it, and only it raises one); not imported otherwise."""
+    judge = sys.modules.get("postprocess.judge")
+    return (judge.JudgeError,) if judge is not None else ()
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from postprocess.plot_worker import BackgroundPlots
 
     # Started first: the worker imports matplotlib on another CPU while the logs are read and analysed.
     with BackgroundPlots() if not args.no_plots and BackgroundPlots.useful() else contextlib.nullcontext() as worker:
-        from postprocess.judge import JudgeError
         from postprocess.report import compute_tables, write_report
 
         out = Path(args.out)
@@ -419,7 +424,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             tables = compute_tables(frame, options, out)
             plots = worker if worker is not None else not args.no_plots
             written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
-        except (ValueError, JudgeError) as exc:  # postprocess.io.LogError is a ValueError
+        except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
             return _fail("report", exc)
     print(written)
     print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself

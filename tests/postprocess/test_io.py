@@ -1,6 +1,9 @@
+import numpy as np
+import pandas as pd
 import pytest
 
-from postprocess.io import LogError, RunDir, load_frame, model_label
+import postprocess.io
+from postprocess.io import LogError, RunDir, load_frame, model_label, read_samples
 from tests.fakelogs import sample, write_run
 
 
@@ -112,3 +115,26 @@ def test_runs_from_different_exports_of_a_benchmark_are_refused_unless_asked(tmp
     with pytest.raises(LogError, match=r"vdgsynth: runs were evaluated from different exports, synth@r1 .* synth@r2"):
         load_frame([a, b])
     assert set(load_frame([a, b], mixed_exports=True).export) == {"synth@r1", "synth@r2"}
+
+
+def test_many_logs_read_in_parallel_give_the_frame_read_one_by_one(tmp_path, monkeypatch):
+    runs = [_two_conditions(tmp_path, model=f"m{i}") for i in range(8)]  # 16 samples logs: read in parallel
+    parallel = load_frame(runs)
+    monkeypatch.setattr(postprocess.io, "_PARALLEL_FILES", 10**6)
+    serial = load_frame(runs)
+    pd.testing.assert_frame_equal(parallel, serial)
+    assert parallel.attrs == serial.attrs and len(parallel) == 32
+
+
+def test_records_lacking_optional_fields_read_as_blank(tmp_path):
+    records = [sample("q1-1", "orig", "A"), sample("q2-1", "orig", "B")]
+    records[0]["vdg"].update(character="Ann", duration_s=12.5, n_options=5)
+    del records[1]["vdg"]["video_id"]
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": records})
+    log = next(run.glob("*_samples_*.jsonl"))
+    log.write_text("\n" + log.read_text())  # a blank first line: the records are on lines 2 and 3
+    frame = read_samples(log)
+    assert list(frame.character) == ["Ann", ""] and list(frame.video_id) == ["q1", ""]
+    assert frame.duration_s.iloc[0] == 12.5 and np.isnan(frame.duration_s.iloc[1])
+    assert list(frame.n_options) == [5, 4]  # the record's own, else vdgsynth's declared count
+    assert list(frame.source) == [f"{log}:2", f"{log}:3"]
