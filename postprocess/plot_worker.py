@@ -106,8 +106,9 @@ class BackgroundPlots:
 
 def main() -> int:
     try:
-        from postprocess.plots import write_plots  # the slow import, done while the parent works
+        from postprocess.plots import warm_up, write_plots  # the slow import, done while the parent works
 
+        warm_up()
         payload = sys.stdin.readline().strip()
         if not payload:
             return 0

@@ -292,6 +292,19 @@ def _first(tables: Mapping[str, pd.DataFrame], *names: str) -> pd.DataFrame | No
     return next((tables[n] for n in names if n in tables and len(tables[n])), None)
 
 
+def warm_up() -> None:
+    """Draw and discard a small figure: loads the fonts and text-layout caches the first real plot would
+    (what ``postprocess.plot_worker`` does while it waits for its tables)."""
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.bar([0, 1], [1.0, 2.0], yerr=[0.1, 0.2], label="a")
+    ax.set_xticks([0, 1], ["x", "y"], rotation=30, ha="right")
+    ax.set_title("warm-up")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.canvas.draw()
+    plt.close(fig)
+
+
 def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
     """Every plot the tables allow, in a fixed order; the paths written."""
     out_dir = Path(out_dir)

@@ -224,10 +224,20 @@ def _number(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(frame[column], errors="coerce").astype(float)
 
 
+#: The conditions the tracking tables read; rows of any other condition are left out before they are prepared.
+PROTOCOL_CONDITIONS: frozenset[str] = frozenset({c for _, a, b in COMPARISONS for c in (a, b)} | {"metadata", "open"})
+
+
+def _protocol_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Boolean mask of the rows of ``PROTOCOL_CONDITIONS``."""
+    return frame["condition"].isin(PROTOCOL_CONDITIONS).to_numpy()
+
+
 @memo_by_frame
 def _prepared(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """The columns the tables read, with the protocol's columns filled in and normalised (``options``
-    unused: ``memo_by_frame``'s signature; every tracking table reads this one copy)."""
+    """The rows of ``PROTOCOL_CONDITIONS`` and the columns the tables read, the protocol's columns filled in
+    and normalised (``options`` unused: ``memo_by_frame``'s signature; every tracking table reads this copy)."""
+    frame = frame[_protocol_rows(frame)]
     out = pd.DataFrame(
         {
             "model": frame["model"].astype(object),
@@ -373,7 +383,7 @@ def metadata_chance(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
     """Accuracy with only the show/episode title and the question, against chance; columns ``METADATA_COLUMNS``."""
     if frame.empty or not (frame["condition"] == "metadata").any():
         return empty(METADATA_COLUMNS)
-    data = _prepared(frame).assign(_options=option_counts(frame).astype(float).to_numpy())
+    data = _prepared(frame).assign(_options=option_counts(frame).astype(float).to_numpy()[_protocol_rows(frame)])
     rows: list[dict[str, object]] = []
     for model, benchmark, run in _runs(data):
         arm = run[run["condition"] == "metadata"]

@@ -497,3 +497,13 @@ def test_open_intro_labels_a_bare_offline_label():
     table = pd.DataFrame([{"model": "m", "benchmark": "b", "n_open": 1, "open_score": 1.0, "judge": "offline"}])
     section = render_markdown({"open_ended": table}).split("### Open-ended", 1)[1]
     assert "Judge: offline (the offline scorer is deterministic token overlap, not an LLM judge)" in section
+
+
+def test_rows_of_other_conditions_change_no_tracking_table(golden):
+    # Interleaved rows of conditions no tracking table reads (a CRF level, shuffled), with 3-option
+    # questions: the tables are those of the protocol rows alone.
+    others = golden[golden["condition"].isin(["orig", "metadata"])].assign(n_options=3)
+    noise = pd.concat([others.assign(condition="crf28"), others.assign(condition="shuffled")])
+    mixed = pd.concat([noise.iloc[::2], golden, noise.iloc[1::2]], ignore_index=True)
+    for table in (tracking_tests, name_swap, name_swap_pairs, metadata_chance, frame_budget, abstention, open_ended):
+        pd.testing.assert_frame_equal(table(mixed, FAST), table(golden, FAST), obj=table.__name__)
