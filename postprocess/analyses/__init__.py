@@ -15,13 +15,18 @@ option, a question with no video for ``group_by``...): it is *skipped*. Its tabl
 the header only and marked with the reason (``base.skip_reason``), the ``skipped`` table and the
 report say why, and every other table is still computed. Any other exception is a bug and stops
 the run.
+
+From ``PARALLEL_ROWS`` rows on, the analyses run in forked worker processes (``worker_count``), which
+inherit the frame rather than receive a copy; the tables are the same as in one process, in the same order.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
@@ -51,6 +56,8 @@ from postprocess.analyses import (
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
 from postprocess.parallel import can_fork, cpus
+
+logger = logging.getLogger(__name__)
 
 ANALYSES: tuple[Analysis, ...] = (
     *coverage.ANALYSES,
@@ -109,22 +116,25 @@ def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame]) ->
 
 #: From this many rows on, ``run_all`` computes the analyses in parallel worker processes.
 PARALLEL_ROWS = 20_000
+#: At most this many workers: each holds its own copy of the intermediates (and, as pages are touched, of the frame).
+MAX_WORKERS = 4
 #: What forked workers compute from: the analyses by name, the frames, the options (inherited, never pickled).
 _WORK: tuple[dict[str, Analysis], pd.DataFrame, pd.DataFrame, Options] | None = None
 
 
 def worker_count(frame: pd.DataFrame, workers: int | None = None) -> int:
-    """Processes ``run_all`` uses: ``workers`` when given, else one per CPU (at most 8) from
+    """Processes ``run_all`` uses: ``workers`` when given, else one per CPU (at most ``MAX_WORKERS``) from
     ``PARALLEL_ROWS`` rows on where processes can be forked, else 1 (in this process)."""
     if workers is not None:
         return max(1, int(workers))
     if len(frame) < PARALLEL_ROWS or not can_fork():
         return 1
-    return min(cpus(), 8)
+    return min(cpus(), MAX_WORKERS)
 
 
 def _run_one(name: str) -> pd.DataFrame:
-    assert _WORK is not None, "_run_one runs in a worker forked by run_all"
+    """One analysis of ``_WORK`` (set by ``_run_analyses``, in this process or inherited by a forked worker)."""
+    assert _WORK is not None, "_run_one runs inside _run_analyses"
     analyses, frame, choices, options = _WORK
     analysis = analyses[name]
     data = frame if name in FULL_FRAME else choices
@@ -138,7 +148,11 @@ def _run_analyses(
     options: Options,
     workers: int,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """(name, table) of every analysis, in order; computed by ``workers`` forked processes when more than one."""
+    """(name, table) of every analysis, in order; computed by ``workers`` forked processes when more than one.
+
+    A worker that dies (killed for memory, say) costs time, not the report: what it had not returned is
+    computed in this process.
+    """
     global _WORK
     _WORK = (analyses, frame, choices, options)
     try:
@@ -146,10 +160,18 @@ def _run_analyses(
             for name in analyses:
                 yield name, _run_one(name)
             return
-        with ProcessPoolExecutor(max_workers=min(workers, len(analyses)), mp_context=mp.get_context("fork")) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(analyses)), mp_context=mp.get_context("fork"))
+        try:
             futures = {name: pool.submit(_run_one, name) for name in analyses}
             for name, future in futures.items():
-                yield name, future.result()
+                try:
+                    table = future.result()
+                except BrokenProcessPool:
+                    logger.warning("an analysis worker died; computing %s in the report's own process", name)
+                    table = _run_one(name)
+                yield name, table
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     finally:
         _WORK = None
 

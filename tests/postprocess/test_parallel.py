@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -51,3 +53,21 @@ def test_small_frames_stay_in_one_process_and_a_given_count_is_kept():
     assert worker_count(small, workers=0) == 1
     large = pd.DataFrame({"model": ["m"] * PARALLEL_ROWS})
     assert 1 <= worker_count(large) <= 8
+
+
+@needs_fork
+def test_a_worker_that_dies_costs_time_not_the_report(monkeypatch):
+    parent = os.getpid()
+
+    def dies_in_a_worker(frame, options):
+        if os.getpid() != parent:
+            os._exit(1)  # as if killed for memory
+        return pd.DataFrame({"x": [len(frame)]})
+
+    frame = reference_frame()
+    keep = analyses.ANALYSES[0]
+    fragile = Analysis("fragile", "dies in workers", {"x": "x"}, dies_in_a_worker)
+    monkeypatch.setattr(analyses, "ANALYSES", (keep, fragile))
+    tables = run_all(frame, FAST, names=[keep.name, "fragile"], workers=2)
+    assert tables["fragile"]["x"].tolist() == [len(frame)]
+    pd.testing.assert_frame_equal(tables[keep.name], run_all(frame, FAST, names=[keep.name], workers=1)[keep.name])
