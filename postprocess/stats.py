@@ -28,6 +28,7 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
@@ -50,6 +51,7 @@ class _Lazy:
 
 
 _special = _Lazy("scipy.special")
+_STANDARD_NORMAL = NormalDist()
 _st = _Lazy("scipy.stats")
 
 __all__ = [
@@ -371,8 +373,9 @@ def _count_array(x: Any, name: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _z(level: float) -> float:
-    """Two-sided normal quantile for a confidence level (scipy's isf costs ~0.25 ms a call)."""
-    return float(_st.norm.isf((1.0 - level) / 2.0))
+    """Two-sided normal quantile for a confidence level: the standard library's (Wichura's AS241, within
+    2e-15 of scipy's norm.isf), so a Wilson interval does not import scipy.stats (~0.7 s)."""
+    return _STANDARD_NORMAL.inv_cdf(1.0 - (1.0 - level) / 2.0)
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> Interval:

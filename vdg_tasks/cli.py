@@ -344,7 +344,7 @@ def _read_mapping(path: str, option: str) -> dict[str, str]:
 
 
 def _options(args: argparse.Namespace):
-    from postprocess.analyses import Options
+    from postprocess.options import Options
 
     extra = {}
     if getattr(args, "tier_map", None):
@@ -557,7 +557,7 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _option_arguments(p: argparse.ArgumentParser) -> None:
-    from postprocess.analyses import Options
+    from postprocess.options import Options
 
     d = Options()
     p.add_argument(
