@@ -43,3 +43,17 @@ def test_parser_defaults_match_their_modules():
     parser = build_parser()
     assert parser.parse_args(["materialize", "--tasks", "x"]).workers == default_workers()
     assert parser.parse_args(["synth"]).out == str(YAML_ROOT / "vdgsynth" / "data")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from vdg_tasks.cli import build_parser; build_parser()",
+        "from vdg_tasks.cli import main; main(['stats', 'wilson', '3', '10'])",
+        "from vdg_tasks.cli import main; main(['stats', 'cohen-h', '0.3', '0.5'])",
+        "import postprocess.plot_worker, postprocess.options",
+    ],
+)
+def test_the_parser_and_quick_stats_need_neither_pandas_nor_scipy(code):
+    loaded = _modules_after(code)
+    assert not [m for m in loaded if m.split(".")[0] in ("pandas", "scipy", "matplotlib")]
