@@ -1,126 +1,131 @@
 """The report's plots drawn by a second process, alongside the rest of the report.
 
 Importing matplotlib and drawing take about as long as computing a small report. ``vdg report``
-starts a ``BackgroundPlots`` first thing, when the machine has a second CPU: the worker imports
-``postprocess.plots`` while this process reads the logs and runs the analyses, then draws from the
-tables it is sent while this process writes the CSVs and report.json. The PNGs are those of
-``postprocess.plots.write_plots`` in-process: the worker calls it.
+starts a ``BackgroundPlots`` first thing when the machine has a second CPU: the worker imports
+``postprocess.plots`` and warms matplotlib up while this process reads the logs and runs the
+analyses; it is handed the ``PLOT_TABLES`` as soon as they are computed (``offer``), draws while the
+remaining analyses run, and the PNGs are moved into the report folder at the end (``result``). They
+are the PNGs ``postprocess.plots.write_plots`` draws in-process: the worker calls it.
 
-Protocol: the tables go through a pickle in a temporary file; the worker reads that file's path
-from its standard input (an empty input: nothing to draw) and prints the written paths as a JSON list.
+Where processes can be forked the worker is forked (it shares what this process has imported);
+elsewhere it is spawned.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import pickle
-import subprocess
-import sys
+import multiprocessing as mp
+import shutil
 import tempfile
 import traceback
 from collections.abc import Mapping
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from postprocess.parallel import cpus
+from postprocess.parallel import can_fork, cpus
 
-_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: The tables the plots are drawn from: ``postprocess.plots.write_plots`` reads these and no others.
+PLOT_TABLES: tuple[str, ...] = ("vdg", "ladder", "crf", "crf_flips", "sampling_sweep")
 
 
 class PlotError(RuntimeError):
     """The plot worker failed; the message holds its traceback."""
 
 
+def _serve(conn: Connection) -> None:
+    """The worker: import and warm up, then draw the tables it is sent into a folder, once."""
+    try:
+        from postprocess.plots import warm_up, write_plots  # the slow import, made while the parent works
+
+        warm_up()
+        message = conn.recv()
+        if message is None:  # nothing to draw
+            return
+        tables, folder = message
+        written = write_plots(tables, Path(folder))
+        conn.send(("ok", [p.name for p in written]))
+    except EOFError:  # the parent went away
+        return
+    except Exception:
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
 class BackgroundPlots:
-    """A worker process drawing the report's plots: ``start``, ``submit(tables, folder)``, ``result()``.
+    """A worker process drawing the report's plots: ``offer`` tables as they are computed (or ``submit``
+    them all), then ``result(folder)`` moves the PNGs there and returns their paths.
 
     Use it as a context manager: leaving the block stops a worker that was never given work.
     """
 
     def __init__(self) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()
-        self._payload: str | None = None
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "postprocess.plot_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-        )
+        ctx = mp.get_context("fork" if can_fork() else "spawn")
+        self._conn, theirs = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(theirs,), name="vdg-plots", daemon=True)
+        self._proc.start()
+        theirs.close()
+        self._scratch = Path(tempfile.mkdtemp(prefix="vdg-plots-"))
+        self._tables: dict[str, Any] = {}
+        self._sent = False
 
     @staticmethod
     def useful() -> bool:
         """Whether a worker can run beside this process (a second CPU)."""
         return cpus() > 1
 
-    def submit(self, tables: Mapping[str, Any], folder: Path) -> None:
-        """Draw the plots of ``tables`` into ``folder`` (``write_plots(tables, folder)``)."""
-        fd, self._payload = tempfile.mkstemp(prefix="vdg-plots-", suffix=".pkl")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump((dict(tables), str(folder)), f, protocol=pickle.HIGHEST_PROTOCOL)
-        assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(self._payload.encode() + b"\n")
-            self._proc.stdin.close()
-        except BrokenPipeError:  # the worker died while importing: result() says why
-            pass
+    def offer(self, name: str, table: Any) -> None:
+        """One computed table; drawing starts once every ``PLOT_TABLES`` table has been offered."""
+        if name in PLOT_TABLES and not self._sent:
+            self._tables[name] = table
+            if len(self._tables) == len(PLOT_TABLES):
+                self._send()
 
-    def result(self) -> list[Path]:
-        """The paths written, once the worker is done; ``PlotError`` with its traceback when it failed."""
-        assert self._proc.stdout is not None
+    def submit(self, tables: Mapping[str, Any]) -> None:
+        """Draw from ``tables`` (the same table objects as any offered before)."""
+        for name in PLOT_TABLES:
+            if name in tables and self._tables.get(name, tables[name]) is not tables[name]:
+                raise ValueError(f"BackgroundPlots: table {name!r} differs from the one offered before")
+        if not self._sent:
+            self._tables.update({n: tables[n] for n in PLOT_TABLES if n in tables})
+            self._send()
+
+    def _send(self) -> None:
+        self._conn.send((self._tables, str(self._scratch)))
+        self._sent = True
+
+    def result(self, folder: Path) -> list[Path]:
+        """The plots, moved into ``folder``, once drawn; ``PlotError`` with the worker's traceback when it failed."""
+        if not self._sent:
+            raise RuntimeError("BackgroundPlots.result before any tables were submitted")
         try:
-            out = self._proc.stdout.read()  # stderr goes to a file: reading stdout alone cannot deadlock
-            self._proc.wait()
-        finally:
-            self._discard_payload()
-        if self._proc.returncode != 0:
-            self._stderr.seek(0)
-            detail = self._stderr.read().decode(errors="replace").strip()
-            raise PlotError(f"drawing the plots failed (exit status {self._proc.returncode}):\n{detail}")
-        return [Path(p) for p in json.loads(out)]
+            status, detail = self._conn.recv()
+        except EOFError:
+            self._proc.join()
+            raise PlotError(f"drawing the plots failed: the worker exited with status {self._proc.exitcode}") from None
+        self._proc.join()
+        if status != "ok":
+            raise PlotError(f"drawing the plots failed:\n{detail}")
+        if detail:
+            folder.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.move(str(self._scratch / name), str(folder / name))) for name in detail]
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()
-        for pipe in (self._proc.stdin, self._proc.stdout):
-            if pipe is not None and not pipe.closed:
-                pipe.close()
-        self._stderr.close()
-        self._discard_payload()
-
-    def _discard_payload(self) -> None:
-        if self._payload is not None:
-            Path(self._payload).unlink(missing_ok=True)
-            self._payload = None
+        if self._proc.is_alive():
+            if not self._sent:
+                try:
+                    self._conn.send(None)
+                except OSError:
+                    pass
+            self._proc.join(timeout=5)
+            if self._proc.is_alive():
+                self._proc.kill()
+                self._proc.join()
+        self._conn.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> BackgroundPlots:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def main() -> int:
-    try:
-        from postprocess.plots import warm_up, write_plots  # the slow import, done while the parent works
-
-        warm_up()
-        payload = sys.stdin.readline().strip()
-        if not payload:
-            return 0
-        with open(payload, "rb") as f:
-            tables, folder = pickle.load(f)
-        written = write_plots(tables, Path(folder))
-    except Exception:
-        traceback.print_exc()
-        return 1
-    sys.stdout.write(json.dumps([str(p) for p in written]))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -306,13 +306,14 @@ def warm_up() -> None:
 
 
 def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
-    """Every plot the tables allow, in a fixed order; the paths written."""
+    """Every plot the tables allow, in a fixed order; the paths written. Reads only the tables named in
+    ``postprocess.plot_worker.PLOT_TABLES`` (what the plot worker is sent)."""
     out_dir = Path(out_dir)
     made = [
         plot_vdg_by_task(tables.get("vdg"), out_dir),
         plot_ladder(tables.get("ladder"), out_dir),
         plot_vdg_vs_accuracy(tables.get("vdg"), out_dir),
-        plot_crf(tables.get("crf"), _first(tables, "crf_flips", "flips"), out_dir),
+        plot_crf(tables.get("crf"), _first(tables, "crf_flips"), out_dir),
         plot_sampling(tables.get("sampling_sweep"), out_dir),
     ]
     return [p for p in made if p is not None]

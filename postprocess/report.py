@@ -1326,20 +1326,29 @@ def partial_dir(out: Path) -> Path:
 
 
 def compute_tables(
-    frame: pd.DataFrame, options: Options = Options(), out: Path | None = None, names: Sequence[str] | None = None
+    frame: pd.DataFrame,
+    options: Options = Options(),
+    out: Path | None = None,
+    names: Sequence[str] | None = None,
+    on_table: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """``run_all``; with ``out``, first checks the report may be written there, and keeps each CSV in
-    ``partial_dir(out)`` as soon as it is computed (never in ``out`` itself), so a crash loses nothing."""
+    """``run_all`` (``on_table(name, table)`` as each table is computed); with ``out``, first checks the report
+    may be written there, and keeps each CSV in ``partial_dir(out)`` as soon as it is computed (never in
+    ``out`` itself), so a crash loses nothing."""
     if out is None:
-        return _analyses.run_all(frame, options, names)
+        return _analyses.run_all(frame, options, names, on_table=on_table)
     out = Path(out).absolute()
     _check_out(out)
     staging = partial_dir(out)
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    return _analyses.run_all(
-        frame, options, names, on_table=lambda name, table: write_csv(table, staging / f"{name}.csv")
-    )
+
+    def keep(name: str, table: pd.DataFrame) -> None:
+        write_csv(table, staging / f"{name}.csv")
+        if on_table is not None:
+            on_table(name, table)
+
+    return _analyses.run_all(frame, options, names, on_table=keep)
 
 
 class WrittenReport(str):
@@ -1365,14 +1374,14 @@ def _write_files(
     plots: bool | BackgroundPlots,
 ) -> str:
     if isinstance(plots, BackgroundPlots):
-        plots.submit(tables, folder / "plots")  # drawn while the files below are written
+        plots.submit(tables)  # drawn while the files below are written (or already, from offered tables)
     for name, table in tables.items():
         write_csv(table, folder / f"{name}.csv")
     # orjson: several times json.dumps' speed on a large report; render_json has already made every NaN a null.
     (folder / "report.json").write_bytes(orjson.dumps(render_json(tables, options, inputs)) + b"\n")
     written: list[Path] = []
     if isinstance(plots, BackgroundPlots):
-        written = plots.result()
+        written = plots.result(folder / "plots")
     elif plots:
         from postprocess.plots import write_plots
 

@@ -421,7 +421,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         try:
             options = _options(args)
             frame = _load(args)
-            tables = compute_tables(frame, options, out)
+            tables = compute_tables(frame, options, out, on_table=worker.offer if worker is not None else None)
             plots = worker if worker is not None else not args.no_plots
             written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
         except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError

@@ -1,10 +1,10 @@
-"""The plot worker process draws what write_plots draws in-process, and says why when it cannot."""
+"""The plot worker draws what write_plots draws in-process, from tables offered as they are computed."""
 
 from __future__ import annotations
 
 import pytest
 
-from postprocess.plot_worker import BackgroundPlots, PlotError
+from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots, PlotError
 from postprocess.plots import write_plots
 from tests.postprocess.test_report import reference_tables
 
@@ -14,27 +14,52 @@ def tables():
     return reference_tables()
 
 
-def test_the_worker_writes_the_in_process_plots_byte_for_byte(tables, tmp_path):
-    here = write_plots(tables, tmp_path / "here")
-    with BackgroundPlots() as worker:
-        worker.submit(tables, tmp_path / "there")
-        there = worker.result()
-    assert [p.name for p in there] == [p.name for p in here] and here
+def _same_pngs(here, there):
+    assert here and [p.name for p in there] == [p.name for p in here]
     for a, b in zip(here, there, strict=True):
-        assert b == tmp_path / "there" / a.name
         assert a.read_bytes() == b.read_bytes()
 
 
-def test_a_failure_in_the_worker_is_raised_with_its_traceback(tables, tmp_path):
-    blocker = tmp_path / "plots"
-    blocker.write_text("a file where the plots folder should go")
+def test_the_worker_writes_the_in_process_plots_byte_for_byte(tables, tmp_path):
+    here = write_plots(tables, tmp_path / "here")
     with BackgroundPlots() as worker:
-        worker.submit(tables, blocker)
-        with pytest.raises(PlotError, match=r"(?s)drawing the plots failed.*(FileExistsError|NotADirectoryError)"):
-            worker.result()
+        worker.submit(tables)
+        there = worker.result(tmp_path / "there")
+    assert all(p.parent == tmp_path / "there" for p in there)
+    _same_pngs(here, there)
+
+
+def test_tables_offered_one_by_one_give_the_same_plots(tables, tmp_path):
+    here = write_plots(tables, tmp_path / "here")
+    with BackgroundPlots() as worker:
+        for name, table in tables.items():  # what compute_tables' on_table does
+            worker.offer(name, table)
+        worker.submit(tables)  # nothing left to send: drawing started when the last plot table came
+        _same_pngs(here, worker.result(tmp_path / "there"))
+
+
+def test_the_plot_tables_are_all_write_plots_reads(tables, tmp_path):
+    here = write_plots(tables, tmp_path / "all")
+    only = write_plots({n: tables[n] for n in PLOT_TABLES if n in tables}, tmp_path / "only")
+    _same_pngs(here, only)
+
+
+def test_other_tables_than_those_offered_are_refused(tables, tmp_path):
+    with BackgroundPlots() as worker:
+        worker.offer("vdg", tables["vdg"])
+        with pytest.raises(ValueError, match="'vdg' differs"):
+            worker.submit({**tables, "vdg": tables["vdg"].copy()})
+
+
+def test_a_failure_in_the_worker_is_raised_with_its_traceback(tables, tmp_path):
+    broken = tables["vdg"].assign(vdg="not a number", ci_low="x", ci_high="y")
+    with BackgroundPlots() as worker:
+        worker.submit({**tables, "vdg": broken})
+        with pytest.raises(PlotError, match=r"(?s)drawing the plots failed:.*Traceback"):
+            worker.result(tmp_path / "plots")
 
 
 def test_a_worker_given_no_work_is_stopped_on_exit():
     with BackgroundPlots() as worker:
         proc = worker._proc
-    assert proc.returncode is not None
+    assert not proc.is_alive() and proc.exitcode == 0
