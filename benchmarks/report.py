@@ -2,11 +2,11 @@
 
 Generates samples logs for MODELS x CONDITIONS x QUESTIONS (default 20 x 12 x 3,000 = 720,000
 rows, in the layout lmms-eval writes with --log_samples), then, in a fresh child process per size,
-runs what `vdg report` runs: the plot worker started first, the imports, read + join the logs, every
-analysis (all bootstraps at 2,000 resamples; in worker processes from 20,000 rows), write the CSVs,
-the markdown/html/json and the plots. Prints wall seconds per stage (total from the first import),
-the peak RSS of the report process and of its largest worker, for the full size and a 4x smaller
-one (a quarter of the questions), and their ratio.
+runs what `vdg report` runs: the plot worker started first, the imports, read + join the logs,
+every analysis (all bootstraps at 2,000 resamples; in worker processes from 20,000 rows; each CSV
+kept as it is computed), then the report's CSVs, markdown, HTML, JSON and plots. Prints wall
+seconds per stage (the total from the first import), the peak RSS of the report process and of its
+largest worker, for the full size and a 4x smaller one (a quarter of the questions), and their ratio.
 
 Then the small size (3 models x orig/black x 500 questions, a prediction file's size): the whole
 `vdg report` command, plots included, timed side by side with `python -c "import pandas,
@@ -129,15 +129,15 @@ def _measure(root: str, out: str, queue) -> None:
     from postprocess.plot_worker import BackgroundPlots
 
     with BackgroundPlots() as worker:
-        from postprocess.analyses import Options, run_all, worker_count
+        from postprocess.analyses import Options, worker_count
         from postprocess.io import load_frame
-        from postprocess.report import write_report
+        from postprocess.report import compute_tables, write_report
 
         t0 = time.perf_counter()
         runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
         frame = load_frame(runs)
         t1 = time.perf_counter()
-        tables = run_all(frame, Options(n_resamples=2000))
+        tables = compute_tables(frame, Options(n_resamples=2000), Path(out), on_table=worker.offer)
         t2 = time.perf_counter()
         write_report(tables, Path(out), plots=worker)
         t3 = time.perf_counter()
