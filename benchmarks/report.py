@@ -126,7 +126,7 @@ def generate(
 def _measure(root: str, out: str, queue) -> None:
     """What `vdg report` does, stage by stage: the plot worker started first, then imports, load, analyses, files."""
     start = time.perf_counter()
-    from postprocess.plot_worker import BackgroundPlots
+    from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots
 
     with BackgroundPlots() as worker:
         from postprocess.analyses import Options, worker_count
@@ -137,7 +137,7 @@ def _measure(root: str, out: str, queue) -> None:
         runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
         frame = load_frame(runs)
         t1 = time.perf_counter()
-        tables = compute_tables(frame, Options(n_resamples=2000), Path(out), on_table=worker.offer)
+        tables = compute_tables(frame, Options(n_resamples=2000), Path(out), on_table=worker.offer, first=PLOT_TABLES)
         t2 = time.perf_counter()
         write_report(tables, Path(out), plots=worker)
         t3 = time.perf_counter()

@@ -1331,12 +1331,13 @@ def compute_tables(
     out: Path | None = None,
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
+    first: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
-    """``run_all`` (``on_table(name, table)`` as each table is computed); with ``out``, first checks the report
-    may be written there, and keeps each CSV in ``partial_dir(out)`` as soon as it is computed (never in
-    ``out`` itself), so a crash loses nothing."""
+    """``run_all`` (``on_table(name, table)`` as each table is computed, ``first`` computed first); with ``out``,
+    first checks the report may be written there, and keeps each CSV in ``partial_dir(out)`` as soon as it is
+    computed (never in ``out`` itself), so a crash loses nothing."""
     if out is None:
-        return _analyses.run_all(frame, options, names, on_table=on_table)
+        return _analyses.run_all(frame, options, names, on_table=on_table, first=first)
     out = Path(out).absolute()
     _check_out(out)
     staging = partial_dir(out)
@@ -1348,7 +1349,7 @@ def compute_tables(
         if on_table is not None:
             on_table(name, table)
 
-    return _analyses.run_all(frame, options, names, on_table=keep)
+    return _analyses.run_all(frame, options, names, on_table=keep, first=first)
 
 
 class WrittenReport(str):

@@ -411,7 +411,7 @@ def _judge_errors() -> tuple[type[Exception], ...]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from postprocess.plot_worker import BackgroundPlots
+    from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots
 
     # Started first: the worker imports matplotlib on another CPU while the logs are read and analysed.
     with BackgroundPlots() if not args.no_plots and BackgroundPlots.useful() else contextlib.nullcontext() as worker:
@@ -421,7 +421,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         try:
             options = _options(args)
             frame = _load(args)
-            tables = compute_tables(frame, options, out, on_table=worker.offer if worker is not None else None)
+            if worker is None:
+                tables = compute_tables(frame, options, out)
+            else:  # the plots' tables first, handed to the worker as they come
+                tables = compute_tables(frame, options, out, on_table=worker.offer, first=PLOT_TABLES)
             plots = worker if worker is not None else not args.no_plots
             written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
         except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError

@@ -182,19 +182,21 @@ def run_all(
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
     workers: int | None = None,
+    first: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
     """Every table of ``TABLES`` (only ``names`` when given) in that order, by name.
 
     Each table has exactly its declared columns (possibly no rows). An analysis that raises
     ``ValueError`` is skipped (module docstring): its table is empty and ``skip_reason(table)``
-    says why. ``on_table(name, table)`` is called as soon as a table is computed. Only the
-    ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers. The analyses run in
-    ``worker_count(frame, workers)`` processes; every table is the same whatever that number is.
+    says why. ``on_table(name, table)`` is called as soon as a table is computed; the analyses named
+    in ``first`` are computed before the others (the plots' tables, so drawing can start early). Only
+    the ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers. The analyses run in
+    ``worker_count(frame, workers)`` processes; every table is the same whatever that number or order.
     """
-    tables: dict[str, pd.DataFrame] = {}
+    computed: dict[str, pd.DataFrame] = {}
 
     def keep(name: str, table: pd.DataFrame) -> None:
-        tables[name] = table
+        computed[name] = table
         if on_table is not None:
             on_table(name, table)
 
@@ -205,11 +207,14 @@ def run_all(
         for analysis in (*ANALYSES, *selection.by_field_analyses(options))  # --by: <analysis>_by_<field>
         if names is None or analysis.name in names
     }
-    for name, table in _run_analyses(wanted, frame, choices, options, worker_count(frame, workers)):
+    early = {name: wanted[name] for name in first if name in wanted}
+    for name, table in _run_analyses({**early, **wanted}, frame, choices, options, worker_count(frame, workers)):
         keep(name, table)
+    tables = {name: computed[name] for name in wanted}  # declared order, whatever the order computed
     for digest in DIGESTS:
         if names is None or digest.name in names:
             keep(digest.name, _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options)))
+            tables[digest.name] = computed[digest.name]
     return tables
 
 

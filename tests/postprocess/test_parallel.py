@@ -71,3 +71,17 @@ def test_a_worker_that_dies_costs_time_not_the_report(monkeypatch):
     tables = run_all(frame, FAST, names=[keep.name, "fragile"], workers=2)
     assert tables["fragile"]["x"].tolist() == [len(frame)]
     pd.testing.assert_frame_equal(tables[keep.name], run_all(frame, FAST, names=[keep.name], workers=1)[keep.name])
+
+
+@pytest.mark.parametrize("workers", [1, 2] if can_fork() else [1])
+def test_tables_computed_first_are_offered_first_and_returned_in_declared_order(workers):
+    frame = reference_frame()
+    seen: list[str] = []
+    plain = run_all(frame, FAST, workers=1)
+    early = run_all(
+        frame, FAST, workers=workers, first=["ladder", "vdg", "nosuch"], on_table=lambda n, t: seen.append(n)
+    )
+    assert seen[:2] == ["ladder", "vdg"] and sorted(seen) == sorted(plain)
+    assert list(early) == list(plain)
+    for name in plain:
+        pd.testing.assert_frame_equal(early[name], plain[name], obj=name)
