@@ -1332,12 +1332,14 @@ def compute_tables(
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
     first: Sequence[str] = (),
+    workers: int | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """``run_all`` (``on_table(name, table)`` as each table is computed, ``first`` computed first); with ``out``,
-    first checks the report may be written there, and keeps each CSV in ``partial_dir(out)`` as soon as it is
-    computed (never in ``out`` itself), so a crash loses nothing."""
+    """``run_all`` (``on_table(name, table)`` as each table is computed, ``first`` computed first, in
+    ``worker_count(frame, workers)`` processes); with ``out``, first checks the report may be written there,
+    and keeps each CSV in ``partial_dir(out)`` as soon as it is computed (never in ``out`` itself), so a
+    crash loses nothing."""
     if out is None:
-        return _analyses.run_all(frame, options, names, on_table=on_table, first=first)
+        return _analyses.run_all(frame, options, names, on_table=on_table, first=first, workers=workers)
     out = Path(out).absolute()
     _check_out(out)
     staging = partial_dir(out)
@@ -1349,7 +1351,7 @@ def compute_tables(
         if on_table is not None:
             on_table(name, table)
 
-    return _analyses.run_all(frame, options, names, on_table=keep, first=first)
+    return _analyses.run_all(frame, options, names, on_table=keep, first=first, workers=workers)
 
 
 class WrittenReport(str):

@@ -262,3 +262,18 @@ def test_top_level_help_says_what_vdg_does_in_one_line(capsys):
         main(["--help"])
     text = capsys.readouterr().out
     assert "watching the video or guessing from the text" in " ".join(text.split())
+
+
+def test_report_with_worker_processes_equals_report_in_one_process(tmp_path, capsys):
+    # Background plots (and the analyses in workers when forced) give the files of one process.
+    base = ["report", *_prediction_args(("llava", "qwen2vl")), "--benchmark", "videomme", *FAST]
+    assert main([*base, "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
+    assert main([*base, "--out", str(tmp_path / "many"), "--workers", "2"]) == 0
+    one, many = tmp_path / "one", tmp_path / "many"
+    names = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(many) for p in many.rglob("*") if p.is_file())
+    assert any(str(n).startswith("plots/") for n in names)
+    for name in names:
+        assert (one / name).read_bytes() == (many / name).read_bytes(), name
+    assert main([*base, "--out", str(tmp_path / "none"), "--workers", "0"]) == 2
+    assert "--workers 0: give at least 1" in capsys.readouterr().err

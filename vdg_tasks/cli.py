@@ -413,8 +413,11 @@ def _judge_errors() -> tuple[type[Exception], ...]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots
 
+    if args.workers is not None and args.workers < 1:
+        return _fail("report", ValueError(f"--workers {args.workers}: give at least 1"))
     # Started first: the worker imports matplotlib on another CPU while the logs are read and analysed.
-    with BackgroundPlots() if not args.no_plots and BackgroundPlots.useful() else contextlib.nullcontext() as worker:
+    background = not args.no_plots and args.workers != 1 and BackgroundPlots.useful()
+    with BackgroundPlots() if background else contextlib.nullcontext() as worker:
         from postprocess.report import compute_tables, write_report
 
         out = Path(args.out)
@@ -422,9 +425,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
             options = _options(args)
             frame = _load(args)
             if worker is None:
-                tables = compute_tables(frame, options, out)
+                tables = compute_tables(frame, options, out, workers=args.workers)
             else:  # the plots' tables first, handed to the worker as they come
-                tables = compute_tables(frame, options, out, on_table=worker.offer, first=PLOT_TABLES)
+                tables = compute_tables(
+                    frame, options, out, on_table=worker.offer, first=PLOT_TABLES, workers=args.workers
+                )
             plots = worker if worker is not None else not args.no_plots
             written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
         except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
@@ -807,6 +812,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder")
     _option_arguments(p)
     p.add_argument("--no-plots", action="store_true", help="write no plots/*.png")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes for the analyses (default: one per CPU, at most 4, from 20,000 rows); 1 also draws the "
+        "plots in the report's own process. The tables are the same for any number",
+    )
     _judge_argument(p)
     p.set_defaults(func=_cmd_report)
 
