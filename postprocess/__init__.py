@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from postprocess.analyses import run_all
-    from postprocess.analyses.base import Options, skip_reason
+    from postprocess.analyses.base import skip_reason
     from postprocess.api import analysis_names, build_report, run_analysis
     from postprocess.io import LogError, load_frame, read_predictions
+    from postprocess.options import Options
     from postprocess.report import ReportError, WrittenReport, compute_tables, write_report
 
 #: Public name -> the module defining it.
@@ -41,7 +42,7 @@ _ORIGIN = {
     "load_frame": "postprocess.io",
     "read_predictions": "postprocess.io",
     "LogError": "postprocess.io",
-    "Options": "postprocess.analyses.base",
+    "Options": "postprocess.options",
     "skip_reason": "postprocess.analyses.base",
     "run_all": "postprocess.analyses",
     "analysis_names": "postprocess.api",
