@@ -36,7 +36,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from postprocess.analyses._paired import condition_sort_key
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.categories import CATEGORIES, categories_table
 from postprocess.stats import chi2_counts, holm
 
@@ -284,7 +284,13 @@ def poisson_binomial_pmf(probabilities: np.ndarray) -> np.ndarray:
     return pmf
 
 
-def _shared_counts(frame: pd.DataFrame, options: Options):
+@memo_by_frame
+def _shared_counts(frame: pd.DataFrame, options: Options) -> list[tuple[str, list[str], np.ndarray, np.ndarray]]:
+    """``_each_shared_count`` as a list, built once per frame for both models-right tables."""
+    return list(_each_shared_count(frame, options))
+
+
+def _each_shared_count(frame: pd.DataFrame, options: Options):
     """Per benchmark: (models, question x model right under black, under orig) on the models_right set."""
     sub = frame[frame["condition"].isin([ORIG, BLACK])]
     for benchmark, group in sub.groupby("benchmark", sort=True):

@@ -18,6 +18,7 @@ import functools
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import pandas as pd
 
@@ -111,28 +112,29 @@ def skip_reason(table: pd.DataFrame | None) -> str | None:
     return str(reason) if reason else None
 
 
-_MEMO: dict[tuple[str, int, str], tuple[weakref.ref, pd.DataFrame]] = {}
+_MEMO: dict[tuple[str, int, str], tuple[weakref.ref, object]] = {}
+_Result = TypeVar("_Result")
 
 
 def memo_by_frame(
-    fn: Callable[[pd.DataFrame, Options], pd.DataFrame],
-) -> Callable[[pd.DataFrame, Options], pd.DataFrame]:
+    fn: Callable[[pd.DataFrame, Options], _Result],
+) -> Callable[[pd.DataFrame, Options], _Result]:
     """Compute ``fn(frame, options)`` once per (frame object, options) while the frame lives.
 
-    Several tables build on the same intermediate (per-question VDG, the VDG table); analyses never
-    mutate their input frame, so the identity of the frame object is a sound key. Callers must not
-    mutate the returned table.
+    Several tables build on the same intermediate (per-question VDG, the VDG table, the CRF blocks);
+    analyses never mutate their input frame, so the identity of the frame object is a sound key.
+    Callers must not mutate the returned value.
     """
 
     @functools.wraps(fn)
-    def wrapper(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    def wrapper(frame: pd.DataFrame, options: Options = Options()) -> _Result:
         key = (fn.__qualname__, id(frame), repr(options))
         hit = _MEMO.get(key)
         if hit is not None and hit[0]() is frame:
-            return hit[1]
-        table = fn(frame, options)
-        _MEMO[key] = (weakref.ref(frame, lambda _ref, key=key: _MEMO.pop(key, None)), table)
-        return table
+            return cast(_Result, hit[1])
+        result = fn(frame, options)
+        _MEMO[key] = (weakref.ref(frame, lambda _ref, key=key: _MEMO.pop(key, None)), result)
+        return result
 
     return wrapper
 

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import vdg_table
 from postprocess.stats import fisher, wilson
 
@@ -198,7 +198,13 @@ def _position(values: np.ndarray, value: str) -> int:
     return int(hits[0]) if len(hits) else -2
 
 
-def _blocks(frame: pd.DataFrame) -> Iterator[_Block]:
+@memo_by_frame
+def _blocks(frame: pd.DataFrame, options: Options = Options()) -> list[_Block]:
+    """``_each_block`` as a list, built once per frame for the CRF tables (``options`` unused)."""
+    return list(_each_block(frame))
+
+
+def _each_block(frame: pd.DataFrame) -> Iterator[_Block]:
     """Each (model, benchmark) with orig and >= 1 CRF level, in sorted order, built in one vectorized pass.
 
     Raises ValueError when a (condition, question) has two rows, or when a question lacks a row
