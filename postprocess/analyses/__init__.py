@@ -123,11 +123,13 @@ _WORK: tuple[dict[str, Analysis], pd.DataFrame, pd.DataFrame, Options] | None = 
 
 
 def worker_count(frame: pd.DataFrame, workers: int | None = None) -> int:
-    """Processes ``run_all`` uses: ``workers`` when given, else one per CPU (at most ``MAX_WORKERS``) from
-    ``PARALLEL_ROWS`` rows on where processes can be forked, else 1 (in this process)."""
+    """Processes ``run_all`` uses where processes can be forked (else 1, this one): ``workers`` when given,
+    else one per CPU (at most ``MAX_WORKERS``) from ``PARALLEL_ROWS`` rows on, else 1."""
+    if not can_fork():
+        return 1
     if workers is not None:
         return max(1, int(workers))
-    if len(frame) < PARALLEL_ROWS or not can_fork():
+    if len(frame) < PARALLEL_ROWS:
         return 1
     return min(cpus(), MAX_WORKERS)
 
