@@ -54,7 +54,6 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing as mp
-import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -76,6 +75,7 @@ from postprocess.choices import (
     letter_position,
     option_counts,
 )
+from postprocess.parallel import can_fork, cpus
 from vdg_tasks.parse import LETTERS, parse_answer
 
 logger = logging.getLogger(__name__)
@@ -667,8 +667,8 @@ def _read_one(job: tuple[Path, str | None]) -> _SamplesLog:
 
 
 def _read_all_samples(jobs: list[tuple[Path, str | None]]) -> list[_SamplesLog]:
-    workers = min(len(jobs) // _PARALLEL_FILES, os.cpu_count() or 1, 8)
-    if workers < 2 or "fork" not in mp.get_all_start_methods():
+    workers = min(len(jobs) // _PARALLEL_FILES, cpus(), 8)
+    if workers < 2 or not can_fork():
         return [_read_log(path, label) for path, label in jobs]
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
         return list(pool.map(_read_one, jobs, chunksize=4))

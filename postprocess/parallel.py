@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import sys
 
 
 def cpus() -> int:
@@ -12,5 +13,6 @@ def cpus() -> int:
 
 
 def can_fork() -> bool:
-    """Whether worker processes can be forked (they then share the parent's frame without copying it)."""
-    return "fork" in mp.get_all_start_methods()
+    """Whether worker processes are forked (they then share the parent's frame without copying it): on Linux.
+    macOS offers fork too, but forking a process that has loaded numpy's system BLAS is unsafe there."""
+    return sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods()
