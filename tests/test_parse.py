@@ -234,7 +234,8 @@ def test_lowercase_prose_before_the_answer_does_not_matter(data: st.DataObject, 
 def test_lowercase_prose_is_unparsed(prose: str, n_options: int) -> None:
     # A reply that is a single letter is an answer ("c" -> C); any longer lowercase prose
     # without a keyword or bracket has no letter in an answer-like position.
-    assume(not re.match(r"\s*[a-f][.:)]", prose))  # "c) ..." is a leading letter
+    last = LETTERS[n_options - 1].lower()
+    assume(not re.match(rf"\s*[a-{last}][.:)]", prose))  # "c) ..." (or "g: ..." with 7 options) is a leading letter
     if len(prose.strip(" ,.;:!?'\n")) <= 1:
         prose += " the man"
     assert parse_answer(prose, n_options) == ParsedAnswer(None, "unparsed", None)
