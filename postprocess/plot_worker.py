@@ -91,8 +91,11 @@ class BackgroundPlots:
             self._send()
 
     def _send(self) -> None:
-        self._conn.send((self._tables, str(self._scratch)))
         self._sent = True
+        try:
+            self._conn.send((self._tables, str(self._scratch)))
+        except OSError:  # the worker is gone: result() says so; the analyses go on meanwhile
+            pass
 
     def result(self, folder: Path) -> list[Path]:
         """The plots, moved into ``folder``, once drawn; ``PlotError`` with the worker's traceback when it failed."""

@@ -63,3 +63,13 @@ def test_a_worker_given_no_work_is_stopped_on_exit():
     with BackgroundPlots() as worker:
         proc = worker._proc
     assert not proc.is_alive() and proc.exitcode == 0
+
+
+def test_a_worker_that_died_early_fails_the_plots_not_the_analyses(tables, tmp_path):
+    with BackgroundPlots() as worker:
+        worker._proc.kill()
+        worker._proc.join()
+        for name, table in tables.items():
+            worker.offer(name, table)  # what compute_tables does: must not raise
+        with pytest.raises(PlotError, match="the worker exited with status"):
+            worker.result(tmp_path / "plots")
