@@ -158,10 +158,8 @@ def render_leaderboard_markdown(table: pd.DataFrame) -> str:
     )
 
 
-def write_leaderboard(table: pd.DataFrame, path: Path) -> Path:
-    """Write by extension: ``.md`` (markdown), ``.csv`` or ``.json`` (a list of rows; NaN null, inf "inf")."""
-    from postprocess.report import json_value, table_records
-
+def _output(path: Path) -> tuple[Path, str]:
+    """(path, its suffix) of a leaderboard file, its folder made; refused unless .md, .csv or .json."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".md", ".csv", ".json"):
@@ -169,6 +167,14 @@ def write_leaderboard(table: pd.DataFrame, path: Path) -> Path:
             f"--out {path}: the leaderboard is written as .md, .csv or .json, not {suffix or 'no suffix'!r}"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
+    return path, suffix
+
+
+def write_leaderboard(table: pd.DataFrame, path: Path) -> Path:
+    """Write by extension: ``.md`` (markdown), ``.csv`` or ``.json`` (a list of rows; NaN null, inf "inf")."""
+    from postprocess.report import json_value, table_records
+
+    path, suffix = _output(path)
     if suffix == ".md":
         path.write_text(render_leaderboard_markdown(table))
     elif suffix == ".csv":
@@ -412,13 +418,7 @@ def write_merged_leaderboard(
     {"theirs": [...], "vdg": [...]}, "rows": [{column: value}]}``; NaN null, inf "inf")."""
     from postprocess.report import json_value, table_records
 
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".md", ".csv", ".json"):
-        raise ValueError(
-            f"--out {path}: the leaderboard is written as .md, .csv or .json, not {suffix or 'no suffix'!r}"
-        )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path, suffix = _output(path)
     if suffix == ".md":
         path.write_text(render_merged_markdown(merged, list(unmatched_theirs), list(unmatched_ours)))
     elif suffix == ".csv":

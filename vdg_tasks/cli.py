@@ -424,12 +424,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         try:
             options = _options(args)
             frame = _load(args)
-            if worker is None:
-                tables = compute_tables(frame, options, out, workers=args.workers)
-            else:  # the plots' tables first, handed to the worker as they come
-                tables = compute_tables(
-                    frame, options, out, on_table=worker.offer, first=PLOT_TABLES, workers=args.workers
-                )
+            offer = worker.offer if worker is not None else None  # the plots' tables first, handed over as they come
+            tables = compute_tables(frame, options, out, on_table=offer, first=PLOT_TABLES, workers=args.workers)
             plots = worker if worker is not None else not args.no_plots
             written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
         except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
