@@ -57,3 +57,21 @@ def test_parser_defaults_match_their_modules():
 def test_the_parser_and_quick_stats_need_neither_pandas_nor_scipy(code):
     loaded = _modules_after(code)
     assert not [m for m in loaded if m.split(".")[0] in ("pandas", "scipy", "matplotlib")]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from vdg_tasks.cli import main; main(['stats', 'mcnemar', '12', '5'])",
+        "from vdg_tasks.cli import main; main(['stats', 'fisher', '3', '4', '5', '6'])",
+        "from vdg_tasks.cli import main; main(['stats', 'chi2-uniform', '3', '4', '5'])",
+        # Every analysis on the published reference data (Video-MME, CRF levels, several models).
+        "from tests.reference_data import reference_frame\n"
+        "from postprocess.analyses import Options, run_all\n"
+        "run_all(reference_frame(), Options(n_resamples=20), workers=1)",
+    ],
+)
+def test_no_analysis_imports_scipy_stats(code):
+    """scipy.stats costs ~0.7 s to import, more than a small report's analyses: postprocess.stats calls
+    the scipy.special functions underneath it."""
+    assert "scipy.stats" not in _modules_after(code)

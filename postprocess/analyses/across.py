@@ -26,13 +26,12 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from postprocess.analyses._paired import condition_sort_key
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.letters import letters_table
 from postprocess.analyses.vdg import per_question
-from postprocess.stats import _percentiles, _resampled_means
+from postprocess.stats import _percentiles, _resampled_means, chi2_independence
 from vdg_tasks.parse import LETTERS
 
 VDG_COLUMNS: dict[str, str] = {
@@ -169,9 +168,9 @@ def letters_across_table(frame: pd.DataFrame, options: Options = Options()) -> p
                 "missing_policy": options.missing,
             }
             if len(shown) >= 2 and table[0].sum() and table[1].sum():
-                res = _st.chi2_contingency(table, correction=False)
-                row["chi2"], row["df"], row["p"] = float(res.statistic), int(res.dof), float(res.pvalue)
-                row["cramers_v"] = math.sqrt(res.statistic / table.sum())
+                res, _ = chi2_independence(table)
+                row["chi2"], row["df"], row["p"] = res.chi2, res.df, res.p
+                row["cramers_v"] = math.sqrt(res.chi2 / table.sum())
             rows.append(row)
     if not rows:
         return empty(LETTER_COLUMNS)

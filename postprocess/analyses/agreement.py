@@ -33,12 +33,11 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from postprocess.analyses._paired import condition_sort_key
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.categories import CATEGORIES, categories_table
-from postprocess.stats import chi2_counts, holm
+from postprocess.stats import chi2_counts, chi2_independence, holm, normal_sf, two_sided_z
 
 ORIG, BLACK = "orig", "black"
 
@@ -112,10 +111,6 @@ TRANSITION_COLUMNS: dict[str, str] = {
 }
 
 
-def _z(level: float) -> float:
-    return float(_st.norm.ppf(1.0 - (1.0 - level) / 2.0))
-
-
 def cohen_kappa_2x2(both_right: int, a_only: int, b_only: int, both_wrong: int) -> dict[str, float]:
     """Kappa of a 2x2 table (rows: model_a right / wrong, columns: model_b right / wrong) with its SEs.
 
@@ -181,7 +176,7 @@ def _pair_counts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Cohen's kappa of every pair of models per (benchmark, condition); columns as in ``KAPPA_COLUMNS``."""
-    z = _z(options.ci_level)
+    z = two_sided_z(options.ci_level)
     rows = []
     for benchmark, condition, models, present, right, error in _cells(frame):
         # Every pair's 2x2 counts at once: products of the question x model indicator matrices.
@@ -228,7 +223,7 @@ def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
         return empty(KAPPA_COLUMNS)
     rows.sort(key=lambda r: (r["benchmark"], condition_sort_key(r["condition"]), r["model_a"], r["model_b"]))
     table = pd.DataFrame(rows, columns=list(KAPPA_COLUMNS))
-    table["p_zero"] = 2.0 * _st.norm.sf(table["p_zero"].to_numpy(dtype=float))  # NaN stays NaN
+    table["p_zero"] = 2.0 * normal_sf(table["p_zero"].to_numpy(dtype=float))  # NaN stays NaN
     return table
 
 
@@ -260,11 +255,11 @@ def category_test_table(frame: pd.DataFrame, options: Options = Options()) -> pd
             "missing_policy": options.missing,
         }
         if counts.shape[0] >= 2 and counts.shape[1] >= 2:
-            res = _st.chi2_contingency(counts, correction=False)
+            res, expected = chi2_independence(counts)
             total = counts.sum()
-            row["chi2"], row["p"], row["df"] = float(res.statistic), float(res.pvalue), int(res.dof)
-            row["cramers_v"] = math.sqrt(res.statistic / (total * (min(counts.shape) - 1)))
-            row["min_expected"] = float(res.expected_freq.min())
+            row["chi2"], row["p"], row["df"] = res.chi2, res.p, res.df
+            row["cramers_v"] = math.sqrt(res.chi2 / (total * (min(counts.shape) - 1)))
+            row["min_expected"] = float(expected.min())
         rows.append(row)
     if not rows:
         return empty(CATEGORY_TEST_COLUMNS)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
+import numpy as np
 import pandas as pd
 
 from postprocess.options import AlignPolicy as AlignPolicy  # re-exported: the analyses import them from here
@@ -140,4 +141,4 @@ def memo_by_frame(
 
 
 def empty(columns: Mapping[str, str]) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pd.DataFrame(np.empty((0, len(columns)), dtype=object), columns=list(columns))

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from postprocess.analyses._paired import OVERALL, condition_sort_key, group_index
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.choices import option_counts
-from postprocess.stats import holm, wilson
+from postprocess.stats import binom_pmf, binom_sf, holm, wilson
 
 BLACK = "black"
 EXACT_BINOMIAL = "exact binomial (one-sided, greater)"
@@ -75,10 +74,10 @@ def poisson_binomial_sf(k: int, option_counts_: np.ndarray) -> tuple[float, str]
         return 1.0, EXACT_BINOMIAL if np.unique(counts).size <= 1 else EXACT_POISSON_BINOMIAL
     values, sizes = np.unique(counts, return_counts=True)
     if values.size == 1:
-        return float(_st.binom.sf(k - 1, n, 1.0 / values[0])), EXACT_BINOMIAL
+        return float(binom_sf(k - 1, n, 1.0 / values[0])), EXACT_BINOMIAL
     pmf = np.ones(1)
     for value, size in zip(values, sizes, strict=True):
-        pmf = np.convolve(pmf, _st.binom.pmf(np.arange(size + 1), size, 1.0 / value))
+        pmf = np.convolve(pmf, binom_pmf(np.arange(size + 1), size, 1.0 / value))
     return float(min(pmf[k:].sum(), 1.0)), EXACT_POISSON_BINOMIAL
 
 

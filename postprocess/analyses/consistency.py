@@ -30,10 +30,10 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
+from postprocess.stats import pearson, spearman
 from vdg_tasks.seeding import rng_for
 
 #: Random half splits per model for the split-half stability (a fixed design constant, so that
@@ -87,16 +87,14 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(rho, p) of scipy.stats.spearmanr, or NaNs when undefined (too few points, a constant side)."""
     if len(a) < MIN_POINTS or np.unique(a).size < 2 or np.unique(b).size < 2:
         return np.nan, np.nan
-    result = stats.spearmanr(a, b)
-    return float(result.statistic), float(result.pvalue)
+    return spearman(a, b)
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(r, p) of scipy.stats.pearsonr, or NaNs when undefined (as ``_spearman``)."""
     if len(a) < MIN_POINTS or np.unique(a).size < 2 or np.unique(b).size < 2:
         return np.nan, np.nan
-    result = stats.pearsonr(a, b)
-    return float(result.statistic), float(result.pvalue)
+    return pearson(a, b)
 
 
 def _exact_floats(values: list[Fraction]) -> np.ndarray:
@@ -155,7 +153,11 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
 
 
 def _row_ranks(x: np.ndarray) -> np.ndarray:
-    return stats.rankdata(x, method="average", axis=1)
+    """Average ranks within each row (``scipy.stats.rankdata(x, axis=1)``): the values below, plus half of
+    the ties counting itself, plus one half. By pairwise comparison: rows hold a few task types."""
+    below = (x[:, None, :] < x[:, :, None]).sum(axis=2)
+    ties = (x[:, None, :] == x[:, :, None]).sum(axis=2)
+    return below + (ties + 1) / 2.0
 
 
 def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import vdg_table
-from postprocess.stats import fisher, wilson
+from postprocess.stats import fisher, spearman, wilson
 
 ORIG = "orig"
 BLACK = "black"
@@ -505,10 +505,7 @@ def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
 def _spearman_or_nan(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     if len(a) < 3 or np.unique(a).size < 2 or np.unique(b).size < 2:
         return np.nan, np.nan
-    from scipy.stats import spearmanr  # scipy is imported only when a correlation is computed
-
-    res = spearmanr(a, b)
-    return float(res.statistic), float(res.pvalue)
+    return spearman(a, b)
 
 
 def _crf_needs(*anchors: str):

@@ -617,3 +617,85 @@ def test_every_result_has_as_dict_with_its_fields():
     for r in results:
         assert dataclasses.is_dataclass(r)
         assert list(r.as_dict()) == [f.name for f in dataclasses.fields(r)]
+
+
+# ------------------------------------------------------------------- distributions (scipy.special)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 400),
+    frac=st.floats(0, 1),
+    p=st.sampled_from([0.5, 0.25, 1 / 3, 0.2, 1 / 6]) | st.floats(0.001, 0.999),
+)
+def test_binomial_functions_equal_scipy_stats(n, frac, p):
+    k = np.arange(int(frac * n) + 1)
+    assert_allclose(stats.binom_pmf(k, n, p), sps.binom.pmf(k, n, p), rtol=TIGHT, atol=0)
+    assert_allclose(stats.binom_cdf(k, n, p), sps.binom.cdf(k, n, p), rtol=TIGHT, atol=0)
+    assert_allclose(stats.binom_sf(k, n, p), sps.binom.sf(k, n, p), rtol=TIGHT, atol=0)
+
+
+def test_binomial_functions_fall_back_to_scipy_stats_without_the_private_ufuncs(monkeypatch):
+    monkeypatch.setattr(stats, "_ufuncs", object())  # a scipy keeping them elsewhere
+    k = np.arange(11)
+    assert_allclose(stats.binom_pmf(k, 10, 0.3), sps.binom.pmf(k, 10, 0.3), rtol=TIGHT)
+    assert_allclose(stats.binom_sf(k, 10, 0.3), sps.binom.sf(k, 10, 0.3), rtol=TIGHT)
+    r = fisher(10, 2, 3, 15)
+    assert_allclose(r.p_two_sided, sps.fisher_exact([[10, 2], [3, 15]]).pvalue, rtol=TIGHT)
+    assert_allclose(r.p_less, sps.fisher_exact([[10, 2], [3, 15]], alternative="less").pvalue, rtol=TIGHT)
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.floats(-50, 50), df=st.integers(1, 2000))
+def test_continuous_tails_equal_scipy_stats(x, df):
+    assert_allclose(stats.chi2_sf(abs(x), df), sps.chi2.sf(abs(x), df), rtol=TIGHT, atol=0)
+    assert_allclose(stats.t_sf(x, df), sps.t.sf(x, df), rtol=TIGHT, atol=0)
+    assert_allclose(stats.normal_sf(x), sps.norm.sf(x), rtol=TIGHT, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 5),
+    cols=st.integers(2, 6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_chi2_independence_equals_scipy_chi2_contingency(rows, cols, seed):
+    table = np.random.default_rng(seed).integers(1, 60, (rows, cols))
+    result, expected = stats.chi2_independence(table)
+    ref = sps.chi2_contingency(table, correction=False)
+    assert (result.chi2, result.df) == (pytest.approx(ref.statistic, rel=TIGHT, abs=TIGHT), ref.dof)
+    assert_allclose(result.p, ref.pvalue, rtol=TIGHT)
+    assert_allclose(expected, ref.expected_freq, rtol=TIGHT)
+
+
+def test_chi2_independence_by_hand_and_refusals():
+    # rows (10, 10), columns (10, 10), total 20: every expected count is 5; chi2 = 4 * (8 - 5)^2 / 5
+    result, expected = stats.chi2_independence([[8, 2], [2, 8]])
+    assert result.chi2 == pytest.approx(7.2) and result.df == 1 and (expected == 5).all()
+    with pytest.raises(ValueError, match="row or column of zeros"):
+        stats.chi2_independence([[3, 0], [4, 0]])
+    with pytest.raises(ValueError, match="2-D table"):
+        stats.chi2_independence([3, 4])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(3, 60),
+    seed=st.integers(0, 2**32 - 1),
+    ties=st.booleans(),
+)
+def test_correlations_equal_scipy_stats(n, seed, ties):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n).astype(float) if ties else rng.normal(size=n)
+    b = rng.integers(0, 3, n).astype(float) if ties else a + rng.normal(size=n)
+    if np.unique(a).size < 2 or np.unique(b).size < 2:
+        return
+    for ours, theirs in ((stats.spearman(a, b), sps.spearmanr(a, b)), (stats.pearson(a, b), sps.pearsonr(a, b))):
+        assert ours[0] == pytest.approx(theirs.statistic, rel=1e-12, abs=1e-14)
+        assert ours[1] == pytest.approx(theirs.pvalue, rel=1e-10, abs=1e-300)
+
+
+def test_perfect_correlation_has_p_zero():
+    a = np.arange(6.0)
+    assert stats.spearman(a, a) == (pytest.approx(1.0), 0.0)
+    assert stats.pearson(a, -2 * a) == (pytest.approx(-1.0), pytest.approx(0.0, abs=1e-15))
