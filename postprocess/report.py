@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -1019,8 +1019,26 @@ def _nonempty(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | N
     return table if table is not None and len(table) else None
 
 
+class _Layout(NamedTuple):
+    """A rendered report but for its plots, which go in at ``at`` (sections are drawn while the plots are)."""
+
+    parts: list[str]
+    at: int
+    toc: list[tuple[str, str]]
+    toc_at: int
+
+
 def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = ()) -> str:
     """report.md: the headline tables (those present and non-empty), coverage, then an index of all tables."""
+    return _markdown_with_plots(_markdown_layout(tables), plots)
+
+
+def _markdown_with_plots(layout: _Layout, plots: Sequence[Path]) -> str:
+    shown = ["## Plots", "", *(f"![{p.stem}](plots/{p.name})" for p in plots), ""] if plots else []
+    return "\n".join(layout.parts[: layout.at] + shown + layout.parts[layout.at :])
+
+
+def _markdown_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     info = _analysis_info()
     parts = ["# vdg report", ""]
     parts += _summary_markdown(tables)
@@ -1039,10 +1057,7 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
         if lines:
             parts += ["**Not computed:** " + "; ".join(lines), ""]
     parts += _sources_markdown(tables)
-    if plots:
-        parts += ["## Plots", ""]
-        parts += [f"![{p.stem}](plots/{p.name})" for p in plots]
-        parts += [""]
+    at = len(parts)
     listed = [(name, table) for name, table in tables.items()]
     if listed:
         parts += ["## All tables", "", "Every table is written as `<name>.csv` and in report.json.", ""]
@@ -1052,7 +1067,7 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
             for name, table in listed
         ]
         parts += [""]
-    return "\n".join(parts)
+    return _Layout(parts, at, [], 0)
 
 
 # ------------------------------------------------------------------------------------------- HTML
@@ -1124,6 +1139,30 @@ def _group_anchor(group: str) -> str:
 
 def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), title: str = "vdg report") -> str:
     """report.html: headline tables, coverage, plots, then every other table; self-contained, no script."""
+    return _html_with_plots(_html_layout(tables), plots, title)
+
+
+def _html_with_plots(layout: _Layout, plots: Sequence[Path], title: str = "vdg report") -> str:
+    sections, toc = list(layout.parts), list(layout.toc)
+    if plots:
+        imgs = []
+        for p in plots:
+            data = base64.b64encode(Path(p).read_bytes()).decode("ascii")
+            alt = html.escape(Path(p).stem)
+            imgs.append(
+                f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption></figure>'
+            )
+        sections.insert(layout.at, '<h2 id="plots">Plots</h2>\n' + "\n".join(imgs))
+        toc.insert(layout.toc_at, ("plots", "Plots"))
+    nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(t)}</a></li>' for a, t in toc)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
+        f"<h1>{html.escape(title)}</h1>\n<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body></html>\n"
+    )
+
+
+def _html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     info = _analysis_info()
     sections: list[str] = []
     toc: list[tuple[str, str]] = []
@@ -1194,25 +1233,13 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
         add("coverage", "Coverage", _COVERAGE_INTRO, tables["coverage"], None)
         sections.append(bullets("Not computed:", skip_lines))
         done.add("coverage")
-    if plots:
-        imgs = []
-        for p in plots:
-            data = base64.b64encode(Path(p).read_bytes()).decode("ascii")
-            alt = html.escape(Path(p).stem)
-            imgs.append(
-                f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption></figure>'
-            )
-        sections.append('<h2 id="plots">Plots</h2>\n' + "\n".join(imgs))
-        toc.append(("plots", "Plots"))
+    at, toc_at = len(sections), len(toc)
+    toc.append(("plots", "Plots"))  # reserved while the other anchors are chosen, as when the plots are in
     for name, table in tables.items():
         if name not in done:
             add(name, name, info.get(name, ("", {}))[0], table, None)
-    nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(t)}</a></li>' for a, t in toc)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
-        f"<h1>{html.escape(title)}</h1>\n<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body></html>\n"
-    )
+    toc.pop(toc_at)
+    return _Layout(sections, at, toc, toc_at)
 
 
 # ------------------------------------------------------------------------------------------- JSON
@@ -1382,6 +1409,7 @@ def _write_files(
         write_csv(table, folder / f"{name}.csv")
     # orjson: several times json.dumps' speed on a large report; render_json has already made every NaN a null.
     (folder / "report.json").write_bytes(orjson.dumps(render_json(tables, options, inputs)) + b"\n")
+    markdown, page = _markdown_layout(tables), _html_layout(tables)  # while the worker draws
     written: list[Path] = []
     if isinstance(plots, BackgroundPlots):
         written = plots.result(folder / "plots")
@@ -1389,10 +1417,10 @@ def _write_files(
         from postprocess.plots import write_plots
 
         written = write_plots(tables, folder / "plots")
-    markdown = render_markdown(tables, written)
-    (folder / "report.md").write_text(markdown)
-    (folder / "report.html").write_text(render_html(tables, written))
-    return markdown
+    text = _markdown_with_plots(markdown, written)
+    (folder / "report.md").write_text(text)
+    (folder / "report.html").write_text(_html_with_plots(page, written))
+    return text
 
 
 def write_report(

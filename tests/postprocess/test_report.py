@@ -255,6 +255,13 @@ def test_html_is_self_contained_and_escaped(written):
     assert page.count("data:image/png;base64,") == len(list((out / "plots").iterdir()))
     # Headline first, then every table.
     assert page.index('id="vdg"') < page.index('id="ladder"') < page.index('id="coverage"')
+    # The plots (drawn while the rest is rendered) go in after coverage, before the remaining tables, and in the nav.
+    nav = page[page.index("<nav>") : page.index("</nav>")]
+    assert nav.index('href="#coverage"') < nav.index('href="#plots"') < nav.index('href="#sources"')
+    assert page.index('id="coverage"') < page.index('id="plots"') < page.index('id="sources"')
+    markdown = (out / "report.md").read_text()
+    assert markdown.index("## Plots") < markdown.index("## All tables")
+    assert markdown.count("](plots/") == len(list((out / "plots").iterdir()))
     for name in tables:
         assert f"<code>{name}.csv</code>" in page
     # Long tables are cut, with a pointer to the CSV.
