@@ -139,7 +139,7 @@ def _measure(root: str, out: str, queue) -> None:
         t1 = time.perf_counter()
         tables = compute_tables(frame, Options(n_resamples=2000), Path(out), on_table=worker.offer, first=PLOT_TABLES)
         t2 = time.perf_counter()
-        write_report(tables, Path(out), plots=worker)
+        write_report(tables, Path(out), plots=worker, kept=True)
         t3 = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     queue.put(

@@ -77,4 +77,4 @@ def build_report(
         inputs = {"runs": runs, "benchmark": benchmark}
     folder = Path(out)
     tables = compute_tables(frame, opts, folder)
-    return write_report(tables, folder, options=opts, inputs=inputs, plots=plots)
+    return write_report(tables, folder, options=opts, inputs=inputs, plots=plots, kept=True)

@@ -39,6 +39,7 @@ import math
 import os
 import shutil
 import uuid
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1363,8 +1364,9 @@ def compute_tables(
 ) -> dict[str, pd.DataFrame]:
     """``run_all`` (``on_table(name, table)`` as each table is computed, ``first`` computed first, in
     ``worker_count(frame, workers)`` processes); with ``out``, first checks the report may be written there,
-    and keeps each CSV in ``partial_dir(out)`` as soon as it is computed (never in ``out`` itself), so a
-    crash loses nothing."""
+    and keeps each CSV in ``partial_dir(out)`` as soon as it is computed, by the process that computed it
+    (never in ``out`` itself), so a crash loses nothing. ``write_report(..., kept=True)`` moves those CSVs
+    into the report instead of writing them again."""
     if out is None:
         return _analyses.run_all(frame, options, names, on_table=on_table, first=first, workers=workers)
     out = Path(out).absolute()
@@ -1372,13 +1374,30 @@ def compute_tables(
     staging = partial_dir(out)
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    _KEPT.clear()
 
     def keep(name: str, table: pd.DataFrame) -> None:
-        write_csv(table, staging / f"{name}.csv")
+        _KEPT[staging / f"{name}.csv"] = weakref.ref(table)  # this process's copy of what the CSV holds
         if on_table is not None:
             on_table(name, table)
 
-    return _analyses.run_all(frame, options, names, on_table=keep, first=first, workers=workers)
+    def write(name: str, table: pd.DataFrame) -> None:
+        write_csv(table, staging / f"{name}.csv")
+
+    return _analyses.run_all(frame, options, names, on_table=keep, first=first, workers=workers, on_computed=write)
+
+
+#: The CSVs ``compute_tables`` kept, and the table each holds (by identity, so a table replaced since is rewritten).
+_KEPT: dict[Path, weakref.ref[pd.DataFrame]] = {}
+
+
+def _write_table(table: pd.DataFrame, path: Path, kept: Path | None) -> None:
+    """``path`` <- the CSV ``compute_tables`` kept for this very table when there is one, else written anew."""
+    ref = _KEPT.pop(kept, None) if kept is not None else None
+    if ref is not None and ref() is table and kept is not None and kept.is_file():
+        os.replace(kept, path)
+    else:
+        write_csv(table, path)
 
 
 class WrittenReport(str):
@@ -1402,11 +1421,12 @@ def _write_files(
     options: Options | None,
     inputs: Mapping[str, Any] | None,
     plots: bool | BackgroundPlots,
+    kept: Path | None,
 ) -> str:
     if isinstance(plots, BackgroundPlots):
         plots.submit(tables)  # drawn while the files below are written (or already, from offered tables)
     for name, table in tables.items():
-        write_csv(table, folder / f"{name}.csv")
+        _write_table(table, folder / f"{name}.csv", None if kept is None else kept / f"{name}.csv")
     # orjson: several times json.dumps' speed on a large report; render_json has already made every NaN a null.
     (folder / "report.json").write_bytes(orjson.dumps(render_json(tables, options, inputs)) + b"\n")
     markdown, page = _markdown_layout(tables), _html_layout(tables)  # while the worker draws
@@ -1430,10 +1450,13 @@ def write_report(
     options: Options | None = None,
     inputs: Mapping[str, Any] | None = None,
     plots: bool | BackgroundPlots = True,
+    kept: bool = False,
 ) -> WrittenReport:
     """Write every table as CSV plus report.md/.html/.json and plots/*.png into ``out``; return the markdown
     (``.path``: the report's folder, absolute). ``plots``: False for none, True to draw them here, or a
-    started ``postprocess.plot_worker.BackgroundPlots`` to have its process draw them meanwhile.
+    started ``postprocess.plot_worker.BackgroundPlots`` to have its process draw them meanwhile. ``kept``:
+    the tables are ``compute_tables(..., out)``'s, not modified since (as in ``vdg report``): the CSVs it kept
+    are moved into the report rather than written again (a table it did not keep is written).
 
     Everything is written into a new folder beside ``out`` first and moved into place at the end, so
     ``out`` holds one complete report or what it held before: a previous report there is replaced
@@ -1445,7 +1468,7 @@ def write_report(
     fresh = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.new")
     fresh.mkdir()
     try:
-        markdown = _write_files(tables, fresh, options, inputs, plots)
+        markdown = _write_files(tables, fresh, options, inputs, plots, partial_dir(out) if kept else None)
     except BaseException as exc:
         exc.add_note(f"vdg: the report files written so far are in {fresh}; {out} is untouched")
         raise

@@ -427,7 +427,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             offer = worker.offer if worker is not None else None  # the plots' tables first, handed over as they come
             tables = compute_tables(frame, options, out, on_table=offer, first=PLOT_TABLES, workers=args.workers)
             plots = worker if worker is not None else not args.no_plots
-            written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots)
+            written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots, kept=True)
         except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
             return _fail("report", exc)
     print(written)

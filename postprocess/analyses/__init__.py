@@ -119,7 +119,9 @@ PARALLEL_ROWS = 20_000
 #: At most this many workers: each holds its own copy of the intermediates (and, as pages are touched, of the frame).
 MAX_WORKERS = 4
 #: What forked workers compute from: the analyses by name, the frames, the options (inherited, never pickled).
-_WORK: tuple[dict[str, Analysis], pd.DataFrame, pd.DataFrame, Options] | None = None
+_WORK: (
+    tuple[dict[str, Analysis], pd.DataFrame, pd.DataFrame, Options, Callable[[str, pd.DataFrame], None] | None] | None
+) = None
 
 
 def worker_count(frame: pd.DataFrame, workers: int | None = None) -> int:
@@ -137,10 +139,13 @@ def worker_count(frame: pd.DataFrame, workers: int | None = None) -> int:
 def _run_one(name: str) -> pd.DataFrame:
     """One analysis of ``_WORK`` (set by ``_run_analyses``, in this process or inherited by a forked worker)."""
     assert _WORK is not None, "_run_one runs inside _run_analyses"
-    analyses, frame, choices, options = _WORK
+    analyses, frame, choices, options, on_computed = _WORK
     analysis = analyses[name]
     data = frame if name in FULL_FRAME else choices
-    return _guarded(analysis.columns, lambda: analysis.run(data, options))
+    table = _guarded(analysis.columns, lambda: analysis.run(data, options))
+    if on_computed is not None:
+        on_computed(name, table)
+    return table
 
 
 def _run_analyses(
@@ -149,6 +154,7 @@ def _run_analyses(
     choices: pd.DataFrame,
     options: Options,
     workers: int,
+    on_computed: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """(name, table) of every analysis, in order; computed by ``workers`` forked processes when more than one.
 
@@ -156,7 +162,7 @@ def _run_analyses(
     computed in this process.
     """
     global _WORK
-    _WORK = (analyses, frame, choices, options)
+    _WORK = (analyses, frame, choices, options, on_computed)
     try:
         if workers < 2 or len(analyses) < 2:
             for name in analyses:
@@ -185,6 +191,7 @@ def run_all(
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
     workers: int | None = None,
     first: Sequence[str] = (),
+    on_computed: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every table of ``TABLES`` (only ``names`` when given) in that order, by name.
 
@@ -194,6 +201,8 @@ def run_all(
     in ``first`` are computed before the others (the plots' tables, so drawing can start early). Only
     the ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers. The analyses run in
     ``worker_count(frame, workers)`` processes; every table is the same whatever that number or order.
+    ``on_computed(name, table)`` is called in the process that computed the table (a forked worker, or
+    this one) before it is handed back: writing each table there spreads the writing over the workers.
     """
     computed: dict[str, pd.DataFrame] = {}
 
@@ -210,12 +219,16 @@ def run_all(
         if names is None or analysis.name in names
     }
     early = {name: wanted[name] for name in first if name in wanted}
-    for name, table in _run_analyses({**early, **wanted}, frame, choices, options, worker_count(frame, workers)):
+    count = worker_count(frame, workers)
+    for name, table in _run_analyses({**early, **wanted}, frame, choices, options, count, on_computed):
         keep(name, table)
     tables = {name: computed[name] for name in wanted}  # declared order, whatever the order computed
     for digest in DIGESTS:
         if names is None or digest.name in names:
-            keep(digest.name, _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options)))
+            table = _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options))
+            if on_computed is not None:
+                on_computed(digest.name, table)
+            keep(digest.name, table)
             tables[digest.name] = computed[digest.name]
     return tables
 

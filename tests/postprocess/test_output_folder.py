@@ -78,3 +78,32 @@ def test_a_folder_with_other_files_is_refused_before_anything_is_computed(tmp_pa
     afile.write_text("")
     with pytest.raises(ReportError, match="exists and is not a folder"):
         write_report({}, afile)
+
+
+def test_kept_csvs_are_moved_into_the_report_and_a_replaced_table_is_written_anew(tmp_path):
+    path = write_records(tmp_path / "m.json", five_option_records("m", n_questions=20))
+    out = tmp_path / "out"
+    tables = compute_tables(load_frame(predictions=[("m", path)], benchmark="egoschema"), FAST, out)
+    staged = {p.name: (p.stat().st_ino, p.read_bytes()) for p in partial_dir(out).iterdir()}
+    assert set(staged) == {f"{name}.csv" for name in tables}
+    tables = dict(tables)
+    tables["vdg"] = tables["vdg"].head(1)  # no longer the table compute_tables kept
+    write_report(tables, out, plots=False, kept=True)
+    for name in tables:
+        csv = out / f"{name}.csv"
+        if name == "vdg":
+            assert csv.read_text() == tables["vdg"].to_csv(index=False) != staged["vdg.csv"][1].decode()
+            assert csv.stat().st_ino != staged["vdg.csv"][0]
+        else:  # the very file compute_tables wrote, moved
+            assert (csv.stat().st_ino, csv.read_bytes()) == staged[f"{name}.csv"], name
+    assert not partial_dir(out).exists()
+
+
+def test_without_kept_every_csv_is_written_from_the_tables_given(tmp_path):
+    path = write_records(tmp_path / "m.json", five_option_records("m", n_questions=20))
+    out = tmp_path / "out"
+    tables = compute_tables(load_frame(predictions=[("m", path)], benchmark="egoschema"), FAST, out)
+    inodes = {p.name: p.stat().st_ino for p in partial_dir(out).iterdir()}
+    write_report(tables, out, plots=False)
+    assert all((out / name).stat().st_ino != inode for name, inode in inodes.items())
+    assert all((out / f"{name}.csv").read_text() == table.to_csv(index=False) for name, table in tables.items())

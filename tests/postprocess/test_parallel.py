@@ -88,3 +88,20 @@ def test_tables_computed_first_are_offered_first_and_returned_in_declared_order(
     assert list(early) == list(plain)
     for name in plain:
         pd.testing.assert_frame_equal(early[name], plain[name], obj=name)
+
+
+@needs_fork
+def test_on_computed_runs_in_the_process_that_computed_each_table(tmp_path):
+    log = tmp_path / "computed.txt"
+
+    def note(name, table):
+        with log.open("a") as f:  # one short appended line per table: safe across processes
+            f.write(f"{name} {os.getpid()} {len(table)}\n")
+
+    tables = run_all(reference_frame(), FAST, workers=2, on_computed=note)
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(name for name, _, _ in lines) == sorted(tables)
+    assert all(int(rows) == len(tables[name]) for name, _, rows in lines)
+    pids = {name: int(pid) for name, pid, _ in lines}
+    assert {pids[d.name] for d in analyses.DIGESTS} == {os.getpid()}  # digests are computed here
+    assert os.getpid() not in {pid for name, pid in pids.items() if name not in {d.name for d in analyses.DIGESTS}}
