@@ -56,7 +56,7 @@ import logging
 import multiprocessing as mp
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
@@ -505,22 +505,41 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
         },
         columns=list(SAMPLE_COLUMNS),
     )
-    infos, start = [], 0
-    named = out[["model", "benchmark", "condition"]]  # what _source_info reads: sliced per file below
-    for log, size in zip(logs, sizes, strict=True):
-        rows = slice(start, start + size)
-        start += size
-        infos.append(
-            _source_info(
-                log.path,
-                "lmms-eval samples log",
-                named.iloc[rows],
-                question_id_field=f"{RECORD_KEY}.question_id",
-                video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in log.fields else "",
-                n_options_origin=origin.iloc[rows],
-            )
+    file_of = np.repeat(np.arange(len(logs)), sizes)
+    distinct = {column: _per_file_distinct(out[column], file_of, len(logs)) for column in ("benchmark", "condition")}
+    origins = _per_file_counts(origin, file_of, len(logs))
+    infos = [
+        _source_info(
+            log.path,
+            "lmms-eval samples log",
+            {"model": [log.model], "benchmark": distinct["benchmark"][i], "condition": distinct["condition"][i]},
+            size,
+            question_id_field=f"{RECORD_KEY}.question_id",
+            video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in log.fields else "",
+            n_options_origins=origins[i],
         )
+        for i, (log, size) in enumerate(zip(logs, sizes, strict=True))
+    ]
     return out, infos
+
+
+def _per_file_distinct(values: pd.Series, file_of: np.ndarray, n_files: int) -> list[list[Any]]:
+    """The distinct values of each file's rows (``file_of``: each row's file), in one pass over the column."""
+    codes, names = pd.factorize(values, use_na_sentinel=False)
+    per_file: list[list[Any]] = [[] for _ in range(n_files)]
+    for pair in np.unique(file_of * len(names) + codes).tolist():
+        per_file[pair // len(names)].append(names[pair % len(names)])
+    return per_file
+
+
+def _per_file_counts(values: pd.Series, file_of: np.ndarray, n_files: int) -> list[list[tuple[Any, int]]]:
+    """Each file's (value, rows) pairs, in the order the values first appear (as ``value_counts(sort=False)``)."""
+    codes, names = pd.factorize(values, use_na_sentinel=False)
+    pairs, first, counts = np.unique(file_of * len(names) + codes, return_index=True, return_counts=True)
+    per_file: list[list[tuple[Any, int]]] = [[] for _ in range(n_files)]
+    for i in np.argsort(first, kind="stable").tolist():
+        per_file[int(pairs[i]) // len(names)].append((names[int(pairs[i]) % len(names)], int(counts[i])))
+    return per_file
 
 
 def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
@@ -542,29 +561,36 @@ _SOURCE_ATTR = "vdg_source"
 SOURCES_ATTR = "vdg_sources"
 
 
-def _summarise_origins(origin: pd.Series) -> str:
+def _summarise_origins(counts: Sequence[tuple[Any, int]]) -> str:
     """'n_options field' or 'n_options field (10 records); benchmark 'x' declares 4 (2 records)'."""
-    counts = origin.value_counts(sort=False)
     if len(counts) == 1:
-        return str(counts.index[0])
-    return "; ".join(f"{o} ({int(n)} records)" for o, n in counts.items())
+        return str(counts[0][0])
+    return "; ".join(f"{o} ({int(n)} records)" for o, n in counts)
 
 
 def _source_info(
-    path: Path, kind: str, table: pd.DataFrame, question_id_field: str, video_id_field: str, n_options_origin: pd.Series
+    path: Path,
+    kind: str,
+    distinct: Mapping[str, Iterable[Any]],
+    n_records: int,
+    question_id_field: str,
+    video_id_field: str,
+    n_options_origins: Sequence[tuple[Any, int]],
 ) -> dict[str, Any]:
+    """One input file's entry of ``sources``: ``distinct`` holds its models, benchmarks and conditions,
+    ``n_options_origins`` (where the option count came from, records) in order of appearance."""
     from postprocess.analyses._paired import ordered_conditions
 
     return {
         "file": str(path),
         "kind": kind,
-        "model": ",".join(sorted(table["model"].astype(str).unique())),
-        "benchmark": ",".join(sorted(table["benchmark"].astype(str).unique())),
-        "conditions": ",".join(ordered_conditions(table["condition"].unique())),
-        "n_records": len(table),
+        "model": ",".join(sorted({str(v) for v in distinct["model"]})),
+        "benchmark": ",".join(sorted({str(v) for v in distinct["benchmark"]})),
+        "conditions": ",".join(ordered_conditions(distinct["condition"])),
+        "n_records": n_records,
         "question_id_field": question_id_field,
         "video_id_field": video_id_field,
-        "n_options_source": _summarise_origins(n_options_origin),
+        "n_options_source": _summarise_origins(n_options_origins),
     }
 
 
@@ -1227,10 +1253,11 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
     info = _source_info(
         path,
         "predictions",
-        table,
+        {column: table[column].unique() for column in ("model", "benchmark", "condition")},
+        len(table),
         question_id_field=", then ".join(question_fields),
         video_id_field=", then ".join(video_fields),
-        n_options_origin=origin,
+        n_options_origins=list(origin.value_counts(sort=False).items()),
     )
     logger.info(
         "%s: question id from %s, video id from %s, options: %s",

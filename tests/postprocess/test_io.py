@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -138,3 +140,29 @@ def test_records_lacking_optional_fields_read_as_blank(tmp_path):
     assert frame.duration_s.iloc[0] == 12.5 and np.isnan(frame.duration_s.iloc[1])
     assert list(frame.n_options) == [5, 4]  # the record's own, else vdgsynth's declared count
     assert list(frame.source) == [f"{log}:2", f"{log}:3"]
+
+
+def test_each_samples_log_lists_its_own_conditions_and_option_count_origins(tmp_path):
+    from postprocess.io import sources
+
+    def with_options(record, n):
+        if n is not None:
+            record["vdg"]["n_options"] = n
+        return record
+
+    # black: records 1-3 carry n_options, the others do not (mybench declares no count: inferred); orig: none do.
+    black = [
+        with_options(sample(f"q-{i}", "black", "A", benchmark="mybench"), 4 if i <= 3 else None) for i in range(1, 6)
+    ]
+    black.insert(1, with_options(sample("q-9", "black", "B", benchmark="mybench"), None))  # an inferred one early
+    orig = [sample(f"q-{i}", "orig", "A", benchmark="mybench") for i in [*range(1, 6), 9]]
+    run = write_run(tmp_path / "m", "m", {"mybench_vdg_black": black, "mybench_vdg_orig": orig})
+    listed = {Path(s["file"]).name: s for s in sources(load_frame([run]))}
+    black_info = listed["20261130_120000_samples_mybench_vdg_black.jsonl"]
+    orig_info = listed["20261130_120000_samples_mybench_vdg_orig.jsonl"]
+    assert (black_info["conditions"], orig_info["conditions"]) == ("black", "orig")
+    assert black_info["model"] == orig_info["model"] == "m" and black_info["n_records"] == 6
+    # in the order each origin first appears in the file, with its record count
+    inferred = postprocess.io._INFERRED
+    assert black_info["n_options_source"] == f"n_options field (3 records); {inferred} (3 records)"
+    assert orig_info["n_options_source"] == inferred
