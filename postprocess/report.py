@@ -1235,7 +1235,9 @@ def _html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
         sections.append(bullets("Not computed:", skip_lines))
         done.add("coverage")
     at, toc_at = len(sections), len(toc)
-    toc.append(("plots", "Plots"))  # reserved while the other anchors are chosen, as when the plots are in
+    # "plots" is reserved while the remaining anchors are chosen (so the layout does not depend on whether
+    # plots come): a table named "plots" would be anchored "plots-all" even in a report without plots.
+    toc.append(("plots", "Plots"))
     for name, table in tables.items():
         if name not in done:
             add(name, name, info.get(name, ("", {}))[0], table, None)
@@ -1382,7 +1384,10 @@ def compute_tables(
             on_table(name, table)
 
     def write(name: str, table: pd.DataFrame) -> None:
-        write_csv(table, staging / f"{name}.csv")
+        # Whole or not at all: a worker that died and the report process recomputing its table may both write.
+        partial = staging / f".{name}.{os.getpid()}.tmp"
+        write_csv(table, partial)
+        os.replace(partial, staging / f"{name}.csv")
 
     return _analyses.run_all(frame, options, names, on_table=keep, first=first, workers=workers, on_computed=write)
 

@@ -482,9 +482,9 @@ def _resampled_means(
 
 
 def _percentiles(means: np.ndarray, level: float) -> tuple[float, float]:
-    """``np.quantile(means, [tail, 1 - tail])`` (default ``linear`` method), float for float: the same
-    virtual index, neighbours and interpolation, from one partial sort instead of its general machinery
-    (a fifth of a bootstrap's time over thousands of small CIs)."""
+    """``np.quantile(means, [tail, 1 - tail])`` (``linear`` method) of finite means, float for float: the
+    same virtual index, neighbours and interpolation, from one partial sort instead of its general
+    machinery (a fifth of a bootstrap's time over thousands of small CIs)."""
     tail = (1.0 - level) / 2.0
     last = means.shape[0] - 1
     neighbours = []
@@ -643,7 +643,7 @@ def _stats_ufunc(name: str, fallback: Callable[[], Callable[..., Any]]) -> Calla
 
 
 def chi2_sf(x: Any, df: Any) -> Any:
-    """Upper tail of the chi-square distribution: ``scipy.stats.chi2.sf(x, df)``."""
+    """Upper tail of the chi-square distribution: ``scipy.stats.chi2.sf(x, df)`` for x >= 0."""
     return _special.chdtrc(df, x)
 
 
@@ -657,32 +657,26 @@ def _t_isf(q: float, df: float) -> float:
 
 
 def binom_pmf(k: Any, n: Any, p: Any) -> Any:
-    """``scipy.stats.binom.pmf(k, n, p)`` for k in 0..n."""
+    """``scipy.stats.binom.pmf(k, n, p)`` for integer k in 0..n (NaN outside it, where scipy gives 0)."""
     return _stats_ufunc("_binom_pmf", lambda: _st.binom.pmf)(k, n, p)
 
 
 def binom_cdf(k: Any, n: Any, p: Any) -> Any:
-    """``scipy.stats.binom.cdf(k, n, p)`` = P(X <= k), for k in 0..n."""
+    """``scipy.stats.binom.cdf(k, n, p)`` = P(X <= k), for integer k in 0..n (NaN outside it)."""
     return _stats_ufunc("_binom_cdf", lambda: _st.binom.cdf)(k, n, p)
 
 
 def binom_sf(k: Any, n: Any, p: Any) -> Any:
-    """``scipy.stats.binom.sf(k, n, p)`` = P(X > k), for k in 0..n."""
+    """``scipy.stats.binom.sf(k, n, p)`` = P(X > k), for integer k in 0..n (NaN outside it)."""
     return _stats_ufunc("_binom_sf", lambda: _st.binom.sf)(k, n, p)
 
 
 def _hypergeom(method: str) -> Callable[..., Any]:
-    """``scipy.stats.hypergeom.<method>(k, total, successes, draws)``."""
+    """``scipy.stats.hypergeom.<method>(k, total, successes, draws)`` for k in the support (NaN outside it)."""
     ufunc = getattr(_ufuncs, f"_hypergeom_{method}", None)
     if ufunc is None:
         return getattr(_st.hypergeom, method)
     return lambda k, total, successes, draws: ufunc(k, successes, draws, total)
-
-
-def _at_most_as_likely(pmf: np.ndarray, observed: float, tolerance: float) -> float:
-    """Two-sided exact p-value: the total probability of the outcomes no more likely than the observed
-    one (within scipy's relative tolerance), so ties on the other side count."""
-    return float(min(1.0, pmf[pmf <= observed * (1.0 + tolerance)].sum()))
 
 
 def chi2_independence(counts: Any) -> tuple[Chi2Result, np.ndarray]:
@@ -719,13 +713,14 @@ def _average_ranks(values: np.ndarray) -> np.ndarray:
 
 def pearson(a: Any, b: Any) -> tuple[float, float]:
     """(r, two-sided p) as ``scipy.stats.pearsonr``: r from the centred, rescaled vectors; p from r's
-    Beta(n/2 - 1, n/2 - 1) null on [-1, 1]. Needs n >= 3 and neither side constant (callers check)."""
+    Beta(n/2 - 1, n/2 - 1) null on [-1, 1]. Needs n >= 3 finite values and neither side constant (callers check)."""
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     xm, ym = x - x.mean(), y - y.mean()
     x_scale, y_scale = np.abs(xm).max(), np.abs(ym).max()
-    unit_x = xm / (x_scale * np.linalg.norm(xm / x_scale))
-    unit_y = ym / (y_scale * np.linalg.norm(ym / y_scale))
+    # np.linalg.norm with an axis, as scipy calls it: the axis-less call sums differently (1 ulp in r)
+    unit_x = xm / (x_scale * np.linalg.norm(xm / x_scale, axis=0))
+    unit_y = ym / (y_scale * np.linalg.norm(ym / y_scale, axis=0))
     r = float(np.clip(np.dot(unit_x, unit_y), -1.0, 1.0))
     shape = x.size / 2.0 - 1.0
     return r, float(2.0 * _special.betaincc(shape, shape, (abs(r) + 1.0) / 2.0))
@@ -733,7 +728,7 @@ def pearson(a: Any, b: Any) -> tuple[float, float]:
 
 def spearman(a: Any, b: Any) -> tuple[float, float]:
     """(rho, two-sided p) as ``scipy.stats.spearmanr``: the correlation of the average ranks, p from
-    Student's t with n - 2 df. Needs n >= 3 and neither side constant (callers check)."""
+    Student's t with n - 2 df. Needs n >= 3 finite values and neither side constant (callers check)."""
     ranks_a = _average_ranks(np.asarray(a))
     ranks_b = _average_ranks(np.asarray(b))
     rho = np.corrcoef(ranks_a, ranks_b)[1, 0]
@@ -784,12 +779,25 @@ def binomial_test(k: int, n: int, p0: float) -> BinomialResult:
         raise ValueError("n is 0: a binomial test needs at least one trial.")
     if k > n:
         raise ValueError(f"k = {k} exceeds n = {n}: successes cannot outnumber trials.")
-    if p0 in (0.0, 1.0):
-        p_value = 1.0 if k == p0 * n else 0.0
-    else:
-        pmf = binom_pmf(np.arange(n + 1), n, p0)
-        p_value = 1.0 if k == p0 * n else _at_most_as_likely(pmf, float(pmf[k]), 1e-7)
-    return BinomialResult(k=k, n=n, p0=p0, estimate=k / n, p_value=p_value)
+    return BinomialResult(k=k, n=n, p0=p0, estimate=k / n, p_value=_binomial_two_sided(k, n, p0))
+
+
+def _binomial_two_sided(k: int, n: int, p0: float) -> float:
+    """scipy's two-sided binomial p-value, float for float: the observed tail by cdf or sf, plus the
+    other side's outcomes at most as likely as k (relative tolerance 1e-7), found on its pmf."""
+    if k == p0 * n:
+        return 1.0
+    if p0 in (0.0, 1.0):  # k is impossible
+        return 0.0
+    threshold = float(binom_pmf(k, n, p0)) * (1.0 + 1e-7)
+    if k < p0 * n:
+        start = math.ceil(p0 * n)
+        far = np.flatnonzero(binom_pmf(np.arange(start, n + 1), n, p0) <= threshold)
+        other = float(binom_sf(start + far[0] - 1, n, p0)) if far.size else 0.0
+        return min(1.0, float(binom_cdf(k, n, p0)) + other)
+    far = np.flatnonzero(binom_pmf(np.arange(math.floor(p0 * n) + 1), n, p0) <= threshold)
+    other = float(binom_cdf(far[-1], n, p0)) if far.size else 0.0
+    return min(1.0, other + float(binom_sf(k - 1, n, p0)))
 
 
 def fisher(a: int, b: int, c: int, d: int) -> FisherResult:
@@ -807,15 +815,34 @@ def fisher(a: int, b: int, c: int, d: int) -> FisherResult:
         )
     total, row1, col1 = a + b + c + d, a + b, a + c
     cdf = _hypergeom("cdf")
-    support = np.arange(max(0, col1 - (c + d)), min(col1, row1) + 1)
-    pmf = _hypergeom("pmf")(support, total, row1, col1)
     return FisherResult(
         table=table,
         odds_ratio=a * d / (b * c) if b > 0 and c > 0 else math.inf,
         p_greater=float(min(1.0, cdf(b, total, row1, b + d))),
         p_less=float(min(1.0, cdf(a, total, row1, col1))),
-        p_two_sided=_at_most_as_likely(pmf, float(pmf[a - support[0]]), 1e-14),
+        p_two_sided=_fisher_two_sided(a, total, row1, col1),
     )
+
+
+def _fisher_two_sided(a: int, total: int, row1: int, col1: int) -> float:
+    """scipy's two-sided Fisher p-value, float for float: 1 when the observed table is (within 1e-14) as
+    likely as the mode; else the observed tail by cdf or sf plus the other side's tables at most as
+    likely, found on the hypergeometric pmf over the support."""
+    pmf, cdf, sf = _hypergeom("pmf"), _hypergeom("cdf"), _hypergeom("sf")
+    low, high = max(0, col1 - (total - row1)), min(col1, row1)
+    mode = int((col1 + 1) * (row1 + 1) / (total + 2))
+    p_observed, p_mode = float(pmf(a, total, row1, col1)), float(pmf(mode, total, row1, col1))
+    if abs(p_observed - p_mode) / max(p_observed, p_mode) <= 1e-14:
+        return 1.0
+    threshold = p_observed * (1.0 + 1e-14)
+    if a < mode:
+        far = np.flatnonzero(pmf(np.arange(mode, high + 1), total, row1, col1) <= threshold)
+        other = float(sf(mode + far[0] - 1, total, row1, col1)) if far.size else 0.0
+        return min(1.0, float(cdf(a, total, row1, col1)) + other)
+    far = np.flatnonzero(pmf(np.arange(low, mode + 1), total, row1, col1) <= threshold)
+    other = float(cdf(low + far[-1], total, row1, col1)) if far.size else 0.0
+    observed_tail = 1.0 if a == low else float(sf(a - 1, total, row1, col1))
+    return min(1.0, observed_tail + other)
 
 
 def tost_paired(a: Any, b: Any, margin: float = 0.05, alpha: float = 0.05) -> TostResult:

@@ -691,11 +691,38 @@ def test_correlations_equal_scipy_stats(n, seed, ties):
     if np.unique(a).size < 2 or np.unique(b).size < 2:
         return
     for ours, theirs in ((stats.spearman(a, b), sps.spearmanr(a, b)), (stats.pearson(a, b), sps.pearsonr(a, b))):
-        assert ours[0] == pytest.approx(theirs.statistic, rel=1e-12, abs=1e-14)
-        assert ours[1] == pytest.approx(theirs.pvalue, rel=1e-10, abs=1e-300)
+        assert ours[0] == pytest.approx(theirs.statistic, rel=1e-14, abs=1e-15)
+        assert ours[1] == pytest.approx(theirs.pvalue, rel=1e-12, abs=1e-300)
 
 
 def test_perfect_correlation_has_p_zero():
     a = np.arange(6.0)
     assert stats.spearman(a, a) == (pytest.approx(1.0), 0.0)
     assert stats.pearson(a, -2 * a) == (pytest.approx(-1.0), pytest.approx(0.0, abs=1e-15))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(1, 500),
+    frac=st.floats(0, 1),
+    p0=st.sampled_from([0.5, 0.25, 0.2, 1 / 3, 0.1]) | st.floats(0.001, 0.999),
+)
+def test_two_sided_binomial_p_is_scipys_own_arithmetic(n, frac, p0):
+    k = round(frac * n)
+    assert binomial_test(k, n, p0).p_value == pytest.approx(sps.binomtest(k, n, p0).pvalue, rel=1e-14, abs=0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cells=st.tuples(*[st.integers(0, 60)] * 4))
+def test_two_sided_fisher_p_is_scipys_own_arithmetic(cells):
+    a, b, c, d = cells
+    if min(a + b, c + d, a + c, b + d) == 0:
+        return
+    expected = sps.fisher_exact([[a, b], [c, d]]).pvalue
+    assert fisher(*cells).p_two_sided == pytest.approx(expected, rel=1e-14, abs=0)
+
+
+def test_a_table_as_likely_as_the_mode_has_p_exactly_one():
+    # Summing the pmf of every outcome gives 0.9999999999999999 here; the report prints 1.
+    assert fisher(3, 3, 3, 3).p_two_sided == 1.0
+    assert binomial_test(4, 9, 0.5).p_value == 1.0 == binomial_test(5, 10, 0.5).p_value
