@@ -3,9 +3,10 @@
 Importing matplotlib and drawing take about as long as computing a small report. ``vdg report``
 starts a ``BackgroundPlots`` first thing when the machine has a second CPU: the worker imports
 ``postprocess.plots`` and warms matplotlib up while this process reads the logs and runs the
-analyses; it is handed the ``PLOT_TABLES`` as soon as they are computed (``offer``), draws while the
-remaining analyses run, and the PNGs are moved into the report folder at the end (``result``). They
-are the PNGs ``postprocess.plots.write_plots`` draws in-process: the worker calls it.
+analyses; it is handed each of the ``PLOT_TABLES`` as soon as it is computed (``offer``), draws each
+plot as soon as its tables are in, while the remaining analyses run, and the PNGs are moved into the
+report folder at the end (``result``). They are the PNGs ``postprocess.plots.write_plots`` draws
+in-process: both draw ``postprocess.plots.PLOTS``.
 
 Where processes can be forked the worker is forked (it shares what this process has imported);
 elsewhere it is spawned.
@@ -14,8 +15,10 @@ elsewhere it is spawned.
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue
 import shutil
 import tempfile
+import threading
 import traceback
 from collections.abc import Mapping
 from multiprocessing.connection import Connection
@@ -32,20 +35,42 @@ class PlotError(RuntimeError):
     """The plot worker failed; the message holds its traceback."""
 
 
-def _serve(conn: Connection) -> None:
-    """The worker: import and warm up, then draw the tables it is sent into a folder, once."""
+def _receive(conn: Connection, inbox: queue.SimpleQueue[Any]) -> None:
+    """The worker's reading thread: messages into ``inbox`` while the main thread draws (so the parent's
+    sends never wait on a drawing), up to the last one; None when the parent went away."""
     try:
-        from postprocess.plots import warm_up, write_plots  # the slow import, made while the parent works
+        while True:
+            message = conn.recv()
+            inbox.put(message)
+            if message is None or message[0] == "draw":
+                return
+    except (EOFError, OSError):
+        inbox.put(None)
 
+
+def _serve(conn: Connection, folder: str) -> None:
+    """The worker: import and warm up, then draw each plot into ``folder`` once its tables have come
+    (``("table", name, table)`` messages); on ``("draw",)`` draw the rest and reply with the files, once."""
+    try:
+        from postprocess.plots import PLOTS, warm_up  # the slow import, made while the parent works
+
+        inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=_receive, args=(conn, inbox), name="vdg-plots-inbox", daemon=True).start()
         warm_up()
-        message = conn.recv()
-        if message is None:  # nothing to draw
-            return
-        tables, folder = message
-        written = write_plots(tables, Path(folder))
-        conn.send(("ok", [p.name for p in written]))
-    except EOFError:  # the parent went away
-        return
+        tables: dict[str, Any] = {}
+        made: dict[int, Path | None] = {}
+        while True:
+            message = inbox.get()
+            if message is None:  # nothing to draw, or the parent went away
+                return
+            if message[0] == "table":
+                tables[message[1]] = message[2]
+            for i, plot in enumerate(PLOTS):
+                if i not in made and (message[0] == "draw" or all(name in tables for name in plot.needs)):
+                    made[i] = plot.draw(tables, Path(folder))
+            if message[0] == "draw":
+                conn.send(("ok", [path.name for _, path in sorted(made.items()) if path is not None]))
+                return
     except Exception:
         conn.send(("error", traceback.format_exc()))
     finally:
@@ -61,13 +86,13 @@ class BackgroundPlots:
 
     def __init__(self) -> None:
         ctx = mp.get_context("fork" if can_fork() else "spawn")
+        self._scratch = Path(tempfile.mkdtemp(prefix="vdg-plots-"))
         self._conn, theirs = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(theirs,), name="vdg-plots", daemon=True)
+        self._proc = ctx.Process(target=_serve, args=(theirs, str(self._scratch)), name="vdg-plots", daemon=True)
         self._proc.start()
         theirs.close()
-        self._scratch = Path(tempfile.mkdtemp(prefix="vdg-plots-"))
-        self._tables: dict[str, Any] = {}
-        self._sent = False
+        self._tables: dict[str, Any] = {}  # those sent
+        self._sent = False  # all of them: the worker draws what is left and replies
 
     @staticmethod
     def useful() -> bool:
@@ -75,11 +100,12 @@ class BackgroundPlots:
         return cpus() > 1
 
     def offer(self, name: str, table: Any) -> None:
-        """One computed table; drawing starts once every ``PLOT_TABLES`` table has been offered."""
-        if name in PLOT_TABLES and not self._sent:
+        """One computed table, sent at once if the plots read it: a plot is drawn as soon as its tables are in."""
+        if name in PLOT_TABLES and not self._sent and name not in self._tables:
             self._tables[name] = table
+            self._post(("table", name, table))
             if len(self._tables) == len(PLOT_TABLES):
-                self._send()
+                self._finish()
 
     def submit(self, tables: Mapping[str, Any]) -> None:
         """Draw from ``tables`` (the same table objects as any offered before)."""
@@ -87,13 +113,19 @@ class BackgroundPlots:
             if name in tables and self._tables.get(name, tables[name]) is not tables[name]:
                 raise ValueError(f"BackgroundPlots: table {name!r} differs from the one offered before")
         if not self._sent:
-            self._tables.update({n: tables[n] for n in PLOT_TABLES if n in tables})
-            self._send()
+            for name in PLOT_TABLES:
+                if name in tables and name not in self._tables:
+                    self._tables[name] = tables[name]
+                    self._post(("table", name, tables[name]))
+            self._finish()
 
-    def _send(self) -> None:
+    def _finish(self) -> None:
         self._sent = True
+        self._post(("draw",))
+
+    def _post(self, message: tuple[Any, ...]) -> None:
         try:
-            self._conn.send((self._tables, str(self._scratch)))
+            self._conn.send(message)
         except OSError:  # the worker is gone: result() says so; the analyses go on meanwhile
             pass
 

@@ -7,7 +7,8 @@ returns None when the tables lack the rows it needs. Output is deterministic for
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -305,15 +306,28 @@ def warm_up() -> None:
     plt.close(fig)
 
 
+@dataclass(frozen=True)
+class Plot:
+    """One figure of the report: the tables it is drawn from, and ``draw(tables, out_dir)`` (its path, or
+    None when the tables lack what it needs)."""
+
+    needs: tuple[str, ...]
+    draw: Callable[[Mapping[str, pd.DataFrame], Path], Path | None]
+
+
+#: The report's figures, in the order they are listed. Their ``needs`` are ``plot_worker.PLOT_TABLES``.
+PLOTS: tuple[Plot, ...] = (
+    Plot(("vdg",), lambda tables, out: plot_vdg_by_task(tables.get("vdg"), out)),
+    Plot(("ladder",), lambda tables, out: plot_ladder(tables.get("ladder"), out)),
+    Plot(("vdg",), lambda tables, out: plot_vdg_vs_accuracy(tables.get("vdg"), out)),
+    Plot(("crf", "crf_flips"), lambda tables, out: plot_crf(tables.get("crf"), _first(tables, "crf_flips"), out)),
+    Plot(("sampling_sweep",), lambda tables, out: plot_sampling(tables.get("sampling_sweep"), out)),
+)
+
+
 def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
-    """Every plot the tables allow, in a fixed order; the paths written. Reads only the tables named in
+    """Every plot the tables allow, in ``PLOTS`` order; the paths written. Reads only the tables named in
     ``postprocess.plot_worker.PLOT_TABLES`` (what the plot worker is sent)."""
     out_dir = Path(out_dir)
-    made = [
-        plot_vdg_by_task(tables.get("vdg"), out_dir),
-        plot_ladder(tables.get("ladder"), out_dir),
-        plot_vdg_vs_accuracy(tables.get("vdg"), out_dir),
-        plot_crf(tables.get("crf"), _first(tables, "crf_flips"), out_dir),
-        plot_sampling(tables.get("sampling_sweep"), out_dir),
-    ]
+    made = [plot.draw(tables, out_dir) for plot in PLOTS]
     return [p for p in made if p is not None]

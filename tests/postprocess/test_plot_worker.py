@@ -73,3 +73,26 @@ def test_a_worker_that_died_early_fails_the_plots_not_the_analyses(tables, tmp_p
             worker.offer(name, table)  # what compute_tables does: must not raise
         with pytest.raises(PlotError, match="the worker exited with status"):
             worker.result(tmp_path / "plots")
+
+
+def test_each_plot_is_drawn_as_soon_as_its_tables_are_in(tables, tmp_path):
+    import time
+
+    here = write_plots(tables, tmp_path / "here")
+    with BackgroundPlots() as worker:
+        worker.offer("vdg", tables["vdg"])
+        deadline = time.monotonic() + 60
+        drawn = worker._scratch / "vdg_by_task.png"
+        while not (drawn.exists() and (worker._scratch / "vdg_vs_accuracy.png").exists()):
+            assert time.monotonic() < deadline, "the vdg plots were not drawn from the vdg table alone"
+            time.sleep(0.05)
+        assert not (worker._scratch / "ladder.png").exists()  # its table has not come
+        for name, table in tables.items():
+            worker.offer(name, table)
+        _same_pngs(here, worker.result(tmp_path / "there"))
+
+
+def test_the_plots_read_exactly_the_plot_tables():
+    from postprocess.plots import PLOTS
+
+    assert {name for plot in PLOTS for name in plot.needs} == set(PLOT_TABLES)
