@@ -711,11 +711,21 @@ def _average_ranks(values: np.ndarray) -> np.ndarray:
     return (before + (counts + 1) / 2.0)[inverse.reshape(-1)]
 
 
+#: Fewer paired values than this leave a correlation undefined (NaN), as does a constant side.
+MIN_CORRELATION_POINTS = 3
+
+
+def _undefined(x: np.ndarray, y: np.ndarray) -> bool:
+    return len(x) < MIN_CORRELATION_POINTS or np.unique(x).size < 2 or np.unique(y).size < 2
+
+
 def pearson(a: Any, b: Any) -> tuple[float, float]:
     """(r, two-sided p) as ``scipy.stats.pearsonr``: r from the centred, rescaled vectors; p from r's
-    Beta(n/2 - 1, n/2 - 1) null on [-1, 1]. Needs n >= 3 finite values and neither side constant (callers check)."""
+    Beta(n/2 - 1, n/2 - 1) null on [-1, 1]. Finite values; (NaN, NaN) when undefined (``_undefined``)."""
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
+    if _undefined(x, y):
+        return np.nan, np.nan
     xm, ym = x - x.mean(), y - y.mean()
     x_scale, y_scale = np.abs(xm).max(), np.abs(ym).max()
     # np.linalg.norm with an axis, as scipy calls it: the axis-less call sums differently (1 ulp in r)
@@ -728,7 +738,9 @@ def pearson(a: Any, b: Any) -> tuple[float, float]:
 
 def spearman(a: Any, b: Any) -> tuple[float, float]:
     """(rho, two-sided p) as ``scipy.stats.spearmanr``: the correlation of the average ranks, p from
-    Student's t with n - 2 df. Needs n >= 3 finite values and neither side constant (callers check)."""
+    Student's t with n - 2 df. Finite values; (NaN, NaN) when undefined (``_undefined``)."""
+    if _undefined(np.asarray(a), np.asarray(b)):
+        return np.nan, np.nan
     ranks_a = _average_ranks(np.asarray(a))
     ranks_b = _average_ranks(np.asarray(b))
     rho = np.corrcoef(ranks_a, ranks_b)[1, 0]
@@ -755,15 +767,8 @@ def mcnemar(b01: int, b10: int) -> McNemarResult:
             "b01 = b10 = 0: there are no discordant pairs, so McNemar's test is undefined "
             "(the two arms agree on every item)."
         )
-    chi2 = (abs(b01 - b10) - 1) ** 2 / total
-    return McNemarResult(
-        b01=b01,
-        b10=b10,
-        chi2_cc=float(chi2),
-        p_cc=float(chi2_sf(chi2, 1)),
-        # The binomial at 1/2 is symmetric: outcomes at most as likely are the two tails beyond min(b01, b10).
-        p_exact=float(min(1.0, 2.0 * binom_cdf(min(b01, b10), total, 0.5))),
-    )
+    chi2, p_cc, p_exact = mcnemar_many(np.array([b01]), np.array([b10]))
+    return McNemarResult(b01=b01, b10=b10, chi2_cc=float(chi2[0]), p_cc=float(p_cc[0]), p_exact=float(p_exact[0]))
 
 
 def binomial_test(k: int, n: int, p0: float) -> BinomialResult:

@@ -33,14 +33,14 @@ import pandas as pd
 
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
-from postprocess.stats import pearson, spearman
+from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
 from vdg_tasks.seeding import rng_for
 
 #: Random half splits per model for the split-half stability (a fixed design constant, so that
 #: the table does not depend on the bootstrap settings).
 N_SPLITS = 200
 #: Fewest values a Spearman correlation is computed on.
-MIN_POINTS = 3
+MIN_POINTS = MIN_CORRELATION_POINTS
 
 COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
@@ -83,20 +83,6 @@ def task_vdgs(questions: pd.DataFrame) -> dict[str, Fraction]:
     return {str(t): Fraction(int(s), int(n)) for t, (s, n) in sums.iterrows() if n > 0}
 
 
-def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """(rho, p) of scipy.stats.spearmanr, or NaNs when undefined (too few points, a constant side)."""
-    if len(a) < MIN_POINTS or np.unique(a).size < 2 or np.unique(b).size < 2:
-        return np.nan, np.nan
-    return spearman(a, b)
-
-
-def _pearson(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """(r, p) of scipy.stats.pearsonr, or NaNs when undefined (as ``_spearman``)."""
-    if len(a) < MIN_POINTS or np.unique(a).size < 2 or np.unique(b).size < 2:
-        return np.nan, np.nan
-    return pearson(a, b)
-
-
 def _exact_floats(values: list[Fraction]) -> np.ndarray:
     # float(Fraction) is correctly rounded: equal fractions give equal floats, and the order of
     # distinct ones (denominators far below 2**26) is kept, so the ranks are the exact ranks.
@@ -120,13 +106,13 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
             shared_types = sorted(set(profiles[a]) & set(profiles[b]))
             task_a = _exact_floats([profiles[a][t] for t in shared_types])
             task_b = _exact_floats([profiles[b][t] for t in shared_types])
-            rho_t, p_t = _spearman(task_a, task_b)
-            r_t, pr_t = _pearson(task_a, task_b)
+            rho_t, p_t = spearman(task_a, task_b)
+            r_t, pr_t = pearson(task_a, task_b)
             both = present[:, i] & present[:, j]
             kept = both & ~np.isnan(gaps[:, i]) & ~np.isnan(gaps[:, j])
             va, vb = gaps[kept, i], gaps[kept, j]
-            rho_q, p_q = _spearman(va, vb)
-            r_q, pr_q = _pearson(va, vb)
+            rho_q, p_q = spearman(va, vb)
+            r_q, pr_q = pearson(va, vb)
             rows.append(
                 {
                     "benchmark": benchmark,

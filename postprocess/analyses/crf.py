@@ -482,8 +482,8 @@ def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
         count = per_type.loc[shared, "flips"].to_numpy(dtype=np.float64)
         rate = count / (per_type.loc[shared, "n"].to_numpy(dtype=np.float64) * len(levels))
         v = vdg.loc[shared].to_numpy(dtype=np.float64)
-        rho_c, p_c = _spearman_or_nan(count, v)
-        rho_r, p_r = _spearman_or_nan(rate, v)
+        rho_c, p_c = spearman(count, v)
+        rho_r, p_r = spearman(rate, v)
         rows.append(
             {
                 "model": model,
@@ -500,12 +500,6 @@ def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     if not rows:
         return empty(VDG_COLUMNS)
     return pd.DataFrame(rows, columns=list(VDG_COLUMNS))
-
-
-def _spearman_or_nan(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    if len(a) < 3 or np.unique(a).size < 2 or np.unique(b).size < 2:
-        return np.nan, np.nan
-    return spearman(a, b)
 
 
 def _crf_needs(*anchors: str):

@@ -726,3 +726,9 @@ def test_a_table_as_likely_as_the_mode_has_p_exactly_one():
     # Summing the pmf of every outcome gives 0.9999999999999999 here; the report prints 1.
     assert fisher(3, 3, 3, 3).p_two_sided == 1.0
     assert binomial_test(4, 9, 0.5).p_value == 1.0 == binomial_test(5, 10, 0.5).p_value
+
+
+def test_a_correlation_is_undefined_below_three_points_or_on_a_constant_side():
+    for correlation in (stats.spearman, stats.pearson):
+        assert np.isnan(correlation([1.0, 2.0], [2.0, 1.0])).all()
+        assert np.isnan(correlation([1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0])).all()
