@@ -55,18 +55,19 @@ import json
 import logging
 import multiprocessing as mp
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 import numpy as np
 import orjson as _orjson
 import pandas as pd
+import pyarrow as pa
 
 from postprocess.choices import (
     MAX_OPTIONS,
@@ -120,6 +121,9 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
 #: The columns of the text conditions and the character-tracking protocol (module docstring).
 EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
 _TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
+#: pandas' default text dtype (``str``); from pandas 3 on, arrow strings, which a reader's ``_packed`` arrays join as.
+_TEXT_DTYPE = pd.Series([""], dtype=str).dtype
+_ARROW_TEXT = isinstance(_TEXT_DTYPE, pd.StringDtype) and _TEXT_DTYPE.storage == "pyarrow"
 #: Text fields of the record carried as they are ("" when absent).
 _RECORD_TEXT = ("domain", "sub_category", "question_set", "sampling")
 #: model_args naming the frames per video, in lmms-eval's video models.
@@ -246,7 +250,12 @@ def _text_columns(raw: pd.DataFrame, keys: Iterable[str]) -> dict[str, pd.Series
     out, empty = {}, pd.Series("", index=raw.index, dtype=str)
     for key in keys:
         column = raw[key] if key in raw.columns else None
-        out[key] = empty if column is None else column.astype(object).where(column.notna(), "").astype(str)
+        if column is None:
+            out[key] = empty
+        elif column.dtype == _TEXT_DTYPE and not column.hasnans:
+            out[key] = column
+        else:
+            out[key] = column.astype(object).where(column.notna(), "").astype(str)
     return out
 
 
@@ -376,20 +385,47 @@ class _SamplesLog:
     settings: str
     #: The line of each record (``source`` is ``path:line``: built by the parent, not sent back as text).
     lines: list[int]
-    #: Per field of ``_SAMPLE_FIELDS`` that some record has, its values as ``_as_read`` gives them.
-    fields: dict[str, list[Any]]
+    #: Per field of ``_SAMPLE_FIELDS`` that some record has, its values as ``_as_read`` gives them (``_packed``).
+    fields: dict[str, list[Any] | pa.Array]
     #: pred and error as the file's own column (their dtype, which ``pd.concat`` combines, matters downstream).
     answers: dict[str, pd.Series]
 
 
-def _transposed(records: list[dict[str, Any]], keys: list[str]) -> dict[str, list[Any]]:
-    """Per key its value in each record, NaN where a record lacks it (as ``DataFrame.from_records``)."""
+#: Every field of the ``vdg`` record the reader keeps.
+_LOG_FIELDS = (*_SAMPLE_FIELDS, "pred", "error")
+#: A samples line as far as the reader looks: its ``vdg`` record's ``_LOG_FIELDS``, UNSET where one lacks a
+#: field. Everything else on the line (lmms-eval's ``arguments``, ``resps``, the doc...) is skipped unbuilt.
+_Record = msgspec.defstruct("_Record", [(key, Any, msgspec.UNSET) for key in _LOG_FIELDS])
+_SamplesLine = msgspec.defstruct("_SamplesLine", [(RECORD_KEY, _Record)])
+_LINE_DECODER = msgspec.json.Decoder(_SamplesLine)
+
+
+def _transposed(records: list[dict[str, Any]], keys: Iterable[str]) -> dict[str, list[Any]]:
+    """Per key that some record has, its value in each record, NaN where a record lacks it (as
+    ``DataFrame.from_records``)."""
+    present = set().union(*records)
     columns = {}
     for key in keys:
+        if key not in present:
+            continue
         try:
             columns[key] = list(map(itemgetter(key), records))
         except KeyError:  # some record lacks it
             columns[key] = [record.get(key, np.nan) for record in records]
+    return columns
+
+
+def _struct_columns(records: list[Any], keys: Iterable[str]) -> dict[str, list[Any]]:
+    """``_transposed`` of decoded ``_Record`` structs (UNSET: the record lacks the field)."""
+    columns = {}
+    for key in keys:
+        values = list(map(attrgetter(key), records))
+        kinds = set(map(type, values))
+        if msgspec.UnsetType in kinds:
+            if len(kinds) == 1:
+                continue
+            values = [np.nan if value is msgspec.UNSET else value for value in values]
+        columns[key] = values
     return columns
 
 
@@ -398,11 +434,17 @@ def _as_read(values: list[Any]) -> list[Any]:
     mix of types goes through pandas, whose inference changes values there (the ints of a field that also holds
     a float or a gap become floats, per file); one type, or text and nulls, are kept as they are."""
     kinds = set(map(type, values))
-    if kinds == {str}:  # one object per distinct text: less to pickle and to hold
-        return list(map(sys.intern, values))
     if len(kinds) == 1 or kinds == {str, type(None)}:
         return values
     return pd.Series(values).tolist()
+
+
+def _packed(values: list[Any]) -> list[Any] | pa.Array:
+    """A field that is text in every record as one arrow string array (what a pandas ``str`` column holds:
+    cheap to send and to join), any other as it is."""
+    if values and type(values[0]) is str and set(map(type, values)) == {str}:
+        return pa.array(values, type=pa.large_string())
+    return values
 
 
 def _first_missing(values: list[Any]) -> int | None:
@@ -412,18 +454,18 @@ def _first_missing(values: list[Any]) -> int | None:
     return next((i for i, value in enumerate(values) if value is None or value != value), None)
 
 
-def _decoded(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
-    """The ``vdg`` record of each non-blank line of a samples log, and the number of that line."""
+def _decoded(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
+    """Per ``_LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its value in each record (NaN
+    where one lacks it), and the line number of each record (non-blank lines)."""
     # bytes.splitlines splits where text-mode reading does (\n, \r\n, \r): the same line numbers.
     numbered = [(n, line) for n, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
     lines = [n for n, _ in numbered]
-    try:  # every line a JSON object holding a vdg object (the usual case): no call per line
-        records = [_orjson.loads(line)[RECORD_KEY] for _, line in numbered]
-        if set(map(type, records)) <= {dict}:
-            return records, lines
-    except (_orjson.JSONDecodeError, KeyError, TypeError):
-        pass
-    return [_fast_vdg_record(line, f"{path}:{n}") for n, line in numbered], lines
+    try:  # every line a JSON object holding a vdg object (the usual case): only the fields read are built
+        structs = [_LINE_DECODER.decode(line) for _, line in numbered]
+    except msgspec.DecodeError:  # said line by line, with the line's number, below
+        records = [_fast_vdg_record(line, f"{path}:{n}") for n, line in numbered]
+        return _transposed(records, _LOG_FIELDS), lines
+    return _struct_columns([getattr(struct, RECORD_KEY) for struct in structs], _LOG_FIELDS), lines
 
 
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
@@ -431,8 +473,8 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     config = _results_config(path)
     args = _parse_model_args(config.get("model_args"))
     model = mark_quantized(label, precision(args)) if label else model_label(config)
-    records, lines = _decoded(path)
-    if not records:
+    values, lines = _decoded(path)
+    if not lines:
         benchmark, condition = _task_condition(path)
         raise LogError(
             f"{path}: holds no samples, so condition {condition!r} of {model}"
@@ -440,9 +482,7 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
             + " has no rows and lacks every question the other conditions have; was the run interrupted "
             "(or run with --limit 0)? Rerun it, or remove the file."
         )
-    present = set().union(*records)
-    values = _transposed(records, [key for key in (*_SAMPLE_FIELDS, "pred", "error") if key in present])
-    answers = {key: pd.Series(values.pop(key, [None] * len(records))) for key in ("pred", "error")}
+    answers = {key: pd.Series(values.pop(key, [None] * len(lines))) for key in ("pred", "error")}
     fields = {key: _as_read(column) for key, column in values.items()}
     for key in _RECORD_FIELDS:
         missing = _first_missing(fields.get(key, [None]))
@@ -452,12 +492,19 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     if bad is not None:
         status = pd.Series(fields["status"]).iloc[bad]  # as pandas shows it
         raise LogError(f"{path}:{lines[bad]}: unknown status {status!r} (expected {', '.join(STATUSES)})")
-    return _SamplesLog(path, model, model_settings(config), lines, fields, answers)
+    packed = {key: _packed(column) for key, column in fields.items()}
+    return _SamplesLog(path, model, model_settings(config), lines, packed, answers)
 
 
-def _stacked(parts: list[list[Any] | None], sizes: list[int]) -> pd.Series:
-    """Per-file values of one field end to end, NaN for a file without it (as ``DataFrame.from_records``)."""
-    values = ([np.nan] * n if part is None else part for part, n in zip(parts, sizes, strict=True))
+def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int]) -> pd.Series:
+    """Per-file values of one field end to end, NaN for a file without it (as ``DataFrame.from_records``): a
+    ``str`` column when every file has it as text (``_packed``), else an object column."""
+    if _ARROW_TEXT and all(isinstance(part, pa.Array) for part in parts):
+        return pd.Series(pa.chunked_array(parts, type=pa.large_string()), dtype=_TEXT_DTYPE)
+    values = (
+        [np.nan] * n if part is None else part.to_pylist() if isinstance(part, pa.Array) else part
+        for part, n in zip(parts, sizes, strict=True)
+    )
     return pd.Series(list(chain.from_iterable(values)), dtype=object)
 
 

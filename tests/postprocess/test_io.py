@@ -166,3 +166,53 @@ def test_each_samples_log_lists_its_own_conditions_and_option_count_origins(tmp_
     inferred = postprocess.io._INFERRED
     assert black_info["n_options_source"] == f"n_options field (3 records); {inferred} (3 records)"
     assert orig_info["n_options_source"] == inferred
+
+
+def _messy_records() -> list[dict]:
+    """Records as real logs hold them: lmms-eval's own fields around the vdg record (a doc with its own 'vdg'
+    key, long responses), optional fields on some records only, nulls, a field of mixed types, non-ASCII text."""
+    records = []
+    for i in range(6):
+        record = sample(f"q{i}-1", "orig", "ABCD"[i % 4], answer="ABCD"[(i * 3) % 4], task_type=f"Tâche {i % 2}")
+        record["arguments"] = [["Question?\nA. a\nB. b", {"max_new_tokens": 16}]]
+        record["resps"] = [["The answer is (A). " * 40]]
+        record["doc"] = {"vdg": {"benchmark": "not this one"}, "videoID": f"v{i}"}
+        records.append(record)
+    records[1]["vdg"]["n_options"] = 5
+    records[2]["vdg"]["n_options"] = 4.0  # a float among ints (and absences): read as pandas reads it
+    records[3]["vdg"]["character"] = "Zoë"
+    records[4]["vdg"]["duration_s"] = None
+    records[5]["vdg"]["domain"] = "  Knowledge "
+    del records[0]["vdg"]["video_id"]
+    return records
+
+
+def test_messy_log_reads_alike_through_the_fast_decoder_and_line_by_line(tmp_path, monkeypatch):
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": _messy_records()})
+    log = next(run.glob("*_samples_*.jsonl"))
+    log.write_bytes(log.read_bytes().replace(b"\n", b"\r\n", 2))  # CRLF on the first lines, as some tools write
+    fast = read_samples(log)
+
+    class Refusing:
+        def decode(self, line):
+            raise postprocess.io.msgspec.DecodeError("forced")
+
+    monkeypatch.setattr(postprocess.io, "_LINE_DECODER", Refusing())
+    line_by_line = read_samples(log)
+    pd.testing.assert_frame_equal(fast, line_by_line, check_exact=True)
+    assert fast.attrs == line_by_line.attrs
+    assert list(fast.n_options) == [4, 5, 4, 4, 4, 4] and fast.character.iloc[3] == "Zoë"
+    assert list(fast.video_id)[:2] == ["", "q1"] and fast.domain.iloc[5] == "Knowledge"
+    assert list(fast.task_type) == ["Tâche 0", "Tâche 1"] * 3
+
+
+def test_a_line_the_fast_decoder_refuses_is_read_by_the_json_module(tmp_path):
+    records = _messy_records()
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": records})
+    log = next(run.glob("*_samples_*.jsonl"))
+    lines = log.read_text().splitlines()
+    lines[2] = lines[2].replace('"doc_hash": "constant"', '"doc_hash": NaN')  # Python's json writes NaN
+    log.write_text("\n".join(lines) + "\n")
+    frame = read_samples(log)
+    assert list(frame.question_id) == [f"q{i}-1" for i in range(6)]
+    assert list(frame.source)[2] == f"{log}:3"
