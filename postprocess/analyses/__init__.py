@@ -89,6 +89,42 @@ FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
 OPEN_STATUS = "open"
 
 
+#: Columns no multiple-choice analysis reads (the free-text protocol's, the judge's, provenance): left out of the
+#: frame those analyses get unless ``--by`` or ``--group-by`` names one, so that taking a group's rows skips them
+#: and forked workers never touch (and so copy) their per-row objects. ``sampling`` and ``frames`` stay: the
+#: sampling axis reads them when present.
+UNREAD_BY_CHOICES: tuple[str, ...] = (
+    "model_settings",
+    "error",
+    "source",
+    "character",
+    "swap_to",
+    "swap_gender",
+    "abstain_letter",
+    "idk_letter",
+    "question",
+    "response",
+    "truth",
+    "duration_s",
+    "judge_score",
+    "judge",
+    "precision",
+    "export",
+    "domain",
+    "sub_category",
+    "question_set",
+)
+
+
+def _choices_columns(choices: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """``choices`` without ``UNREAD_BY_CHOICES`` (those ``options`` names kept); ``attrs`` are kept."""
+    named = {*options.by, options.group_by}
+    unread = [c for c in UNREAD_BY_CHOICES if c in choices.columns and c not in named]
+    out = choices.drop(columns=unread)
+    out.attrs = dict(choices.attrs)
+    return out
+
+
 def multiple_choice_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` without its free-text cells: every (model, benchmark, condition) holding a status-``open``
     row, with all its rows (errors too). The frame itself when it has none; ``attrs`` are kept."""
@@ -212,7 +248,7 @@ def run_all(
             on_table(name, table)
 
     frame = selection.select(frame, options)  # --task-types, --min-n; checks --by
-    choices = multiple_choice_frame(frame)
+    choices = _choices_columns(multiple_choice_frame(frame), options)
     wanted = {
         analysis.name: analysis
         for analysis in (*ANALYSES, *selection.by_field_analyses(options))  # --by: <analysis>_by_<field>

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from postprocess import analyses
 from postprocess.analyses import MAX_WORKERS, PARALLEL_ROWS, Analysis, run_all, skip_reason, worker_count
+from postprocess.io import load_frame
+from postprocess.options import Options
 from postprocess.parallel import can_fork
+from tests.fakelogs import sample, write_run
 from tests.postprocess.test_report import FAST
 from tests.reference_data import reference_frame
 
@@ -105,3 +109,70 @@ def test_on_computed_runs_in_the_process_that_computed_each_table(tmp_path):
     pids = {name: int(pid) for name, pid, _ in lines}
     assert {pids[d.name] for d in analyses.DIGESTS} == {os.getpid()}  # digests are computed here
     assert os.getpid() not in {pid for name, pid in pids.items() if name not in {d.name for d in analyses.DIGESTS}}
+
+
+def _every_condition_frame(tmp_path) -> pd.DataFrame:
+    """3 models x the video conditions x 60 questions in 4 task types, answers drawn per (model, condition)."""
+    rng = np.random.default_rng(11)
+    answers = rng.choice(list("ABCD"), 60)
+    runs = []
+    for m in range(3):
+        by_task = {}
+        for cond in ("orig", "black", "single", "shuffled", "ordered", "crf18", "crf28", "crf38"):
+            right = rng.random(60) < (0.35 if cond == "black" else 0.65)
+            preds = [a if r else "ABCD"[("ABCD".index(a) + 1) % 4] for a, r in zip(answers, right, strict=True)]
+            by_task[f"vdgsynth_vdg_{cond}"] = [
+                sample(f"q{i // 3}-{i % 3}", cond, p, answer=a, task_type=f"T{i % 4}")
+                for i, (p, a) in enumerate(zip(preds, answers, strict=True))
+            ]
+        runs.append(write_run(tmp_path / f"m{m}", f"m{m}", by_task))
+    return load_frame(runs)
+
+
+#: A value for each column the multiple-choice analyses are not given (none blank, so reading one would show).
+_FILLED = {
+    "error": "x",
+    "source": "file:1",
+    "character": "Ann",
+    "swap_to": "Bob",
+    "swap_gender": "same",
+    "abstain_letter": "E",
+    "idk_letter": "E",
+    "question": "Who?",
+    "response": "A",
+    "truth": "A",
+    "duration_s": 30.0,
+    "judge_score": 1.0,
+    "judge": "judge",
+    "precision": "bf16",
+    "export": "vdg@1",
+    "domain": "Knowledge",
+    "sub_category": "Humanity",
+    "question_set": "abc",
+}
+
+
+@pytest.mark.parametrize("source", ["reference", "every condition"])
+def test_the_columns_left_out_of_the_multiple_choice_analyses_change_none_of_their_tables(source, tmp_path):
+    frame = reference_frame() if source == "reference" else _every_condition_frame(tmp_path)
+    assert set(_FILLED) | {"model_settings"} == set(analyses.UNREAD_BY_CHOICES)
+    for column, value in _FILLED.items():  # two values, alternating by row: grouping by one would show
+        frame[column] = [value * (1 + i % 2) for i in range(len(frame))]
+    tables = run_all(frame, FAST, workers=1)
+    whole = analyses.multiple_choice_frame(frame)
+    compared = 0
+    for analysis in analyses.ANALYSES:
+        if analysis.name in analyses.FULL_FRAME:
+            continue
+        expected = analyses._guarded(analysis.columns, lambda a=analysis: a.run(whole, FAST))
+        pd.testing.assert_frame_equal(tables[analysis.name], expected, obj=analysis.name)
+        compared += bool(len(expected))
+    assert compared >= (12 if source == "reference" else 20)
+
+
+def test_a_field_named_by_by_or_group_by_is_kept():
+    frame = reference_frame()
+    frame["domain"] = "Knowledge"
+    kept = analyses._choices_columns(frame, Options(by=("domain",), group_by="source"))
+    assert {"domain", "source"} <= set(kept.columns) and "question" not in kept.columns
+    assert kept.attrs == frame.attrs
