@@ -55,6 +55,7 @@ from postprocess.analyses import (
 )
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
+from postprocess.io import EXTRA_COLUMNS
 from postprocess.parallel import can_fork, cpus
 
 logger = logging.getLogger(__name__)
@@ -89,30 +90,15 @@ FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
 OPEN_STATUS = "open"
 
 
-#: Columns no multiple-choice analysis reads (the free-text protocol's, the judge's, provenance): left out of the
-#: frame those analyses get unless ``--by`` or ``--group-by`` names one, so that taking a group's rows skips them
-#: and forked workers never touch (and so copy) their per-row objects. ``sampling`` and ``frames`` stay: the
-#: sampling axis reads them when present.
+#: Columns no multiple-choice analysis reads (where a row came from, the free-text protocol's, the judge's,
+#: provenance): left out of the frame those analyses get unless ``--by`` or ``--group-by`` names one, so that
+#: taking a group's rows skips them and forked workers never touch (and so copy) their per-row objects.
+#: ``frames`` and ``sampling`` stay: the sampling axis reads them when present.
 UNREAD_BY_CHOICES: tuple[str, ...] = (
     "model_settings",
     "error",
     "source",
-    "character",
-    "swap_to",
-    "swap_gender",
-    "abstain_letter",
-    "idk_letter",
-    "question",
-    "response",
-    "truth",
-    "duration_s",
-    "judge_score",
-    "judge",
-    "precision",
-    "export",
-    "domain",
-    "sub_category",
-    "question_set",
+    *(column for column in EXTRA_COLUMNS if column not in ("frames", "sampling")),
 )
 
 
