@@ -519,12 +519,15 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
     column, not one per file), and each file's ``_source_info``."""
     sizes = [len(log.lines) for log in logs]
 
-    def per_file(values: list[Any]) -> np.ndarray:
-        return np.repeat(np.array(values, dtype=object), sizes)
+    def per_file(values: list[str]) -> pd.Series:
+        """One text per file, on each of its rows: categorical, so that what is derived per distinct value
+        (frames, precision) and the text column itself cost per file, not per row."""
+        codes, names = pd.factorize(pd.Series(values, dtype=object))
+        return pd.Series(pd.Categorical.from_codes(np.repeat(codes, sizes), categories=names))
 
     keys = dict.fromkeys(key for log in logs for key in log.fields)
     table = pd.DataFrame({key: _stacked([log.fields.get(key) for log in logs], sizes) for key in keys})
-    settings = pd.Series(per_file([log.settings for log in logs]), dtype=object)
+    settings = per_file([log.settings for log in logs])
 
     def answers(key: str) -> pd.Series:
         return pd.concat([log.answers[key] for log in logs], ignore_index=True)
@@ -535,7 +538,7 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
     n_options, origin = _declared_counts(table, benchmark)
     out = pd.DataFrame(
         {
-            "model": pd.Series(per_file([log.model for log in logs]), dtype=str),
+            "model": per_file([log.model for log in logs]).astype(str),
             "model_settings": settings.astype(str),
             "benchmark": benchmark,
             "condition": table["condition"].astype(str),
