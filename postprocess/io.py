@@ -252,7 +252,7 @@ def _text_columns(raw: pd.DataFrame, keys: Iterable[str]) -> dict[str, pd.Series
         column = raw[key] if key in raw.columns else None
         if column is None:
             out[key] = empty
-        elif column.dtype == _TEXT_DTYPE and not column.hasnans:
+        elif _ARROW_TEXT and column.dtype == _TEXT_DTYPE and not column.hasnans:  # text throughout already
             out[key] = column
         else:
             out[key] = column.astype(object).where(column.notna(), "").astype(str)
