@@ -65,7 +65,6 @@ from typing import Any, Literal
 
 import msgspec
 import numpy as np
-import orjson as _orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -304,17 +303,19 @@ def samples_files(run: Path) -> list[Path]:
 
 
 _DECODER = json.JSONDecoder()
+_ANY_DECODER = msgspec.json.Decoder()
 # lmms-eval writes samples with json.dumps' default separators, so the record starts with this.
 _RECORD_MARK = f'"{RECORD_KEY}": {{'
 _RECORD_FIELDS = ("benchmark", "condition", "question_id", "answer", "status")
 
 
 def _fast_vdg_record(line: bytes, where: str) -> Any:
-    """The ``vdg`` object of one samples line (bytes), decoded whole by orjson (~10x the json module);
-    a line orjson refuses (NaN, a huge integer, a truncated tail...) goes through ``_vdg_record``."""
+    """The ``vdg`` object of one samples line (bytes), decoded whole by msgspec (~10x the json module; integers
+    of any size exact, as the json module reads them); a line it refuses (NaN, a truncated tail, nesting too
+    deep...) goes through ``_vdg_record``."""
     try:
-        record = _orjson.loads(line)
-    except _orjson.JSONDecodeError:
+        record = _ANY_DECODER.decode(line)
+    except (msgspec.DecodeError, RecursionError):
         return _vdg_record(line.decode("utf-8"), where)
     rec = record.get(RECORD_KEY) if isinstance(record, dict) else None
     if not isinstance(rec, dict):
@@ -417,7 +418,9 @@ def _transposed(records: list[dict[str, Any]], keys: Iterable[str]) -> dict[str,
 
 def _struct_columns(records: list[Any], keys: Iterable[str]) -> dict[str, list[Any]]:
     """``_transposed`` of decoded ``_Record`` structs (UNSET: the record lacks the field)."""
-    columns = {}
+    columns: dict[str, list[Any]] = {}
+    if not records:
+        return columns
     for key in keys:
         values = list(map(attrgetter(key), records))
         kinds = set(map(type, values))
@@ -442,7 +445,7 @@ def _as_read(values: list[Any]) -> list[Any]:
 def _packed(values: list[Any]) -> list[Any] | pa.Array:
     """A field that is text in every record as one arrow string array (what a pandas ``str`` column holds:
     cheap to send and to join), any other as it is."""
-    if values and type(values[0]) is str and set(map(type, values)) == {str}:
+    if _ARROW_TEXT and values and type(values[0]) is str and set(map(type, values)) == {str}:
         return pa.array(values, type=pa.large_string())
     return values
 
@@ -462,7 +465,7 @@ def _decoded(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
     lines = [n for n, _ in numbered]
     try:  # every line a JSON object holding a vdg object (the usual case): only the fields read are built
         structs = [_LINE_DECODER.decode(line) for _, line in numbered]
-    except msgspec.DecodeError:  # said line by line, with the line's number, below
+    except (msgspec.DecodeError, RecursionError):  # said line by line, with the line's number, below
         records = [_fast_vdg_record(line, f"{path}:{n}") for n, line in numbered]
         return _transposed(records, _LOG_FIELDS), lines
     return _struct_columns([getattr(struct, RECORD_KEY) for struct in structs], _LOG_FIELDS), lines

@@ -90,10 +90,13 @@ FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
 OPEN_STATUS = "open"
 
 
-#: Columns no multiple-choice analysis reads (where a row came from, the free-text protocol's, the judge's,
-#: provenance): left out of the frame those analyses get unless ``--by`` or ``--group-by`` names one, so that
-#: taking a group's rows skips them and forked workers never touch (and so copy) their per-row objects.
-#: ``frames`` and ``sampling`` stay: the sampling axis reads them when present.
+#: Analyses given every column of the multiple-choice frame: collective accuracy groups questions by the column
+#: ``--group-by`` names, and its messages name a row's source and the frame's columns.
+EVERY_COLUMN: frozenset[str] = frozenset(a.name for a in collective.ANALYSES)
+#: Columns no other multiple-choice analysis reads (where a row came from, the free-text protocol's, the judge's,
+#: provenance): left out of the frame those analyses get unless ``--by`` names one, so that taking a group's rows
+#: skips them and forked workers never touch (and so copy) their per-row objects. ``frames`` and ``sampling``
+#: stay: the sampling axis reads them when present.
 UNREAD_BY_CHOICES: tuple[str, ...] = (
     "model_settings",
     "error",
@@ -103,9 +106,8 @@ UNREAD_BY_CHOICES: tuple[str, ...] = (
 
 
 def _choices_columns(choices: pd.DataFrame, options: Options) -> pd.DataFrame:
-    """``choices`` without ``UNREAD_BY_CHOICES`` (those ``options`` names kept); ``attrs`` are kept."""
-    named = {*options.by, options.group_by}
-    unread = [c for c in UNREAD_BY_CHOICES if c in choices.columns and c not in named]
+    """``choices`` without ``UNREAD_BY_CHOICES`` (those ``--by`` names kept); ``attrs`` are kept."""
+    unread = [c for c in UNREAD_BY_CHOICES if c in choices.columns and c not in options.by]
     out = choices.drop(columns=unread)
     out.attrs = dict(choices.attrs)
     return out
@@ -140,9 +142,18 @@ def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame]) ->
 PARALLEL_ROWS = 20_000
 #: At most this many workers: each holds its own copy of the intermediates (and, as pages are touched, of the frame).
 MAX_WORKERS = 4
-#: What forked workers compute from: the analyses by name, the frames, the options (inherited, never pickled).
+#: What forked workers compute from: the analyses by name, the frames (whole, multiple-choice, multiple-choice
+#: without ``UNREAD_BY_CHOICES``), the options (inherited, never pickled).
 _WORK: (
-    tuple[dict[str, Analysis], pd.DataFrame, pd.DataFrame, Options, Callable[[str, pd.DataFrame], None] | None] | None
+    tuple[
+        dict[str, Analysis],
+        pd.DataFrame,
+        pd.DataFrame,
+        pd.DataFrame,
+        Options,
+        Callable[[str, pd.DataFrame], None] | None,
+    ]
+    | None
 ) = None
 
 
@@ -161,9 +172,9 @@ def worker_count(frame: pd.DataFrame, workers: int | None = None) -> int:
 def _run_one(name: str) -> pd.DataFrame:
     """One analysis of ``_WORK`` (set by ``_run_analyses``, in this process or inherited by a forked worker)."""
     assert _WORK is not None, "_run_one runs inside _run_analyses"
-    analyses, frame, choices, options, on_computed = _WORK
+    analyses, frame, choices, read_columns, options, on_computed = _WORK
     analysis = analyses[name]
-    data = frame if name in FULL_FRAME else choices
+    data = frame if name in FULL_FRAME else choices if name in EVERY_COLUMN else read_columns
     table = _guarded(analysis.columns, lambda: analysis.run(data, options))
     if on_computed is not None:
         on_computed(name, table)
@@ -184,7 +195,7 @@ def _run_analyses(
     computed in this process.
     """
     global _WORK
-    _WORK = (analyses, frame, choices, options, on_computed)
+    _WORK = (analyses, frame, choices, _choices_columns(choices, options), options, on_computed)
     try:
         if workers < 2 or len(analyses) < 2:
             for name in analyses:
@@ -234,7 +245,7 @@ def run_all(
             on_table(name, table)
 
     frame = selection.select(frame, options)  # --task-types, --min-n; checks --by
-    choices = _choices_columns(multiple_choice_frame(frame), options)
+    choices = multiple_choice_frame(frame)
     wanted = {
         analysis.name: analysis
         for analysis in (*ANALYSES, *selection.by_field_analyses(options))  # --by: <analysis>_by_<field>
@@ -258,8 +269,10 @@ def run_all(
 __all__ = [
     "ANALYSES",
     "DIGESTS",
+    "EVERY_COLUMN",
     "FULL_FRAME",
     "TABLES",
+    "UNREAD_BY_CHOICES",
     "Analysis",
     "Digest",
     "Options",

@@ -216,3 +216,15 @@ def test_a_line_the_fast_decoder_refuses_is_read_by_the_json_module(tmp_path):
     frame = read_samples(log)
     assert list(frame.question_id) == [f"q{i}-1" for i in range(6)]
     assert list(frame.source)[2] == f"{log}:3"
+
+
+@pytest.mark.parametrize("with_a_nan_line", [False, True])
+def test_integers_beyond_64_bits_are_read_exactly_whichever_decoder_reads_the_file(tmp_path, with_a_nan_line):
+    records = [sample("x", "orig", "A") for _ in range(3)]
+    for i, record in enumerate(records):
+        record["vdg"]["question_id"] = 10**20 + i  # would collapse to one id, 1e+20, read as floats
+    if with_a_nan_line:  # one line the fast decoder refuses: the file is read line by line
+        records[1]["doc_hash"] = float("nan")
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": records})
+    frame = read_samples(next(run.glob("*_samples_*.jsonl")))
+    assert list(frame.question_id) == [str(10**20 + i) for i in range(3)]

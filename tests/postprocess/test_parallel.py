@@ -152,12 +152,14 @@ _FILLED = {
 }
 
 
-@pytest.mark.parametrize("source", ["reference", "every condition"])
+@pytest.mark.parametrize("source", ["reference", "every condition", "a question without a video id"])
 def test_the_columns_left_out_of_the_multiple_choice_analyses_change_none_of_their_tables(source, tmp_path):
-    frame = reference_frame() if source == "reference" else _every_condition_frame(tmp_path)
+    frame = reference_frame() if source != "every condition" else _every_condition_frame(tmp_path)
     assert set(_FILLED) | {"model_settings"} == set(analyses.UNREAD_BY_CHOICES)
     for column, value in _FILLED.items():  # two values, alternating by row: grouping by one would show
         frame[column] = [value * (1 + i % 2) for i in range(len(frame))]
+    if source == "a question without a video id":  # the collective tables are skipped, naming the row's source
+        frame.loc[frame.index[7], "video_id"] = ""
     tables = run_all(frame, FAST, workers=1)
     whole = analyses.multiple_choice_frame(frame)
     compared = 0
@@ -166,13 +168,24 @@ def test_the_columns_left_out_of_the_multiple_choice_analyses_change_none_of_the
             continue
         expected = analyses._guarded(analysis.columns, lambda a=analysis: a.run(whole, FAST))
         pd.testing.assert_frame_equal(tables[analysis.name], expected, obj=analysis.name)
+        assert skip_reason(tables[analysis.name]) == skip_reason(expected), analysis.name
         compared += bool(len(expected))
-    assert compared >= (12 if source == "reference" else 20)
+    assert compared >= (20 if source == "every condition" else 12)
+    if source == "a question without a video id":
+        assert "file:1" in skip_reason(tables["collective"])
 
 
-def test_a_field_named_by_by_or_group_by_is_kept():
+def test_a_field_named_by_by_is_kept_and_collective_accuracy_gets_every_column():
     frame = reference_frame()
-    frame["domain"] = "Knowledge"
-    kept = analyses._choices_columns(frame, Options(by=("domain",), group_by="source"))
-    assert {"domain", "source"} <= set(kept.columns) and "question" not in kept.columns
+    frame["domain"] = ["Knowledge", "Sports"] * (len(frame) // 2) + ["Knowledge"] * (len(frame) % 2)
+    kept = analyses._choices_columns(frame, Options(by=("domain",)))
+    assert "domain" in kept.columns and not {"source", "question"} & set(kept.columns)
     assert kept.attrs == frame.attrs
+    by_domain = Options(n_resamples=200, stability_resamples=50, group_by="domain")
+    tables = run_all(frame, by_domain, names=["collective"], workers=1)
+    expected = analyses._guarded(
+        analyses.collective.ANALYSES[0].columns,
+        lambda: analyses.collective.ANALYSES[0].run(analyses.multiple_choice_frame(frame), by_domain),
+    )
+    assert not skip_reason(tables["collective"]) and len(tables["collective"])
+    pd.testing.assert_frame_equal(tables["collective"], expected)
