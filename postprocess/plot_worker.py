@@ -112,11 +112,10 @@ class BackgroundPlots:
         for name in PLOT_TABLES:
             if name in tables and self._tables.get(name, tables[name]) is not tables[name]:
                 raise ValueError(f"BackgroundPlots: table {name!r} differs from the one offered before")
+        for name in PLOT_TABLES:
+            if name in tables:
+                self.offer(name, tables[name])  # those not offered before; the last of all starts the drawing
         if not self._sent:
-            for name in PLOT_TABLES:
-                if name in tables and name not in self._tables:
-                    self._tables[name] = tables[name]
-                    self._post(("table", name, tables[name]))
             self._finish()
 
     def _finish(self) -> None:
