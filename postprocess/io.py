@@ -55,7 +55,7 @@ import json
 import logging
 import multiprocessing as mp
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
@@ -67,6 +67,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from msgspec.structs import astuple
 
 from postprocess.choices import (
     MAX_OPTIONS,
@@ -324,17 +325,20 @@ def _fast_vdg_record(line: bytes, where: str) -> Any:
 
 
 def _vdg_record(line: str, where: str) -> Any:
-    """The ``vdg`` object of one samples line, decoding only that object when it can be found."""
-    at = line.find(_RECORD_MARK)
-    if at >= 0:
-        try:
-            return _DECODER.raw_decode(line, at + len(_RECORD_MARK) - 1)[0]
-        except json.JSONDecodeError:
-            pass  # the mark was inside another string: parse the whole line below
+    """The ``vdg`` object of one samples line, by the json module (which reads Python's NaN and Infinity); a line
+    nested beyond its recursion limit decodes only that object, when it can be found."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise LogError(f"{where}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        at = line.find(_RECORD_MARK)
+        try:
+            if at >= 0:
+                return _DECODER.raw_decode(line, at + len(_RECORD_MARK) - 1)[0]
+        except (json.JSONDecodeError, RecursionError):
+            pass
+        raise LogError(f"{where}: nested too deeply to read its '{RECORD_KEY}' record") from None
     rec = record.get(RECORD_KEY) if isinstance(record, dict) else None
     if not isinstance(rec, dict):
         raise LogError(f"{where}: no '{RECORD_KEY}' record; was this written by a vdg task (<benchmark>_vdg_<cond>)?")
@@ -384,9 +388,11 @@ class _SamplesLog:
     path: Path
     model: str
     settings: str
-    #: The line of each record (``source`` is ``path:line``: built by the parent, not sent back as text).
-    lines: list[int]
-    #: Per field of ``_SAMPLE_FIELDS`` that some record has, its values as ``_as_read`` gives them (``_packed``).
+    #: Each record's ``file:line`` (``_packed``).
+    sources: list[str] | pa.Array
+    #: The file's distinct benchmarks and conditions, as text.
+    distinct: dict[str, set[str]]
+    #: Per field of ``_SAMPLE_FIELDS`` that some record has, its values as ``_fields`` gives them (``_packed``).
     fields: dict[str, list[Any] | pa.Array]
     #: pred and error as the file's own column (their dtype, which ``pd.concat`` combines, matters downstream).
     answers: dict[str, pd.Series]
@@ -396,79 +402,101 @@ class _SamplesLog:
 _LOG_FIELDS = (*_SAMPLE_FIELDS, "pred", "error")
 #: A samples line as far as the reader looks: its ``vdg`` record's ``_LOG_FIELDS``, UNSET where one lacks a
 #: field. Everything else on the line (lmms-eval's ``arguments``, ``resps``, the doc...) is skipped unbuilt.
-_Record = msgspec.defstruct("_Record", [(key, Any, msgspec.UNSET) for key in _LOG_FIELDS])
-_SamplesLine = msgspec.defstruct("_SamplesLine", [(RECORD_KEY, _Record)])
+# gc=False: decoded JSON holds no reference cycles, and the collector need not track ~10^5 structs per log.
+_Record = msgspec.defstruct("_Record", [(key, Any, msgspec.UNSET) for key in _LOG_FIELDS], gc=False)
+_SamplesLine = msgspec.defstruct("_SamplesLine", [(RECORD_KEY, _Record)], gc=False)
 _LINE_DECODER = msgspec.json.Decoder(_SamplesLine)
 
 
-def _transposed(records: list[dict[str, Any]], keys: Iterable[str]) -> dict[str, list[Any]]:
-    """Per key that some record has, its value in each record, NaN where a record lacks it (as
-    ``DataFrame.from_records``)."""
-    present = set().union(*records)
-    columns = {}
+def _transposed(records: list[dict[str, Any]], keys: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+    """Each key's value in every record, UNSET where a record lacks it (as the decoded ``_Record`` structs hold it)."""
     for key in keys:
-        if key not in present:
-            continue
         try:
-            columns[key] = list(map(itemgetter(key), records))
+            yield tuple(map(itemgetter(key), records))
         except KeyError:  # some record lacks it
-            columns[key] = [record.get(key, np.nan) for record in records]
-    return columns
+            yield tuple(record.get(key, msgspec.UNSET) for record in records)
 
 
-def _struct_columns(records: list[Any], keys: Iterable[str]) -> dict[str, list[Any]]:
-    """``_transposed`` of decoded ``_Record`` structs (UNSET: the record lacks the field)."""
-    columns: dict[str, list[Any]] = {}
-    if not records:
-        return columns
-    for key in keys:
-        values = list(map(attrgetter(key), records))
+@dataclass
+class _Field:
+    """One field of a file's records: its values as ``DataFrame.from_records`` holds them, and their types."""
+
+    values: list[Any]
+    kinds: set[type]
+
+
+#: Mixes of types a field's values keep as they are (pandas would keep True/None, and make None NaN beside text).
+_KEPT_MIXES = ({str, type(None)}, {bool, type(None)})
+
+
+def _fields(columns: Iterable[tuple[Any, ...]], keys: Iterable[str]) -> dict[str, _Field]:
+    """Per key that some record has (UNSET: a record lacks it), its ``_Field``: NaN where a record lacks it.
+    Only a mix of types goes through pandas, whose inference changes values there (the ints of a field that also
+    holds a float or a gap become floats, per file); one type, or text or booleans with nulls, are kept as they are."""
+    fields = {}
+    for key, column in zip(keys, columns, strict=True):
+        values = list(column)
         kinds = set(map(type, values))
         if msgspec.UnsetType in kinds:
             if len(kinds) == 1:
                 continue
             values = [np.nan if value is msgspec.UNSET else value for value in values]
-        columns[key] = values
-    return columns
+            kinds = kinds - {msgspec.UnsetType} | {float}
+        if len(kinds) > 1 and kinds not in _KEPT_MIXES:
+            values = pd.Series(values).tolist()
+            kinds = set(map(type, values))
+        fields[key] = _Field(values, kinds)
+    return fields
 
 
-def _as_read(values: list[Any]) -> list[Any]:
-    """One field of a file's records as the values of the column ``DataFrame.from_records`` makes of it. Only a
-    mix of types goes through pandas, whose inference changes values there (the ints of a field that also holds
-    a float or a gap become floats, per file); one type, or text and nulls, are kept as they are."""
-    kinds = set(map(type, values))
-    if len(kinds) == 1 or kinds == {str, type(None)}:
-        return values
-    return pd.Series(values).tolist()
-
-
-def _packed(values: list[Any]) -> list[Any] | pa.Array:
+def _packed(field: _Field) -> list[Any] | pa.Array:
     """A field that is text in every record as one arrow string array (what a pandas ``str`` column holds:
     cheap to send and to join), any other as it is."""
-    if _ARROW_TEXT and values and type(values[0]) is str and set(map(type, values)) == {str}:
-        return pa.array(values, type=pa.large_string())
-    return values
+    if _ARROW_TEXT and field.values and field.kinds == {str}:
+        return pa.array(field.values, type=pa.large_string())
+    return field.values
 
 
-def _first_missing(values: list[Any]) -> int | None:
-    """The position of the first null (None or NaN) of ``values``, None when there is none."""
-    if not set(map(type, values)) & {type(None), float}:
+def _first_missing(field: _Field) -> int | None:
+    """The position of the field's first null (None or NaN), None when there is none."""
+    if not field.kinds & {type(None), float}:
         return None
-    return next((i for i, value in enumerate(values) if value is None or value != value), None)
+    return next((i for i, value in enumerate(field.values) if value is None or value != value), None)
 
 
-def _decoded(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
-    """Per ``_LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its value in each record (NaN
-    where one lacks it), and the line number of each record (non-blank lines)."""
-    # bytes.splitlines splits where text-mode reading does (\n, \r\n, \r): the same line numbers.
-    numbered = [(n, line) for n, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
-    lines = [n for n, _ in numbered]
+_WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
+
+
+def _record_lines(data: bytes) -> list[int]:
+    """The number of each non-blank line of a samples log (bytes.splitlines splits where text-mode reading
+    does: \n, \r\n, \r)."""
+    if data and b"\r" not in data:  # \n endings: when every line starts with a non-blank byte, lines 1..n
+        body = np.frombuffer(data, dtype=np.uint8)
+        starts = np.flatnonzero(body[:-1] == ord("\n")) + 1  # a final newline ends the last line
+        if not np.isin(body[starts], _WHITESPACE).any() and body[0] not in _WHITESPACE:
+            return list(range(1, starts.shape[0] + 2))
+    return [n for n, line in enumerate(data.splitlines(), 1) if line.strip()]
+
+
+def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
+    """Per ``_LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its ``_Field``, and the line
+    number of each record (non-blank lines)."""
+    data = path.read_bytes()
+    lines = _record_lines(data)
+    if not lines:
+        return {}, lines
     try:  # every line a JSON object holding a vdg object (the usual case): only the fields read are built
-        structs = [_LINE_DECODER.decode(line) for _, line in numbered]
-    except (msgspec.DecodeError, RecursionError):  # said line by line, with the line's number, below
-        records = [_fast_vdg_record(line, f"{path}:{n}") for n, line in numbered]
-        return _transposed(records, _LOG_FIELDS), lines
-    return _struct_columns([getattr(struct, RECORD_KEY) for struct in structs], _LOG_FIELDS), lines
+        structs = _LINE_DECODER.decode_lines(data)
+    except (msgspec.DecodeError, RecursionError):
+        structs = None
+    # As many records as non-blank lines: one on each (a line holds at least one, or decoding failed).
+    if structs is not None and len(structs) == len(lines):
+        columns = zip(*map(astuple, map(attrgetter(RECORD_KEY), structs)), strict=True)  # transposed in C
+        return _fields(columns, _LOG_FIELDS), lines
+    # Said line by line, with the line's number (two objects on one line are an error there).
+    texts = [line for line in data.splitlines() if line.strip()]
+    dicts = [_fast_vdg_record(line, f"{path}:{n}") for n, line in zip(lines, texts, strict=True)]
+    return _fields(_transposed(dicts, _LOG_FIELDS), _LOG_FIELDS), lines
 
 
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
@@ -476,7 +504,7 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     config = _results_config(path)
     args = _parse_model_args(config.get("model_args"))
     model = mark_quantized(label, precision(args)) if label else model_label(config)
-    values, lines = _decoded(path)
+    fields, lines = _decoded(path)
     if not lines:
         benchmark, condition = _task_condition(path)
         raise LogError(
@@ -485,18 +513,20 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
             + " has no rows and lacks every question the other conditions have; was the run interrupted "
             "(or run with --limit 0)? Rerun it, or remove the file."
         )
-    answers = {key: pd.Series(values.pop(key, [None] * len(lines))) for key in ("pred", "error")}
-    fields = {key: _as_read(column) for key, column in values.items()}
+    absent = _Field([None] * len(lines), {type(None)})
+    answers = {key: pd.Series(fields.pop(key, absent).values) for key in ("pred", "error")}
     for key in _RECORD_FIELDS:
-        missing = _first_missing(fields.get(key, [None]))
+        missing = _first_missing(fields[key]) if key in fields else 0
         if missing is not None:
             raise LogError(f"{path}:{lines[missing]}: the '{RECORD_KEY}' record lacks {key}")
-    bad = next((i for i, status in enumerate(fields["status"]) if status not in STATUSES), None)
+    bad = next((i for i, status in enumerate(fields["status"].values) if status not in STATUSES), None)
     if bad is not None:
-        status = pd.Series(fields["status"]).iloc[bad]  # as pandas shows it
+        status = pd.Series(fields["status"].values).iloc[bad]  # as pandas shows it
         raise LogError(f"{path}:{lines[bad]}: unknown status {status!r} (expected {', '.join(STATUSES)})")
-    packed = {key: _packed(column) for key, column in fields.items()}
-    return _SamplesLog(path, model, model_settings(config), lines, packed, answers)
+    packed = {key: _packed(field) for key, field in fields.items()}
+    sources = _packed(_Field([f"{path}:{n}" for n in lines], {str}))
+    distinct = {key: {str(value) for value in set(fields[key].values)} for key in ("benchmark", "condition")}
+    return _SamplesLog(path, model, model_settings(config), sources, distinct, packed, answers)
 
 
 def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int]) -> pd.Series:
@@ -511,16 +541,10 @@ def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int]) -> pd.S
     return pd.Series(list(chain.from_iterable(values)), dtype=object)
 
 
-def _sources(log: _SamplesLog) -> list[str]:
-    """Each record's ``file:line``."""
-    name = str(log.path)
-    return [f"{name}:{n}" for n in log.lines]
-
-
 def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Samples logs read by ``_read_log`` as tidy rows, built once for all of them (one pandas column per
     column, not one per file), and each file's ``_source_info``."""
-    sizes = [len(log.lines) for log in logs]
+    sizes = [len(log.sources) for log in logs]
 
     def per_file(values: list[str]) -> pd.Series:
         """One text per file, on each of its rows: categorical, so that what is derived per distinct value
@@ -553,19 +577,17 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
             "status": table["status"].astype(str),
             "error": answers("error"),
             "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
-            "source": pd.Series(list(chain.from_iterable(map(_sources, logs))), dtype=object),
+            "source": _stacked([log.sources for log in logs], sizes),
             **extra_columns(table, settings),
         },
         columns=list(SAMPLE_COLUMNS),
     )
-    file_of = np.repeat(np.arange(len(logs)), sizes)
-    distinct = {column: _per_file_distinct(out[column], file_of, len(logs)) for column in ("benchmark", "condition")}
-    origins = _per_file_counts(origin, file_of, len(logs))
+    origins = _per_file_counts(origin, np.repeat(np.arange(len(logs)), sizes), len(logs))
     infos = [
         _source_info(
             log.path,
             "lmms-eval samples log",
-            {"model": [log.model], "benchmark": distinct["benchmark"][i], "condition": distinct["condition"][i]},
+            {"model": [log.model], **log.distinct},
             size,
             question_id_field=f"{RECORD_KEY}.question_id",
             video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in log.fields else "",
@@ -574,15 +596,6 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
         for i, (log, size) in enumerate(zip(logs, sizes, strict=True))
     ]
     return out, infos
-
-
-def _per_file_distinct(values: pd.Series, file_of: np.ndarray, n_files: int) -> list[list[Any]]:
-    """The distinct values of each file's rows (``file_of``: each row's file), in one pass over the column."""
-    codes, names = pd.factorize(values, use_na_sentinel=False)
-    per_file: list[list[Any]] = [[] for _ in range(n_files)]
-    for pair in np.unique(file_of * len(names) + codes).tolist():
-        per_file[pair // len(names)].append(names[pair % len(names)])
-    return per_file
 
 
 def _per_file_counts(values: pd.Series, file_of: np.ndarray, n_files: int) -> list[list[tuple[Any, int]]]:

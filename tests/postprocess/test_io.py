@@ -142,6 +142,46 @@ def test_records_lacking_optional_fields_read_as_blank(tmp_path):
     assert list(frame.source) == [f"{log}:2", f"{log}:3"]
 
 
+@pytest.mark.parametrize(
+    ("layout", "expected_lines"),
+    [
+        (lambda a, b, c: f"{a}\n{b}\n{c}", [1, 2, 3]),  # no final newline
+        (lambda a, b, c: f"{a}\n\n{b}\n{c}\n\n", [1, 3, 4]),  # blank lines, two at the end
+        (lambda a, b, c: f"  \n{a}\n\t{b}\n \n{c}\n", [2, 3, 5]),  # whitespace-only lines, an indented record
+        (lambda a, b, c: f"{a}\r\n{b}\r{c}\r\n", [1, 2, 3]),  # CRLF and a lone CR end lines
+    ],
+)
+def test_source_lines_count_every_line_whatever_the_layout(tmp_path, layout, expected_lines):
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": [sample(f"q{i}-1", "orig", "A") for i in range(3)]})
+    log = next(run.glob("*_samples_*.jsonl"))
+    log.write_text(layout(*log.read_text().splitlines()), newline="")
+    frame = read_samples(log)
+    assert list(frame.question_id) == ["q0-1", "q1-1", "q2-1"]
+    assert list(frame.source) == [f"{log}:{n}" for n in expected_lines]
+
+
+def test_two_records_on_one_line_are_an_error_naming_the_line(tmp_path):
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": [sample(f"q{i}-1", "orig", "A") for i in range(3)]})
+    log = next(run.glob("*_samples_*.jsonl"))
+    first, second, third = log.read_text().splitlines()
+    log.write_text(f"{first}\n\n{second} {third}\n")  # as many records as lines: only the layout tells
+    with pytest.raises(LogError, match=rf"{log}:3: not valid JSON"):
+        read_samples(log)
+
+
+def test_a_line_nested_beyond_the_decoders_limits_still_gives_its_record(tmp_path):
+    records = [sample(f"q{i}-1", "orig", "A") for i in range(2)]
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": records})
+    log = next(run.glob("*_samples_*.jsonl"))
+    first, second = log.read_text().splitlines()
+    deep = "[" * 100_000 + "]" * 100_000  # a doc field nested beyond msgspec's and the json module's depth
+    log.write_text(first + "\n" + second.replace('"doc_hash": "constant"', f'"doc_hash": {deep}') + "\n")
+    assert list(read_samples(log).question_id) == ["q0-1", "q1-1"]
+    log.write_text(first + "\n" + "[" * 100_000 + "\n")
+    with pytest.raises(LogError, match=rf"{log}:2: nested too deeply"):
+        read_samples(log)
+
+
 def test_each_samples_log_lists_its_own_conditions_and_option_count_origins(tmp_path):
     from postprocess.io import sources
 
@@ -194,7 +234,7 @@ def test_messy_log_reads_alike_through_the_fast_decoder_and_line_by_line(tmp_pat
     fast = read_samples(log)
 
     class Refusing:
-        def decode(self, line):
+        def decode_lines(self, data):
             raise postprocess.io.msgspec.DecodeError("forced")
 
     monkeypatch.setattr(postprocess.io, "_LINE_DECODER", Refusing())
