@@ -14,6 +14,25 @@ OVERALL = "Overall"
 _DECLARED_CONDITIONS = list(CONDITIONS)
 
 
+#: The columns ``paired`` reads (and the keys of ``by_model_benchmark``).
+PAIRED_COLUMNS: tuple[str, ...] = (
+    "model",
+    "benchmark",
+    "condition",
+    "question_id",
+    "video_id",
+    "task_type",
+    "status",
+    "correct",
+)
+
+
+def by_model_benchmark(frame: pd.DataFrame) -> Iterator[tuple[tuple[str, str], pd.DataFrame]]:
+    """``frame.groupby(["model", "benchmark"], sort=True)`` over ``PAIRED_COLUMNS`` only: each group holds what
+    ``paired`` reads, and is not a copy of every other column (most of the grouping's cost on a large frame)."""
+    yield from frame[list(PAIRED_COLUMNS)].groupby(["model", "benchmark"], sort=True)
+
+
 def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolicy = "exclude") -> pd.DataFrame:
     """One row per question of one (model, benchmark) holding every condition in ``conditions``.
 

@@ -157,16 +157,22 @@ def _check_unique(group: pd.DataFrame, keys: list[str]) -> None:
 
 
 def _cells(frame: pd.DataFrame):
-    """Per (benchmark, condition): the model names and question x model matrices (present, right, error)."""
-    for (benchmark, condition), group in frame.groupby(["benchmark", "condition"], sort=True):
-        _check_unique(group, ["model", "question_id"])
-        correct = group.pivot(index="question_id", columns="model", values="correct")
-        status = group.pivot(index="question_id", columns="model", values="status").reindex_like(correct)
-        models = [str(m) for m in correct.columns]
-        present = status.notna().to_numpy()
-        error = (status == "error").to_numpy()
-        right = correct.astype("boolean").fillna(False).to_numpy(dtype=bool) & present & ~error
-        yield benchmark, condition, models, present, right, error
+    """Per (benchmark, condition): the model names and question x model matrices (present, right, error), questions
+    and models sorted (as ``DataFrame.pivot`` sorts them)."""
+    read = frame[["benchmark", "condition", "model", "question_id", "status", "correct"]]  # groups take no more
+    for (benchmark, condition), group in read.groupby(["benchmark", "condition"], sort=True):
+        question, _ = pd.factorize(group["question_id"], sort=True)
+        model, models = pd.factorize(group["model"], sort=True)
+        shape = (int(question.max()) + 1, len(models))
+        if np.bincount(question * shape[1] + model).max() > 1:
+            _check_unique(group, ["model", "question_id"])
+        present = np.zeros(shape, dtype=bool)
+        present[question, model] = True
+        error = np.zeros(shape, dtype=bool)
+        error[question, model] = (group["status"] == "error").to_numpy()
+        right = np.zeros(shape, dtype=bool)
+        right[question, model] = group["correct"].fillna(False).to_numpy(dtype=bool)
+        yield benchmark, condition, [str(m) for m in models], present, right & ~error, error
 
 
 def _pair_counts(x: np.ndarray, y: np.ndarray) -> np.ndarray:

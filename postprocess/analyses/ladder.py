@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_task_type, paired
+from postprocess.analyses._paired import by_model_benchmark, by_task_type, paired
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import bootstrap_mean
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
@@ -56,7 +56,7 @@ def _ladder_needs(present: frozenset[str]) -> str | None:
 def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy at each rung and the deltas with CIs, per (model, benchmark, task type)."""
     rows = []
-    for (model, benchmark), group in frame.groupby(["model", "benchmark"], sort=True):
+    for (model, benchmark), group in by_model_benchmark(frame):
         present = set(group["condition"].unique())
         rungs = [r for r in LADDER if r in present]
         if len(rungs) < 2:

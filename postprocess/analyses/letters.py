@@ -71,6 +71,17 @@ def _letter_index(values: pd.Series) -> np.ndarray:
     return lookup[codes]
 
 
+def _counts_by(group: np.ndarray, value: np.ndarray, n_groups: int, n_values: int) -> np.ndarray:
+    """[g, v]: rows of group g holding value v (values in 0..n_values-1)."""
+    return np.bincount(group * n_values + value, minlength=n_groups * n_values).reshape(n_groups, n_values)
+
+
+def _largest(counts: np.ndarray) -> np.ndarray:
+    """Per row of ``_counts_by`` counts, the largest value counted (0 when none)."""
+    seen = counts > 0
+    return np.where(seen.any(axis=1), counts.shape[1] - 1 - np.argmax(seen[:, ::-1], axis=1), 0)
+
+
 def _raise_at(frame: pd.DataFrame, mask: np.ndarray, message: str) -> None:
     if mask.any():
         row = frame.iloc[int(np.flatnonzero(mask)[0])]
@@ -117,20 +128,18 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     n_unparsed = count(status == "unparsed")
     n_error = count(is_error)
     n_hit = count(hit)
-    pred_counts = np.zeros((n_groups, len(LETTERS)), dtype=np.int64)
-    gt_counts = np.zeros((n_groups, len(LETTERS)), dtype=np.int64)
-    np.add.at(pred_counts, (group[has_pred], pred[has_pred]), 1)
-    np.add.at(gt_counts, (group[counted], gt[counted]), 1)
-    # Expected letter counts of uniform guessing among each question's own options.
-    share = (np.arange(len(LETTERS))[None, :] < options_of[:, None]) / options_of[:, None]
-    pred_expected = np.zeros((n_groups, len(LETTERS)))
-    gt_expected = np.zeros((n_groups, len(LETTERS)))
-    np.add.at(pred_expected, group[has_pred], share[has_pred])
-    np.add.at(gt_expected, group[counted], share[counted])
-    top_counted = np.zeros(n_groups, dtype=np.int64)
-    np.maximum.at(top_counted, group[counted], options_of[counted])
-    top_any = np.zeros(n_groups, dtype=np.int64)
-    np.maximum.at(top_any, group, options_of)
+    pred_counts = _counts_by(group[has_pred], pred[has_pred], n_groups, len(LETTERS))
+    gt_counts = _counts_by(group[counted], gt[counted], n_groups, len(LETTERS))
+    # Expected letter counts of uniform guessing among each question's own options: per group, its questions
+    # with k options (columns k) times 1/k for each of the first k letters.
+    sizes = options_of.max(initial=0) + 1
+    guess = (np.arange(len(LETTERS))[None, :] < np.arange(sizes)[:, None]) / np.maximum(np.arange(sizes), 1)[:, None]
+    pred_by_size = _counts_by(group[has_pred], options_of[has_pred], n_groups, sizes)
+    counted_by_size = _counts_by(group[counted], options_of[counted], n_groups, sizes)
+    pred_expected = pred_by_size @ guess
+    gt_expected = counted_by_size @ guess
+    top_counted = _largest(counted_by_size)
+    top_any = _largest(_counts_by(group, options_of, n_groups, sizes))
     inverse_options = np.bincount(group[counted], weights=1.0 / options_of[counted], minlength=n_groups)
 
     rows = []

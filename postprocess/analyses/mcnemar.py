@@ -183,8 +183,12 @@ class _Pair:
         )
 
 
+#: The columns ``_wide`` reads: the frame is narrowed to them before it is grouped (groups copy every column).
+_WIDE_COLUMNS = ["model", "benchmark", "condition", "question_id", "video_id", "status", "correct"]
+
+
 def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
-    for benchmark, bench in frame.groupby("benchmark", sort=True):
+    for benchmark, bench in frame[_WIDE_COLUMNS].groupby("benchmark", sort=True):
         wides = {str(m): _wide(g) for m, g in bench.groupby("model", sort=True)}
         models = sorted(wides)
         for i, model_a in enumerate(models):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_task_type, paired
+from postprocess.analyses._paired import by_model_benchmark, by_task_type, paired
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.stats import bootstrap_mean
 
@@ -48,7 +48,7 @@ COLUMNS: dict[str, str] = {
 def per_question(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """One row per (model, benchmark, question) with its VDG; columns as in ``PER_QUESTION_COLUMNS``."""
     parts = []
-    for (model, benchmark), group in frame.groupby(["model", "benchmark"], sort=True):
+    for (model, benchmark), group in by_model_benchmark(frame):
         if not {"orig", "black"} <= set(group["condition"].unique()):
             continue
         table = paired(group, ["orig", "black"], options.missing)
