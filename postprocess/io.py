@@ -724,7 +724,10 @@ def _check_fixed_sets(frame: pd.DataFrame) -> None:
 
 def _check_exports(frame: pd.DataFrame) -> None:
     """One export per benchmark: runs evaluated from two exports (or two revisions) saw different pixels."""
-    conflict = _first_conflict(frame[frame["export"].astype(str) != ""], ["benchmark"], "export")
+    exported = (frame["export"] != "").to_numpy()
+    if not exported.any():  # no run says where its videos came from
+        return
+    conflict = _first_conflict(frame[exported], ["benchmark"], "export")
     if conflict is not None:
         a, b = conflict
         raise LogError(
@@ -735,7 +738,7 @@ def _check_exports(frame: pd.DataFrame) -> None:
 
 def _check_question_sets(frame: pd.DataFrame) -> None:
     keys = ["model", "benchmark"]
-    per_condition = frame.groupby([*keys, "condition"])["question_id"].nunique()
+    per_condition = frame.groupby([*keys, "condition"]).size()  # its questions: KEY is unique (de-duplicated)
     union = frame.groupby(keys)["question_id"].nunique()
     short = per_condition[per_condition.to_numpy() < union.reindex(per_condition.index.droplevel(-1)).to_numpy()]
     if short.empty:

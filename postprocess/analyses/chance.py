@@ -150,19 +150,11 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 rows[i]["above_chance"] = bool(p < options.alpha)
     if not rows:
         return empty(COLUMNS)
+    rows.sort(key=lambda row: (row["model"], row["benchmark"], condition_sort_key(str(row["condition"]))))
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     black = table[table["condition"] == BLACK].set_index(["model", "benchmark", "task_type"])["above_chance"]
     index = pd.MultiIndex.from_frame(table[["model", "benchmark", "task_type"]])
     table["above_chance_black"] = black.reindex(index).astype("boolean").to_numpy()
-    order = sorted(
-        range(len(table)),
-        key=lambda i: (
-            table.at[i, "model"],
-            table.at[i, "benchmark"],
-            condition_sort_key(str(table.at[i, "condition"])),
-        ),
-    )
-    table = table.iloc[order].reset_index(drop=True)
     table["above_chance"] = table["above_chance"].astype("boolean")
     return table
 
