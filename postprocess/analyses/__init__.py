@@ -27,6 +27,7 @@ import multiprocessing as mp
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import pandas as pd
 
@@ -181,6 +182,37 @@ def _run_one(name: str) -> pd.DataFrame:
     return table
 
 
+def _run_task(names: tuple[str, ...]) -> list[pd.DataFrame]:
+    """The tables of one task of ``_tasks``, computed one after another in this process."""
+    return [_run_one(name) for name in names]
+
+
+def _tasks(analyses: Mapping[str, Analysis]) -> list[tuple[str, ...]]:
+    """``analyses`` as worker tasks: those sharing an intermediate (``Analysis.shares``), directly or through
+    others, form one task, so that one process computes it once; tasks in the order of their first analysis,
+    and each task's analyses in the given order."""
+    position = {name: i for i, name in enumerate(analyses)}
+    tasks: list[list[str]] = []
+    owner: dict[Callable[..., Any], list[str]] = {}  # intermediate -> the task computing it
+    for name, analysis in analyses.items():
+        linked: list[list[str]] = []
+        for task in (owner[shared] for shared in analysis.shares if shared in owner):
+            if all(task is not seen for seen in linked):
+                linked.append(task)
+        if not linked:
+            linked.append([])
+            tasks.append(linked[0])
+        into = linked[0]
+        for other in linked[1:]:  # this analysis links two tasks: one task from now on
+            into += other
+            other.clear()
+            owner.update((shared, into) for shared, task in list(owner.items()) if task is other)
+        into.append(name)
+        owner.update(dict.fromkeys(analysis.shares, into))
+    ordered = [tuple(sorted(task, key=position.__getitem__)) for task in tasks if task]
+    return sorted(ordered, key=lambda task: position[task[0]])
+
+
 def _run_analyses(
     analyses: dict[str, Analysis],
     frame: pd.DataFrame,
@@ -189,7 +221,8 @@ def _run_analyses(
     workers: int,
     on_computed: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """(name, table) of every analysis, in order; computed by ``workers`` forked processes when more than one.
+    """(name, table) of every analysis, in order; computed by ``workers`` forked processes when more than one,
+    each taking one task of ``_tasks`` at a time.
 
     A worker that dies (killed for memory, say) costs time, not the report: what it had not returned is
     computed in this process.
@@ -197,20 +230,25 @@ def _run_analyses(
     global _WORK
     _WORK = (analyses, frame, choices, _choices_columns(choices, options), options, on_computed)
     try:
-        if workers < 2 or len(analyses) < 2:
+        tasks = _tasks(analyses)
+        if workers < 2 or len(tasks) < 2:
             for name in analyses:
                 yield name, _run_one(name)
             return
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(analyses)), mp_context=mp.get_context("fork"))
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=mp.get_context("fork"))
         try:
-            futures = {name: pool.submit(_run_one, name) for name in analyses}
-            for name, future in futures.items():
-                try:
-                    table = future.result()
-                except BrokenProcessPool:
-                    logger.warning("an analysis worker died; computing %s in the report's own process", name)
-                    table = _run_one(name)
-                yield name, table
+            futures = {task: pool.submit(_run_task, task) for task in tasks}
+            done: dict[str, pd.DataFrame] = {}
+            for name in analyses:
+                task = next(task for task in futures if name in task)
+                if name not in done:
+                    try:
+                        tables = futures[task].result()
+                    except BrokenProcessPool:
+                        logger.warning("an analysis worker died; computing %s in the report's own process", task)
+                        tables = _run_task(task)
+                    done.update(zip(task, tables, strict=True))
+                yield name, done.pop(name)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     finally:

@@ -186,6 +186,7 @@ ANALYSES = (
         VDG_COLUMNS,
         vdg_across_table,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question,),
     ),
     Analysis(
         "letters_across",

@@ -37,6 +37,7 @@ import pandas as pd
 from postprocess.analyses._paired import condition_sort_key
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.categories import CATEGORIES, categories_table
+from postprocess.analyses.vdg import per_question
 from postprocess.stats import chi2_counts, chi2_independence, holm, normal_sf, two_sided_z
 
 ORIG, BLACK = "orig", "black"
@@ -399,6 +400,7 @@ ANALYSES = (
         CATEGORY_TEST_COLUMNS,
         category_test_table,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question,),
     ),
     Analysis(
         "models_right",
@@ -407,6 +409,7 @@ ANALYSES = (
         models_right_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
+        shares=(_shared_counts,),
     ),
     Analysis(
         "models_right_transition",
@@ -415,5 +418,6 @@ ANALYSES = (
         transition_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
+        shares=(_shared_counts,),
     ),
 )

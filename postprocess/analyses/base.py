@@ -18,7 +18,7 @@ import functools
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,8 @@ class Analysis:
         needs: a model's conditions -> why this analysis leaves it out (None: it is included); the
             ``skipped`` table names each model left out, so a table is never silently shorter.
         min_models: models (meeting ``needs``) a benchmark needs for any row (2 for pairwise tables).
+        shares: the ``memo_by_frame`` intermediates ``compute`` reads (per-question VDG, the CRF blocks...):
+            ``run_all`` computes analyses sharing one in the same worker process, which then computes it once.
     """
 
     name: str
@@ -73,6 +75,7 @@ class Analysis:
     compute: Callable[[pd.DataFrame, Options], pd.DataFrame]
     needs: Needs | None = None
     min_models: int = 1
+    shares: tuple[Callable[..., Any], ...] = ()
 
     def run(self, frame: pd.DataFrame, options: Options) -> pd.DataFrame:
         return _check_columns("analysis", self.name, self.compute(frame, options), self.columns)

@@ -160,6 +160,7 @@ ANALYSES = (
         COLUMNS,
         categories_table,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question,),
     ),
     Analysis(
         "hard_core",
@@ -168,5 +169,6 @@ ANALYSES = (
         hard_core_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
+        shares=(per_question,),
     ),
 )

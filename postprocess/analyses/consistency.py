@@ -232,6 +232,7 @@ ANALYSES = (
         consistency_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
+        shares=(per_question,),
     ),
     Analysis(
         "split_half",
@@ -239,5 +240,6 @@ ANALYSES = (
         SPLIT_HALF_COLUMNS,
         split_half_table,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question,),
     ),
 )

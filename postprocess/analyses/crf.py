@@ -50,7 +50,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import vdg_table
+from postprocess.analyses.vdg import per_question, vdg_table
 from postprocess.stats import fisher, spearman, wilson
 
 ORIG = "orig"
@@ -519,6 +519,7 @@ ANALYSES = (
         COLUMNS,
         crf_table,
         needs=_crf_needs(ORIG),
+        shares=(_blocks,),
     ),
     Analysis(
         "crf_flips",
@@ -526,6 +527,7 @@ ANALYSES = (
         FLIPS_COLUMNS,
         flips_table,
         needs=_crf_needs(ORIG),
+        shares=(_blocks,),
     ),
     Analysis(
         "crf_stability",
@@ -533,6 +535,7 @@ ANALYSES = (
         STABILITY_COLUMNS,
         stability_table,
         needs=_crf_needs(ORIG),
+        shares=(_blocks,),
     ),
     Analysis(
         "crf_enrichment",
@@ -540,6 +543,7 @@ ANALYSES = (
         ENRICHMENT_COLUMNS,
         enrichment_table,
         needs=_crf_needs(ORIG, BLACK),
+        shares=(_blocks,),
     ),
     Analysis(
         "crf_vdg",
@@ -547,5 +551,6 @@ ANALYSES = (
         VDG_COLUMNS,
         crf_vdg_table,
         needs=_crf_needs(ORIG, BLACK),
+        shares=(_blocks, per_question, vdg_table),
     ),
 )

@@ -32,7 +32,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.analyses.ladder import ladder_table
-from postprocess.analyses.vdg import vdg_table
+from postprocess.analyses.vdg import per_question, vdg_table
 from postprocess.io import QUANTIZED_MARK
 
 #: The sampling axes: frames per video, frames per second.
@@ -201,5 +201,6 @@ ANALYSES = (
         "(frames per video) or frame rate (fps) of each model run at two or more settings (`vdg sweep`).",
         COLUMNS,
         sampling_axis,
+        shares=(per_question, vdg_table),
     ),
 )

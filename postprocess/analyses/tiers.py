@@ -27,7 +27,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.categories import POOLED
-from postprocess.analyses.vdg import vdg_table
+from postprocess.analyses.vdg import per_question, vdg_table
 
 TIERS = ("high", "mid", "low")
 
@@ -198,6 +198,7 @@ ANALYSES = (
         COLUMNS,
         tiers_table,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question, vdg_table),
     ),
     Analysis(
         "tier_agreement",

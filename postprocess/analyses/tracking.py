@@ -687,6 +687,7 @@ ANALYSES = (
         TESTS_COLUMNS,
         tracking_tests,
         needs=_tests_needs,
+        shares=(_prepared,),
     ),
     Analysis(
         "metadata_chance",
@@ -695,6 +696,7 @@ ANALYSES = (
         METADATA_COLUMNS,
         metadata_chance,
         needs=conditions_needed("metadata"),
+        shares=(_prepared,),
     ),
     Analysis(
         "name_swap",
@@ -703,6 +705,7 @@ ANALYSES = (
         NAME_SWAP_COLUMNS,
         name_swap,
         needs=conditions_needed("orig", "nameswap"),
+        shares=(_prepared,),
     ),
     Analysis(
         "name_swap_pairs",
@@ -710,6 +713,7 @@ ANALYSES = (
         PAIRS_COLUMNS,
         name_swap_pairs,
         needs=conditions_needed("orig", "nameswap"),
+        shares=(_prepared,),
     ),
     Analysis(
         "open_ended",
@@ -718,6 +722,7 @@ ANALYSES = (
         OPEN_COLUMNS,
         open_ended,
         needs=conditions_needed("open"),
+        shares=(_prepared,),
     ),
     Analysis(
         "abstention",
@@ -726,6 +731,7 @@ ANALYSES = (
         ABSTAIN_COLUMNS,
         abstention,
         needs=conditions_needed("abstain"),
+        shares=(_prepared,),
     ),
     Analysis(
         "frame_budget",
@@ -734,5 +740,6 @@ ANALYSES = (
         BUDGET_COLUMNS,
         frame_budget,
         needs=conditions_needed("orig"),
+        shares=(_prepared,),
     ),
 )

@@ -149,6 +149,7 @@ ANALYSES = (
         COLUMNS,
         vdg_table,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question, vdg_table),
     ),
     Analysis(
         "vdg_per_question",
@@ -156,5 +157,6 @@ ANALYSES = (
         PER_QUESTION_COLUMNS,
         per_question,
         needs=conditions_needed("orig", "black"),
+        shares=(per_question,),
     ),
 )

@@ -189,3 +189,66 @@ def test_a_field_named_by_by_is_kept_and_collective_accuracy_gets_every_column()
     )
     assert not skip_reason(tables["collective"]) and len(tables["collective"])
     pd.testing.assert_frame_equal(tables["collective"], expected)
+
+
+@pytest.mark.parametrize("source", ["reference", "every condition"])
+def test_each_analysis_declares_the_intermediates_it_reads(source, tmp_path, monkeypatch):
+    frame = reference_frame() if source == "reference" else _every_condition_frame(tmp_path)
+    frame = analyses.multiple_choice_frame(frame)
+
+    class Spy(dict):
+        def get(self, key, default=None):
+            read.add(key[0])  # memo_by_frame's key: (function, frame, options)
+            return super().get(key, default)
+
+    monkeypatch.setattr(analyses.base, "_MEMO", Spy())
+    shared = 0
+    for analysis in analyses.ANALYSES:
+        read: set[str] = set()
+        analyses.base._MEMO.clear()
+        analyses._guarded(analysis.columns, lambda a=analysis: a.run(frame, FAST))
+        assert read <= {fn.__qualname__ for fn in analysis.shares}, analysis.name
+        shared += bool(read)
+    assert shared >= 10
+
+
+def test_analyses_sharing_an_intermediate_are_one_task_in_the_order_of_their_first():
+    def table(frame, options):
+        return pd.DataFrame({"x": [1]})
+
+    def first(frame, options): ...
+
+    def second(frame, options): ...
+
+    declared = [
+        Analysis("a", "", {"x": "x"}, table, shares=(first,)),
+        Analysis("b", "", {"x": "x"}, table),
+        Analysis("c", "", {"x": "x"}, table, shares=(second,)),
+        Analysis("d", "", {"x": "x"}, table, shares=(first, second)),  # joins a's task and c's
+        Analysis("e", "", {"x": "x"}, table, shares=(second,)),
+    ]
+    tasks = analyses._tasks({a.name: a for a in declared})
+    assert tasks == [("a", "c", "d", "e"), ("b",)]
+    assert analyses._tasks({a.name: a for a in declared[1:3]}) == [("b",), ("c",)]
+
+
+@needs_fork
+def test_a_shared_intermediate_is_computed_once_by_two_workers(tmp_path, monkeypatch):
+    log = tmp_path / "computed.txt"
+
+    @analyses.base.memo_by_frame
+    def expensive(frame, options):
+        with log.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return len(frame)
+
+    def rows(frame, options):
+        return pd.DataFrame({"x": [expensive(frame, options)]})
+
+    declared = tuple(Analysis(f"t{i}", "", {"x": "x"}, rows, shares=(expensive,)) for i in range(4))
+    loner = Analysis("alone", "", {"x": "x"}, lambda frame, options: pd.DataFrame({"x": [0]}))
+    monkeypatch.setattr(analyses, "ANALYSES", (*declared, loner))
+    frame = reference_frame()
+    tables = run_all(frame, FAST, names=[a.name for a in (*declared, loner)], workers=2)
+    assert [tables[a.name]["x"].iloc[0] for a in declared] == [len(frame)] * 4
+    assert len(log.read_text().splitlines()) == 1
