@@ -36,6 +36,7 @@ import base64
 import dataclasses
 import html
 import math
+import multiprocessing as mp
 import os
 import shutil
 import uuid
@@ -53,6 +54,7 @@ from tabulate import tabulate
 import postprocess.analyses as _analyses
 from postprocess.analyses.base import Options, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.parallel import can_fork, cpus
 from postprocess.plot_worker import BackgroundPlots
 from postprocess.stats import json_ready
 
@@ -1420,6 +1422,36 @@ class WrittenReport(str):
         return str(self)
 
 
+def _write_json(tables: Mapping[str, pd.DataFrame], options: Options | None, inputs: Any, path: Path) -> None:
+    # orjson: several times json.dumps' speed on a large report; render_json has already made every NaN a null.
+    path.write_bytes(orjson.dumps(render_json(tables, options, inputs)) + b"\n")
+
+
+class _JsonWriter:
+    """report.json written by a forked process while this one lays out the markdown and HTML (a large report:
+    from ``PARALLEL_TABLE_ROWS`` table rows on, where processes are forked), else here; ``join`` waits for it. A
+    child that fails leaves the file to this process, so any error is raised here, with its traceback."""
+
+    def __init__(self, tables: Mapping[str, pd.DataFrame], options: Options | None, inputs: Any, path: Path) -> None:
+        self._args = (tables, options, inputs, path)
+        self._child: Any = None
+        if can_fork() and cpus() > 1 and sum(len(t) for t in tables.values()) >= PARALLEL_TABLE_ROWS:
+            self._child = mp.get_context("fork").Process(target=_write_json, args=self._args, name="vdg-report-json")
+            self._child.start()
+        else:
+            _write_json(*self._args)
+
+    def join(self) -> None:
+        if self._child is not None:
+            self._child.join()
+            if self._child.exitcode != 0:
+                _write_json(*self._args)
+
+
+#: From this many rows in all the tables on, ``write_report`` writes report.json in a second process.
+PARALLEL_TABLE_ROWS = 20_000
+
+
 def _write_files(
     tables: Mapping[str, pd.DataFrame],
     folder: Path,
@@ -1432,9 +1464,9 @@ def _write_files(
         plots.submit(tables)  # drawn while the files below are written (or already, from offered tables)
     for name, table in tables.items():
         _write_table(table, folder / f"{name}.csv", None if kept is None else kept / f"{name}.csv")
-    # orjson: several times json.dumps' speed on a large report; render_json has already made every NaN a null.
-    (folder / "report.json").write_bytes(orjson.dumps(render_json(tables, options, inputs)) + b"\n")
-    markdown, page = _markdown_layout(tables), _html_layout(tables)  # while the worker draws
+    json_writer = _JsonWriter(tables, options, inputs, folder / "report.json")
+    markdown, page = _markdown_layout(tables), _html_layout(tables)  # while the worker draws (and the JSON's)
+    json_writer.join()
     written: list[Path] = []
     if isinstance(plots, BackgroundPlots):
         written = plots.result(folder / "plots")

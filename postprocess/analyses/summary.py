@@ -45,13 +45,18 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def _row_of(table: pd.DataFrame | None, model: str, benchmark: str, **match: str) -> dict[str, Any]:
+def _by_run(table: pd.DataFrame | None, **match: str) -> dict[tuple[str, str], pd.DataFrame]:
+    """The rows of ``table`` matching ``match``, per (model, benchmark), in table order (none for a table without
+    rows or a model column)."""
     if table is None or not len(table) or "model" not in table.columns:
         return {}
-    hit = table[(table["model"] == model) & (table["benchmark"] == benchmark)]
     for column, value in match.items():
-        hit = hit[hit[column] == value]
-    return hit.iloc[0].to_dict() if len(hit) else {}
+        table = table[table[column] == value]
+    return {(str(m), str(b)): rows for (m, b), rows in table.groupby(["model", "benchmark"], sort=False)}
+
+
+def _first_row(rows: pd.DataFrame | None) -> dict[str, Any]:
+    return rows.iloc[0].to_dict() if rows is not None and len(rows) else {}
 
 
 def _pct(x: float) -> str:
@@ -109,12 +114,15 @@ def summary_table(
     by_benchmark: dict[str, set[str]] = {}
     for (benchmark, _), conds in runs.items():
         by_benchmark.setdefault(str(benchmark), set()).update(map(str, conds))
+    # Each table split by run once: filtering it per model costs more than the rest of the table.
+    vdg_rows, tier_rows = _by_run(vdg, task_type=OVERALL), _by_run(tiers, task_type=OVERALL)
+    cov_rows, skipped_rows = _by_run(cov), _by_run(skipped)
     rows = []
     for (benchmark, model), conds in runs.items():
         model, benchmark = str(model), str(benchmark)
         ran = ordered_conditions(conds)
-        v = _row_of(vdg, model, benchmark, task_type=OVERALL)
-        t = _row_of(tiers, model, benchmark, task_type=OVERALL)
+        v = _first_row(vdg_rows.get((model, benchmark)))
+        t = _first_row(tier_rows.get((model, benchmark)))
         flags: list[str] = []
         details: list[str] = []
         vdg_value = v.get("vdg", np.nan)
@@ -128,7 +136,7 @@ def summary_table(
             else:
                 why = "no question answered in both orig and black"
             details.append(f"no VDG: {why}")
-        cov_flags, cov_details = _coverage_flags(cov[(cov["model"] == model) & (cov["benchmark"] == benchmark)])
+        cov_flags, cov_details = _coverage_flags(cov_rows.get((model, benchmark), cov.iloc[:0]))
         flags += cov_flags
         details += cov_details
         core = [c for c in ("orig", "black") if c not in ran]
@@ -139,14 +147,13 @@ def summary_table(
                 details.append(f"{' and '.join(core)} not run")
             if others:
                 details.append(f"not run for this model but for another of {benchmark}: {', '.join(others)}")
-        if skipped is not None and len(skipped):
-            mine = skipped[(skipped["model"] == model) & (skipped["benchmark"] == benchmark)]
-            if len(mine):
-                flags.append("left-out")
-                by_reason: dict[str, list[str]] = {}
-                for r in mine.itertuples():
-                    by_reason.setdefault(str(r.reason).split(": ", 1)[-1], []).append(str(r.analysis))
-                details += [f"left out of {', '.join(names)} ({why})" for why, names in by_reason.items()]
+        mine = skipped_rows.get((model, benchmark))
+        if mine is not None:
+            flags.append("left-out")
+            by_reason: dict[str, list[str]] = {}
+            for r in mine.itertuples():
+                by_reason.setdefault(str(r.reason).split(": ", 1)[-1], []).append(str(r.analysis))
+            details += [f"left out of {', '.join(names)} ({why})" for why, names in by_reason.items()]
         rows.append(
             {
                 "model": model,

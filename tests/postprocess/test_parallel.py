@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -12,7 +13,7 @@ from postprocess import analyses
 from postprocess.analyses import MAX_WORKERS, PARALLEL_ROWS, Analysis, run_all, skip_reason, worker_count
 from postprocess.io import load_frame
 from postprocess.options import Options
-from postprocess.parallel import can_fork
+from postprocess.parallel import can_fork, cpus
 from tests.fakelogs import sample, write_run
 from tests.postprocess.test_report import FAST
 from tests.reference_data import reference_frame
@@ -252,3 +253,28 @@ def test_a_shared_intermediate_is_computed_once_by_two_workers(tmp_path, monkeyp
     tables = run_all(frame, FAST, names=[a.name for a in (*declared, loner)], workers=2)
     assert [tables[a.name]["x"].iloc[0] for a in declared] == [len(frame)] * 4
     assert len(log.read_text().splitlines()) == 1
+
+
+@needs_fork
+@pytest.mark.skipif(cpus() < 2, reason="report.json is written beside the markdown only with a second CPU")
+def test_report_json_written_by_a_second_process_is_the_one_written_here_even_when_it_dies(tmp_path, monkeypatch):
+    from postprocess import report
+
+    tables = run_all(reference_frame(), FAST, workers=1)
+    written = {}
+    parent = os.getpid()
+    real = report._write_json
+
+    def dies_in_a_child(*args):
+        if os.getpid() != parent:
+            os._exit(1)
+        real(*args)
+
+    for label, rows, write in [("here", 10**12, real), ("child", 0, real), ("dying child", 0, dies_in_a_child)]:
+        monkeypatch.setattr(report, "PARALLEL_TABLE_ROWS", rows)
+        monkeypatch.setattr(report, "_write_json", write)
+        written[label] = (
+            report.write_report(tables, tmp_path / label.replace(" ", "_"), plots=False).path / "report.json"
+        ).read_bytes()
+    assert written["child"] == written["here"] == written["dying child"]
+    assert json.loads(written["here"])["tables"]
