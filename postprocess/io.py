@@ -435,6 +435,8 @@ def _fields(columns: Iterable[tuple[Any, ...]], keys: Iterable[str]) -> dict[str
     holds a float or a gap become floats, per file); one type, or text or booleans with nulls, are kept as they are."""
     fields = {}
     for key, column in zip(keys, columns, strict=True):
+        if column and column[0] is msgspec.UNSET and column.count(msgspec.UNSET) == len(column):
+            continue  # no record has it (count compares by identity first: a C loop)
         values = list(column)
         kinds = set(map(type, values))
         if msgspec.UnsetType in kinds:
