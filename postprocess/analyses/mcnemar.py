@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import special as _special
 
 from postprocess.analyses._paired import ordered_conditions
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.stats import holm, mcnemar_many, paired_bootstrap_diff, tost_paired
 from vdg_tasks.seeding import stable_seed
 
@@ -187,9 +187,17 @@ class _Pair:
 _WIDE_COLUMNS = ["model", "benchmark", "condition", "question_id", "video_id", "status", "correct"]
 
 
+@memo_by_frame
+def _wides(frame: pd.DataFrame, options: Options = Options()) -> list[tuple[str, dict[str, _Wide]]]:
+    """Per benchmark (sorted), each model's ``_Wide`` (``options`` unused: ``memo_by_frame``'s signature)."""
+    return [
+        (str(benchmark), {str(m): _wide(g) for m, g in bench.groupby("model", sort=True)})
+        for benchmark, bench in frame[_WIDE_COLUMNS].groupby("benchmark", sort=True)
+    ]
+
+
 def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
-    for benchmark, bench in frame[_WIDE_COLUMNS].groupby("benchmark", sort=True):
-        wides = {str(m): _wide(g) for m, g in bench.groupby("model", sort=True)}
+    for benchmark, wides in _wides(frame):
         models = sorted(wides)
         for i, model_a in enumerate(models):
             for model_b in models[i + 1 :]:
@@ -203,7 +211,7 @@ def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
                     )
                 common = ordered_conditions(set(a.conditions) & set(b.conditions))
                 if common:
-                    yield _Pair(str(benchmark), model_a, model_b, common, a, b)
+                    yield _Pair(benchmark, model_a, model_b, common, a, b)
 
 
 def _cells(ca: np.ndarray, cb: np.ndarray) -> tuple[int, int, int, int]:
@@ -536,6 +544,7 @@ ANALYSES = (
         COLUMNS,
         mcnemar_table,
         min_models=2,
+        shares=(_wides,),
     ),
     Analysis(
         "dissociation",
@@ -544,5 +553,6 @@ ANALYSES = (
         dissociation_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
+        shares=(_wides,),
     ),
 )
