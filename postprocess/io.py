@@ -396,6 +396,10 @@ class _SamplesLog:
     fields: dict[str, list[Any] | pa.Array]
     #: pred and error as the file's own column (their dtype, which ``pd.concat`` combines, matters downstream).
     answers: dict[str, pd.Series]
+    #: Each record's option count as ``_declared_counts`` gives it, and the file's (where it came from, records)
+    #: in order of appearance.
+    n_options: pd.Series
+    origins: list[tuple[str, int]]
 
 
 #: Every field of the ``vdg`` record the reader keeps.
@@ -525,10 +529,15 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     if bad is not None:
         status = pd.Series(fields["status"].values).iloc[bad]  # as pandas shows it
         raise LogError(f"{path}:{lines[bad]}: unknown status {status!r} (expected {', '.join(STATUSES)})")
+    own = fields.pop("n_options", None)
+    benchmark = pd.Series(fields["benchmark"].values).astype(str)
+    n_options, origin = _declared_counts(pd.DataFrame({} if own is None else {"n_options": own.values}), benchmark)
+    codes, names = pd.factorize(origin)
+    origins = [(str(name), int(n)) for name, n in zip(names, np.bincount(codes), strict=True)]  # first seen first
     packed = {key: _packed(field) for key, field in fields.items()}
     sources = _packed(_Field([f"{path}:{n}" for n in lines], {str}))
     distinct = {key: {str(value) for value in set(fields[key].values)} for key in ("benchmark", "condition")}
-    return _SamplesLog(path, model, model_settings(config), sources, distinct, packed, answers)
+    return _SamplesLog(path, model, model_settings(config), sources, distinct, packed, answers, n_options, origins)
 
 
 def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int]) -> pd.Series:
@@ -550,9 +559,16 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
 
     def per_file(values: list[str]) -> pd.Series:
         """One text per file, on each of its rows: categorical, so that what is derived per distinct value
-        (frames, precision) and the text column itself cost per file, not per row."""
+        (frames, precision) costs per file, not per row."""
         codes, names = pd.factorize(pd.Series(values, dtype=object))
         return pd.Series(pd.Categorical.from_codes(np.repeat(codes, sizes), categories=names))
+
+    def per_file_text(column: pd.Series) -> pd.Series:
+        """A ``per_file`` column as text: arrow's take of the distinct texts where ``str`` is arrow-backed."""
+        if not _ARROW_TEXT:
+            return column.astype(str)
+        names = pa.array([str(name) for name in column.cat.categories], type=pa.large_string())
+        return pd.Series(names.take(pa.array(column.cat.codes.to_numpy())), dtype=_TEXT_DTYPE)
 
     keys = dict.fromkeys(key for log in logs for key in log.fields)
     table = pd.DataFrame({key: _stacked([log.fields.get(key) for log in logs], sizes) for key in keys})
@@ -564,16 +580,15 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
     error_rows = table["status"].isin(["error", "open"])
     correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
     benchmark = table["benchmark"].astype(str)
-    n_options, origin = _declared_counts(table, benchmark)
     out = pd.DataFrame(
         {
-            "model": per_file([log.model for log in logs]).astype(str),
-            "model_settings": settings.astype(str),
+            "model": per_file_text(per_file([log.model for log in logs])),
+            "model_settings": per_file_text(settings),
             "benchmark": benchmark,
             "condition": table["condition"].astype(str),
             "question_id": table["question_id"].astype(str),
             **_text_columns(table, ("video_id", "task_type", "duration")),
-            "n_options": n_options,
+            "n_options": pd.concat([log.n_options for log in logs], ignore_index=True),
             "answer": table["answer"].astype(str),
             "pred": answers("pred"),
             "status": table["status"].astype(str),
@@ -584,7 +599,6 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
         },
         columns=list(SAMPLE_COLUMNS),
     )
-    origins = _per_file_counts(origin, np.repeat(np.arange(len(logs)), sizes), len(logs))
     infos = [
         _source_info(
             log.path,
@@ -593,21 +607,11 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
             size,
             question_id_field=f"{RECORD_KEY}.question_id",
             video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in log.fields else "",
-            n_options_origins=origins[i],
+            n_options_origins=log.origins,
         )
-        for i, (log, size) in enumerate(zip(logs, sizes, strict=True))
+        for log, size in zip(logs, sizes, strict=True)
     ]
     return out, infos
-
-
-def _per_file_counts(values: pd.Series, file_of: np.ndarray, n_files: int) -> list[list[tuple[Any, int]]]:
-    """Each file's (value, rows) pairs, in the order the values first appear (as ``value_counts(sort=False)``)."""
-    codes, names = pd.factorize(values, use_na_sentinel=False)
-    pairs, first, counts = np.unique(file_of * len(names) + codes, return_index=True, return_counts=True)
-    per_file: list[list[tuple[Any, int]]] = [[] for _ in range(n_files)]
-    for i in np.argsort(first, kind="stable").tolist():
-        per_file[int(pairs[i]) // len(names)].append((names[int(pairs[i]) % len(names)], int(counts[i])))
-    return per_file
 
 
 def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
