@@ -62,7 +62,7 @@ def declared_option_counts(benchmarks: pd.Series) -> pd.Series:
 
 def letter_position(values: pd.Series) -> np.ndarray:
     """0-based position of each value in LETTERS (uppercase single letters only); -1 for anything else."""
-    codes, uniques = pd.factorize(values.astype(object).where(values.notna(), None), use_na_sentinel=True)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)  # any missing value (None, NaN, <NA>): -1
     lookup = np.array(
         [LETTERS.index(u) if isinstance(u, str) and len(u) == 1 and u in LETTERS else -1 for u in uniques] + [-1],
         dtype=np.int64,

@@ -261,7 +261,10 @@ def _text_columns(raw: pd.DataFrame, keys: Iterable[str]) -> dict[str, pd.Series
 
 def _per_distinct(values: pd.Series, fn: Callable[[Any], Any], dtype: Any) -> pd.Series:
     """``fn`` of each value, called once per distinct value (a file has one settings string, a benchmark...)."""
-    codes, distinct = pd.factorize(values, use_na_sentinel=False)
+    if isinstance(values.dtype, pd.CategoricalDtype) and not values.isna().any():  # coded already
+        codes, distinct = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        codes, distinct = pd.factorize(values, use_na_sentinel=False)
     return pd.Series(pd.array([fn(value) for value in distinct], dtype=dtype)[codes], index=values.index, dtype=dtype)
 
 
