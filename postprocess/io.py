@@ -55,11 +55,11 @@ import json
 import logging
 import multiprocessing as mp
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -315,8 +315,8 @@ _RECORD_FIELDS = ("benchmark", "condition", "question_id", "answer", "status")
 
 def _fast_vdg_record(line: bytes, where: str) -> Any:
     """The ``vdg`` object of one samples line (bytes), decoded whole by msgspec (~10x the json module; integers
-    of any size exact, as the json module reads them); a line it refuses (NaN, a truncated tail, nesting too
-    deep...) goes through ``_vdg_record``."""
+    of any size exact, as the json module reads them); a line it refuses (Python's NaN, invalid JSON, nesting
+    too deep...) goes through ``_vdg_record``, which reads NaN and says what is wrong with the rest."""
     try:
         record = _ANY_DECODER.decode(line)
     except (msgspec.DecodeError, RecursionError):
@@ -415,15 +415,6 @@ _SamplesLine = msgspec.defstruct("_SamplesLine", [(RECORD_KEY, _Record)], gc=Fal
 _LINE_DECODER = msgspec.json.Decoder(_SamplesLine)
 
 
-def _transposed(records: list[dict[str, Any]], keys: Iterable[str]) -> Iterator[tuple[Any, ...]]:
-    """Each key's value in every record, UNSET where a record lacks it (as the decoded ``_Record`` structs hold it)."""
-    for key in keys:
-        try:
-            yield tuple(map(itemgetter(key), records))
-        except KeyError:  # some record lacks it
-            yield tuple(record.get(key, msgspec.UNSET) for record in records)
-
-
 @dataclass
 class _Field:
     """One field of a file's records: its values as ``DataFrame.from_records`` holds them, and their types."""
@@ -473,39 +464,54 @@ def _first_missing(field: _Field) -> int | None:
     return next((i for i, value in enumerate(field.values) if value is None or value != value), None)
 
 
-_WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
-
-
-def _record_lines(data: bytes) -> list[int]:
+def _record_lines(data: bytes) -> tuple[list[int], bool]:
     """The number of each non-blank line of a samples log (bytes.splitlines splits where text-mode reading
-    does: \n, \r\n, \r)."""
-    if data and b"\r" not in data:  # \n endings: when every line starts with a non-blank byte, lines 1..n
+    does: \n, \r\n, \r), and whether each line holds one JSON object alone: \n endings, every line opening
+    with "{" and closing with "}". JSON cannot end a line inside an object with "}" and open the next line with
+    "{", so a stream decoder that reads as many values as there are such lines read one per line."""
+    if data and b"\r" not in data:
         body = np.frombuffer(data, dtype=np.uint8)
-        starts = np.flatnonzero(body[:-1] == ord("\n")) + 1  # a final newline ends the last line
-        if not np.isin(body[starts], _WHITESPACE).any() and body[0] not in _WHITESPACE:
-            return list(range(1, starts.shape[0] + 2))
-    return [n for n, line in enumerate(data.splitlines(), 1) if line.strip()]
+        breaks = np.flatnonzero(body[:-1] == ord("\n"))  # a final newline ends the last line
+        last = body.shape[0] - (2 if body[-1] == ord("\n") else 1)
+        if (
+            body[0] == ord("{")
+            and body[last] == ord("}")
+            and (body[breaks + 1] == ord("{")).all()
+            and (body[breaks - 1] == ord("}")).all()
+        ):
+            return list(range(1, breaks.shape[0] + 2)), True
+    return [n for n, line in enumerate(data.splitlines(), 1) if line.strip()], False
+
+
+def _record_row(line: bytes, where: str) -> tuple[Any, ...]:
+    """The ``_LOG_FIELDS`` of one samples line's ``vdg`` record (UNSET where it lacks one), decoded as a
+    ``_Record`` when msgspec reads the line, else by ``_fast_vdg_record``."""
+    try:
+        return astuple(getattr(_LINE_DECODER.decode(line), RECORD_KEY))
+    except (msgspec.DecodeError, RecursionError):
+        record = _fast_vdg_record(line, where)
+        return tuple(record.get(key, msgspec.UNSET) for key in _LOG_FIELDS)
 
 
 def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
     """Per ``_LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its ``_Field``, and the line
     number of each record (non-blank lines)."""
     data = path.read_bytes()
-    lines = _record_lines(data)
+    lines, one_per_line = _record_lines(data)
     if not lines:
         return {}, lines
-    try:  # every line a JSON object holding a vdg object (the usual case): only the fields read are built
-        structs = _LINE_DECODER.decode_lines(data)
-    except (msgspec.DecodeError, RecursionError):
-        structs = None
-    # As many records as non-blank lines: one on each (a line holds at least one, or decoding failed).
-    if structs is not None and len(structs) == len(lines):
-        columns = zip(*map(astuple, map(attrgetter(RECORD_KEY), structs)), strict=True)  # transposed in C
-        return _fields(columns, _LOG_FIELDS), lines
-    # Said line by line, with the line's number (two objects on one line are an error there).
+    if one_per_line:  # the usual case: the whole file in one call, only the fields read are built
+        try:
+            structs = _LINE_DECODER.decode_lines(data)
+        except (msgspec.DecodeError, RecursionError):
+            structs = None
+        if structs is not None and len(structs) == len(lines):
+            columns = zip(*map(astuple, map(attrgetter(RECORD_KEY), structs)), strict=True)  # transposed in C
+            return _fields(columns, _LOG_FIELDS), lines
+    # Line by line, each error naming its line (two objects on one line are one).
     texts = [line for line in data.splitlines() if line.strip()]
-    dicts = [_fast_vdg_record(line, f"{path}:{n}") for n, line in zip(lines, texts, strict=True)]
-    return _fields(_transposed(dicts, _LOG_FIELDS), _LOG_FIELDS), lines
+    rows = [_record_row(line, f"{path}:{n}") for n, line in zip(lines, texts, strict=True)]
+    return _fields(zip(*rows, strict=True), _LOG_FIELDS), lines
 
 
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
@@ -539,7 +545,7 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     origins = [(str(name), int(n)) for name, n in zip(names, np.bincount(codes), strict=True)]  # first seen first
     packed = {key: _packed(field) for key, field in fields.items()}
     sources = _packed(_Field([f"{path}:{n}" for n in lines], {str}))
-    distinct = {key: {str(value) for value in set(fields[key].values)} for key in ("benchmark", "condition")}
+    distinct = {key: set(map(str, fields[key].values)) for key in ("benchmark", "condition")}
     return _SamplesLog(path, model, model_settings(config), sources, distinct, packed, answers, n_options, origins)
 
 

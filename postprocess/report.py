@@ -1436,9 +1436,13 @@ class _JsonWriter:
         self._args = (tables, options, inputs, path)
         self._child: Any = None
         if can_fork() and cpus() > 1 and sum(len(t) for t in tables.values()) >= PARALLEL_TABLE_ROWS:
-            self._child = mp.get_context("fork").Process(target=_write_json, args=self._args, name="vdg-report-json")
-            self._child.start()
-        else:
+            child = mp.get_context("fork").Process(target=_write_json, args=self._args, name="vdg-report-json")
+            try:
+                child.start()
+                self._child = child
+            except OSError:  # no process to be had (out of memory, say): written here
+                pass
+        if self._child is None:
             _write_json(*self._args)
 
     def join(self) -> None:

@@ -205,5 +205,6 @@ ANALYSES = (
         "How many task types land in the tier a map from another benchmark predicts.",
         AGREEMENT_COLUMNS,
         tier_agreement_table,
+        shares=(per_question, vdg_table),
     ),
 )

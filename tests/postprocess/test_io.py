@@ -160,13 +160,28 @@ def test_source_lines_count_every_line_whatever_the_layout(tmp_path, layout, exp
     assert list(frame.source) == [f"{log}:{n}" for n in expected_lines]
 
 
-def test_two_records_on_one_line_are_an_error_naming_the_line(tmp_path):
+@pytest.mark.parametrize("split", [False, True])
+def test_two_records_on_one_line_are_an_error_naming_the_line(tmp_path, split):
     run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": [sample(f"q{i}-1", "orig", "A") for i in range(3)]})
     log = next(run.glob("*_samples_*.jsonl"))
     first, second, third = log.read_text().splitlines()
-    log.write_text(f"{first}\n\n{second} {third}\n")  # as many records as lines: only the layout tells
-    with pytest.raises(LogError, match=rf"{log}:3: not valid JSON"):
+    if split:  # one record over two lines, two on the next: as many records as lines, every line {...}-like
+        at = first.index(', "vdg"')
+        log.write_text(f"{first[:at]}\n{first[at:]}\n{second} {third}\n")
+        where = f"{log}:1"
+    else:  # two on one line and a blank line: as many records as non-blank lines
+        log.write_text(f"{first}\n\n{second} {third}\n")
+        where = f"{log}:3"
+    with pytest.raises(LogError, match=rf"{where}: not valid JSON"):
         read_samples(log)
+
+
+def test_a_benchmark_or_condition_that_is_not_text_is_read_as_its_text(tmp_path):
+    records = [sample(f"q{i}-1", "orig", "A") for i in range(2)]
+    records[1]["vdg"]["condition"] = ["orig"]
+    run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": records})
+    log = next(run.glob("*_samples_*.jsonl"))
+    assert list(read_samples(log).condition) == ["orig", "['orig']"]
 
 
 def test_a_line_nested_beyond_the_decoders_limits_still_gives_its_record(tmp_path):
@@ -235,6 +250,9 @@ def test_messy_log_reads_alike_through_the_fast_decoder_and_line_by_line(tmp_pat
 
     class Refusing:
         def decode_lines(self, data):
+            raise postprocess.io.msgspec.DecodeError("forced")
+
+        def decode(self, line):
             raise postprocess.io.msgspec.DecodeError("forced")
 
     monkeypatch.setattr(postprocess.io, "_LINE_DECODER", Refusing())

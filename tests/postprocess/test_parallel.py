@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -203,14 +204,16 @@ def test_each_analysis_declares_the_intermediates_it_reads(source, tmp_path, mon
             return super().get(key, default)
 
     monkeypatch.setattr(analyses.base, "_MEMO", Spy())
+    mapped = dataclasses.replace(FAST, tier_map={str(t): "high" for t in frame["task_type"].unique()[:2]})
     shared = 0
     for analysis in analyses.ANALYSES:
         read: set[str] = set()
-        analyses.base._MEMO.clear()
-        analyses._guarded(analysis.columns, lambda a=analysis: a.run(frame, FAST))
+        for options in (FAST, mapped):  # with a tier map, tier_agreement reads the tiers' intermediates
+            analyses.base._MEMO.clear()
+            analyses._guarded(analysis.columns, lambda a=analysis, o=options: a.run(frame, o))
         assert read <= {fn.__qualname__ for fn in analysis.shares}, analysis.name
         shared += bool(read)
-    assert shared >= 10
+    assert shared >= 11
 
 
 def test_analyses_sharing_an_intermediate_are_one_task_in_the_order_of_their_first():
@@ -270,11 +273,24 @@ def test_report_json_written_by_a_second_process_is_the_one_written_here_even_wh
             os._exit(1)
         real(*args)
 
-    for label, rows, write in [("here", 10**12, real), ("child", 0, real), ("dying child", 0, dies_in_a_child)]:
+    class NoProcess:  # fork refused (out of memory, say)
+        def __init__(self, **kwargs):
+            pass
+
+        def start(self):
+            raise OSError("fork refused")
+
+    class Refusing:
+        Process = NoProcess
+
+    fork = report.mp.get_context
+    cases = [("here", 10**12, real, fork), ("child", 0, real, fork), ("dying child", 0, dies_in_a_child, fork)]
+    for label, rows, write, context in [*cases, ("no child", 0, real, lambda method: Refusing)]:
         monkeypatch.setattr(report, "PARALLEL_TABLE_ROWS", rows)
         monkeypatch.setattr(report, "_write_json", write)
+        monkeypatch.setattr(report.mp, "get_context", context)
         written[label] = (
             report.write_report(tables, tmp_path / label.replace(" ", "_"), plots=False).path / "report.json"
         ).read_bytes()
-    assert written["child"] == written["here"] == written["dying child"]
+    assert written["child"] == written["here"] == written["dying child"] == written["no child"]
     assert json.loads(written["here"])["tables"]
