@@ -1452,8 +1452,9 @@ class _JsonWriter:
                 _write_json(*self._args)
 
 
-#: From this many rows in all the tables on, ``write_report`` writes report.json in a second process.
-PARALLEL_TABLE_ROWS = 20_000
+#: From this many rows in all the tables on, ``write_report`` writes report.json in a second process: the size
+#: from which the analyses are spread over processes too.
+PARALLEL_TABLE_ROWS = _analyses.PARALLEL_ROWS
 
 
 def _write_files(
