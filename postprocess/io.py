@@ -51,6 +51,7 @@ a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import multiprocessing as mp
@@ -67,6 +68,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from msgspec.structs import astuple
 
 from postprocess.choices import (
@@ -370,8 +372,24 @@ def _declared_counts(table: pd.DataFrame, benchmark: pd.Series) -> tuple[pd.Seri
     if own is not None:
         has_own = own.notna()
         counts[has_own] = own[has_own].round().astype("int64")
-        origin[has_own] = "n_options field"
+        origin[has_own] = _OWN_COUNT
     return counts, origin
+
+
+def _log_counts(own: _Field | None, benchmark: _Field) -> tuple[pd.Series, list[tuple[str, int]]]:
+    """A samples log's ``_declared_counts`` and its (origin, records) in order of appearance. A log whose every
+    record gives its count as an integer (what vdg's hook writes) takes them as they are, without pandas."""
+    if own is not None and own.kinds == {int}:
+        try:
+            values = np.array(own.values, dtype=np.int64)
+        except OverflowError:  # beyond int64: pandas' coercion decides
+            pass
+        else:
+            return pd.Series(pd.array(values, dtype="Int64")), [(_OWN_COUNT, len(values))]
+    texts = pd.Series(benchmark.values).astype(str)
+    counts, origin = _declared_counts(pd.DataFrame({} if own is None else {"n_options": own.values}), texts)
+    codes, names = pd.factorize(origin)
+    return counts, [(str(name), int(n)) for name, n in zip(names, np.bincount(codes), strict=True)]
 
 
 #: Fields of the ``vdg`` record that ``_samples_frame`` reads (besides pred and error: ``_SamplesLog.answers``).
@@ -514,6 +532,20 @@ def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
     return _fields(zip(*rows, strict=True), _LOG_FIELDS), lines
 
 
+def _sources(path: Path, lines: list[int]) -> list[str] | pa.Array:
+    """Each record's ``file:line``, as ``_packed`` holds text (joined by arrow where text is arrow-backed)."""
+    if not _ARROW_TEXT:
+        return [f"{path}:{n}" for n in lines]
+    text = pa.large_string()
+    numbers = pa.array(lines, type=pa.int64()).cast(text)
+    return pc.binary_join_element_wise(pa.scalar(f"{path}:", text), numbers, pa.scalar("", text))
+
+
+def _distinct_text(field: _Field) -> set[str]:
+    """A field's distinct values as text."""
+    return set(field.values) if field.kinds == {str} else set(map(str, field.values))
+
+
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     """Decode and check one samples log: the work ``load_frame`` spreads over reader processes."""
     config = _results_config(path)
@@ -538,15 +570,12 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     if bad is not None:
         status = pd.Series(fields["status"].values).iloc[bad]  # as pandas shows it
         raise LogError(f"{path}:{lines[bad]}: unknown status {status!r} (expected {', '.join(STATUSES)})")
-    own = fields.pop("n_options", None)
-    benchmark = pd.Series(fields["benchmark"].values).astype(str)
-    n_options, origin = _declared_counts(pd.DataFrame({} if own is None else {"n_options": own.values}), benchmark)
-    codes, names = pd.factorize(origin)
-    origins = [(str(name), int(n)) for name, n in zip(names, np.bincount(codes), strict=True)]  # first seen first
+    n_options, origins = _log_counts(fields.pop("n_options", None), fields["benchmark"])
     packed = {key: _packed(field) for key, field in fields.items()}
-    sources = _packed(_Field([f"{path}:{n}" for n in lines], {str}))
-    distinct = {key: set(map(str, fields[key].values)) for key in ("benchmark", "condition")}
-    return _SamplesLog(path, model, model_settings(config), sources, distinct, packed, answers, n_options, origins)
+    distinct = {key: _distinct_text(fields[key]) for key in ("benchmark", "condition")}
+    return _SamplesLog(
+        path, model, model_settings(config), _sources(path, lines), distinct, packed, answers, n_options, origins
+    )
 
 
 def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int]) -> pd.Series:
@@ -637,6 +666,8 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
 
 #: ``n_options`` origin of a record with no declared count: inferred across every file (``postprocess.choices``).
 _INFERRED = f"largest letter seen for the question (at least {MIN_INFERRED_OPTIONS})"
+#: ``n_options`` origin of a record that gives its own count.
+_OWN_COUNT = "n_options field"
 _SOURCE_ATTR = "vdg_source"
 #: Key of ``load_frame``'s per-file field record in ``frame.attrs`` (a JSON list; see ``sources``).
 SOURCES_ATTR = "vdg_sources"
@@ -780,7 +811,10 @@ def _read_all_samples(jobs: list[tuple[Path, str | None]]) -> list[_SamplesLog]:
     workers = min(len(jobs) // _PARALLEL_FILES, cpus(), 8)
     if workers < 2 or not can_fork():
         return [_read_log(path, label) for path, label in jobs]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
+    # gc.disable: a reader's records and lists hold no reference cycles (what it drops, reference counting
+    # frees), and the collector's passes over its live ones cost about a tenth of its time.
+    context = mp.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.disable) as pool:
         return list(pool.map(_read_one, jobs, chunksize=4))
 
 
@@ -1104,7 +1138,7 @@ def _record_counts(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
                     f"{raw.at[idx, '_where']}: n_options is {n} but 'options' lists {len(texts[idx])} options"
                 )
             counts[idx] = n
-            origin[idx] = "n_options field"
+            origin[idx] = _OWN_COUNT
     too_many = counts.notna() & ((counts < 2) | (counts > MAX_OPTIONS)).fillna(False)
     if too_many.any():
         idx = raw.index[too_many][0]

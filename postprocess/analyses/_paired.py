@@ -87,6 +87,15 @@ def by_task_type(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
     yield OVERALL, table
 
 
+def task_type_masks(table: pd.DataFrame) -> Iterator[tuple[str, np.ndarray]]:
+    """``by_task_type`` as boolean masks over ``table``'s rows (sorted task types, then Overall): for an
+    analysis reading several columns per group, which numpy indexes far faster than pandas group frames."""
+    codes, task_types = pd.factorize(table["task_type"], sort=True)
+    for code, task_type in enumerate(task_types):
+        yield str(task_type), codes == code
+    yield OVERALL, np.ones(len(table), dtype=bool)
+
+
 _DECLARED_CONDITIONS = list(CONDITIONS)
 
 

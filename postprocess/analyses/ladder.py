@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, by_task_type, paired
+from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import bootstrap_mean
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
@@ -64,32 +64,36 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         compared = rungs + [p for p in LADDER_PROBES if p in present]
         table = paired(group, compared, options.missing)
         deltas = _deltas(compared)
-        for task_type, part in by_task_type(table):
-            kept = part[~part["error"]]
+        error = table["error"].to_numpy(dtype=bool)
+        correct = {rung: table[f"correct_{rung}"].to_numpy(dtype=bool) for rung in compared}
+        videos = table["video_id"].to_numpy()
+        for task_type, rows_of_task in task_type_masks(table):
+            kept = rows_of_task & ~error
+            n = int(kept.sum())
             row = {
                 "model": model,
                 "benchmark": benchmark,
                 "task_type": task_type,
                 "rungs": ">".join(rungs),
-                "n": len(kept),
-                "n_error": int(part["error"].sum()),
+                "n": n,
+                "n_error": int((rows_of_task & error).sum()),
                 "temporal_definition": "ordered - shuffled" if "ordered" in rungs else "orig - shuffled",
                 "ci_level": options.ci_level,
                 "n_resamples": options.n_resamples,
                 "missing_policy": options.missing,
             }
             for rung in (*LADDER, *LADDER_PROBES):
-                row[f"acc_{rung}"] = kept[f"correct_{rung}"].mean() if rung in compared and len(kept) else np.nan
+                row[f"acc_{rung}"] = correct[rung][kept].mean() if rung in compared and n else np.nan
             for name, upper, lower in deltas:
-                diff = kept[f"correct_{upper}"].astype(int).to_numpy() - kept[f"correct_{lower}"].astype(int).to_numpy()
-                row[name] = diff.mean() if len(diff) else np.nan
-                if len(diff):
+                diff = correct[upper][kept].astype(int) - correct[lower][kept].astype(int)
+                row[name] = diff.mean() if n else np.nan
+                if n:
                     ci = bootstrap_mean(
                         diff,
                         n_resamples=options.n_resamples,
                         seed=options.seed_for("ladder", name, model, benchmark, task_type),
                         level=options.ci_level,
-                        clusters=kept["video_id"].to_numpy() if options.cluster else None,
+                        clusters=videos[kept] if options.cluster else None,
                     )
                     row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci.low, ci.high
             rows.append(row)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, by_task_type, paired
+from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.stats import bootstrap_mean
 
@@ -89,37 +89,44 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
     unparsed = _unparsed_counts(frame)
     rows = []
     for (model, benchmark), table in questions.groupby(["model", "benchmark"], sort=True):
-        for task_type, part in by_task_type(table):
-            kept = part[~part["excluded"]]
-            gap = kept["vdg"].astype(int).to_numpy()
+        excluded = table["excluded"].to_numpy(dtype=bool)
+        gaps = table["vdg"].fillna(0).to_numpy(dtype=int)
+        correct_orig = table["correct_orig"].to_numpy(dtype=bool)
+        correct_black = table["correct_black"].to_numpy(dtype=bool)
+        question_ids = table["question_id"].to_numpy()
+        videos = table["video_id"].to_numpy()
+        for task_type, rows_of_task in task_type_masks(table):
+            kept = rows_of_task & ~excluded
+            n = int(kept.sum())
+            gap = gaps[kept]
             d, c = int((gap == 1).sum()), int((gap == -1).sum())
             row = {
                 "model": model,
                 "benchmark": benchmark,
                 "task_type": task_type,
-                "n": len(kept),
-                "acc_orig": kept["correct_orig"].mean() if len(kept) else np.nan,
-                "acc_black": kept["correct_black"].mean() if len(kept) else np.nan,
-                "vdg": gap.mean() if len(kept) else np.nan,
+                "n": n,
+                "acc_orig": correct_orig[kept].mean() if n else np.nan,
+                "acc_black": correct_black[kept].mean() if n else np.nan,
+                "vdg": gap.mean() if n else np.nan,
                 "ci_low": np.nan,
                 "ci_high": np.nan,
                 "d": d,
                 "c": c,
                 "dc_ratio": _dc_ratio(d, c),
-                "n_error": int(part["excluded"].sum()),
-                "n_unparsed": _count_unparsed(unparsed, model, benchmark, kept["question_id"]),
+                "n_error": int((rows_of_task & excluded).sum()),
+                "n_unparsed": _count_unparsed(unparsed, model, benchmark, question_ids[kept]),
                 "ci_level": options.ci_level,
                 "n_resamples": options.n_resamples,
                 "resample_unit": "video" if options.cluster else "question",
                 "missing_policy": options.missing,
             }
-            if len(kept):
+            if n:
                 ci = bootstrap_mean(
                     gap,
                     n_resamples=options.n_resamples,
                     seed=options.seed_for("vdg", model, benchmark, task_type),
                     level=options.ci_level,
-                    clusters=kept["video_id"].to_numpy() if options.cluster else None,
+                    clusters=videos[kept] if options.cluster else None,
                 )
                 row["ci_low"], row["ci_high"] = ci.low, ci.high
             rows.append(row)
@@ -132,7 +139,7 @@ def _unparsed_counts(frame: pd.DataFrame) -> pd.Series:
     return arms.groupby(["model", "benchmark", "question_id"]).size()
 
 
-def _count_unparsed(counts: pd.Series, model: str, benchmark: str, question_ids: pd.Series) -> int:
+def _count_unparsed(counts: pd.Series, model: str, benchmark: str, question_ids: np.ndarray) -> int:
     if counts.empty:
         return 0
     try:

@@ -286,3 +286,32 @@ def test_integers_beyond_64_bits_are_read_exactly_whichever_decoder_reads_the_fi
     run = write_run(tmp_path / "r", "m", {"vdgsynth_vdg_orig": records})
     frame = read_samples(next(run.glob("*_samples_*.jsonl")))
     assert list(frame.question_id) == [str(10**20 + i) for i in range(3)]
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [[4, 5, 3], [4, True, 5], [4, "5", 3], [4, 2**70, 3], [4.0, 5, 3]],
+    ids=["ints", "a_boolean", "a_string", "beyond_int64", "a_float"],
+)
+def test_option_counts_of_a_log_are_those_the_general_rule_gives(tmp_path, counts):
+    # A log whose every record gives an integer count takes them as they are; any other goes through pandas'
+    # coercion (_declared_counts). Both must give what _declared_counts gives for the same records.
+    records = [sample(f"q{i}-1", "orig", "A", benchmark="mybench") for i in range(len(counts))]
+    for record, n in zip(records, counts, strict=True):
+        record["vdg"]["n_options"] = n
+    run = write_run(tmp_path / "r", "m", {"mybench_vdg_orig": records})
+    log = postprocess.io._read_log(next(run.glob("*_samples_*.jsonl")))
+    expected, origin = postprocess.io._declared_counts(
+        pd.DataFrame({"n_options": pd.Series(counts)}), pd.Series(["mybench"] * len(counts))
+    )
+    pd.testing.assert_series_equal(log.n_options, expected, check_exact=True)
+    codes, names = pd.factorize(origin)
+    assert log.origins == [(str(name), int(n)) for name, n in zip(names, np.bincount(codes), strict=True)]
+
+
+def test_each_record_source_is_its_file_and_line(tmp_path):
+    records = [sample(f"q{i}-1", "orig", "A") for i in range(4)]
+    run = write_run(tmp_path / "r ü", "m", {"vdgsynth_vdg_orig": records})
+    log = next(run.glob("*_samples_*.jsonl"))
+    log.write_text(log.read_text().replace("\n", "\n\n", 1))  # a blank line: the later records move down one
+    assert list(read_samples(log).source) == [f"{log}:{n}" for n in (1, 3, 4, 5)]
