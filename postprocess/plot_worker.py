@@ -86,6 +86,10 @@ class BackgroundPlots:
 
     def __init__(self) -> None:
         ctx = mp.get_context("fork" if can_fork() else "spawn")
+        if ctx.get_start_method() == "fork":
+            # The tables are DataFrames and the report imports pandas anyway: imported before the fork, the
+            # worker inherits it rather than importing it a second time beside this process (half a CPU-second).
+            import pandas  # noqa: F401
         self._scratch = Path(tempfile.mkdtemp(prefix="vdg-plots-"))
         self._conn, theirs = ctx.Pipe()
         self._proc = ctx.Process(target=_serve, args=(theirs, str(self._scratch)), name="vdg-plots", daemon=True)
