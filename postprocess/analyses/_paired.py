@@ -80,20 +80,20 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
     return out
 
 
-def by_task_type(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Each task type's rows, then all rows as ``Overall``."""
-    for task_type, group in table.groupby("task_type", sort=True):
-        yield str(task_type), group
-    yield OVERALL, table
-
-
 def task_type_masks(table: pd.DataFrame) -> Iterator[tuple[str, np.ndarray]]:
-    """``by_task_type`` as boolean masks over ``table``'s rows (sorted task types, then Overall): for an
-    analysis reading several columns per group, which numpy indexes far faster than pandas group frames."""
+    """Each task type (sorted; rows without one belong to Overall only) as a boolean mask over ``table``'s
+    rows, then Overall (every row). An analysis reading several columns per group indexes numpy arrays with
+    these far faster than it would pandas group frames."""
     codes, task_types = pd.factorize(table["task_type"], sort=True)
     for code, task_type in enumerate(task_types):
         yield str(task_type), codes == code
     yield OVERALL, np.ones(len(table), dtype=bool)
+
+
+def by_task_type(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
+    """``task_type_masks``' groups as frames: each task type's rows, then all rows as ``Overall``."""
+    for task_type, rows in task_type_masks(table):
+        yield task_type, table[rows]
 
 
 _DECLARED_CONDITIONS = list(CONDITIONS)
