@@ -160,6 +160,30 @@ def test_diff_ci_is_the_paired_bootstrap_with_a_stable_seed(cluster):
     assert row.resample_unit == ("video" if cluster else "question")
 
 
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_diff_ci_of_many_questions_is_the_paired_bootstrap_of_each_row(missing):
+    # 240 questions: the bootstrap draws multinomial counts, so the table draws them from the cells alone.
+    rng = np.random.default_rng(7)
+    outcomes = {
+        (model, condition): [E if rng.random() < 0.03 else bool(rng.random() < skill) for _ in range(240)]
+        for model, skill in (("a", 0.7), ("b", 0.55))
+        for condition in ("orig", "black", "crf38")
+    }
+    options = Options(n_resamples=400, missing=missing)
+    table = mcnemar_table(make_frame(outcomes), options)
+    for row in table.itertuples():
+        arms = (row.condition, "orig", "black")
+        keep = [
+            missing == "incorrect" or not any(outcomes[(m, c)][q] is E for m in "ab" for c in arms) for q in range(240)
+        ]
+        a = np.array([v is True for v in outcomes[("a", row.condition)]])[keep]
+        b = np.array([v is True for v in outcomes[("b", row.condition)]])[keep]
+        ci = paired_bootstrap_diff(a, b, 400, seed=stable_seed("mcnemar", "a", "b", "b", row.condition))
+        assert ci.resampler == "multinomial"
+        assert (row.diff_ci_low, row.diff_ci_high) == (ci.low, ci.high)
+        assert (row.n, row.acc_a, row.acc_b) == (len(a), a.mean(), b.mean())
+
+
 def test_validation_errors():
     frame = make_frame(SMALL)
     dup = pd.concat([frame, frame.iloc[[0]]], ignore_index=True)
