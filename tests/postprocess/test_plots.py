@@ -6,10 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import postprocess.plots as plots
 from postprocess.analyses.base import empty
 from postprocess.analyses.ladder import COLUMNS as LADDER_COLUMNS
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.plots import (
+    _colors,
     _ladder_steps,
     plot_crf,
     plot_ladder,
@@ -105,3 +107,59 @@ def test_write_plots_makes_what_the_tables_allow(tables, tmp_path):
     made = write_plots({**tables, "crf": crf, "crf_flips": flips}, tmp_path)
     assert [p.name for p in made] == ["vdg_by_task.png", "ladder.png", "vdg_vs_accuracy.png", "crf.png"]
     assert write_plots({}, tmp_path / "empty") == []
+
+
+def test_every_series_of_a_leaderboard_has_its_own_colour():
+    assert _colors(["a", "b"]) == {"a": "C0", "b": "C1"}  # matplotlib's own cycle up to 10
+    many = _colors([f"model{i:02d}" for i in range(20)])
+    assert len(set(many.values())) == 20  # the default cycle would give model00 and model10 one colour
+
+
+def _drawn(monkeypatch, draw):
+    """The figure a plot function draws (kept open) and the path it returned."""
+    figures = []
+    real_save = plots._save
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        figures.append(fig)
+        real_save(fig, path)
+        return path
+
+    monkeypatch.setattr(plots, "_save", keep)
+    return draw(), figures[0]
+
+
+def _twenty_models(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    vdg = tables["vdg"]
+    first = vdg[vdg["model"] == vdg["model"].iloc[0]]
+    rows = [
+        first.assign(model=f"model{i:02d}", **{c: first[c] + i / 100 for c in ("vdg", "ci_low", "ci_high")})
+        for i in range(20)
+    ]
+    crf, flips = _crf_tables()
+    grow = lambda t: pd.concat([t[t["model"] == "m1"].assign(model=f"model{i:02d}") for i in range(20)])  # noqa: E731
+    return {"vdg": pd.concat(rows, ignore_index=True), "crf": grow(crf), "crf_flips": grow(flips)}
+
+
+@pytest.mark.parametrize("name", ["vdg_by_task", "crf"])
+def test_a_twenty_model_legend_lies_beside_the_data(tables, tmp_path, monkeypatch, name):
+    many = _twenty_models(tables)
+    draw = {
+        "vdg_by_task": lambda: plot_vdg_by_task(many["vdg"], tmp_path),
+        "crf": lambda: plot_crf(many["crf"], many["crf_flips"], tmp_path),
+    }[name]
+    path, fig = _drawn(monkeypatch, draw)
+    assert path.read_bytes().startswith(PNG)
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == 1  # one legend for every panel
+    labels = [t.get_text() for t in legends[0].get_texts()]
+    assert labels[:20] == [f"model{i:02d}" for i in range(20)]
+    box = legends[0].get_window_extent()
+    for ax in fig.axes:
+        assert box.x0 >= ax.get_window_extent().x1  # right of every panel: covers no data
+    assert box.x1 <= fig.bbox.x1  # and inside the figure
+    if name == "vdg_by_task":
+        bar_colours = {tuple(bar.get_facecolor()) for bar in fig.axes[0].patches}
+        assert len(bar_colours) == 20
+    plots.plt.close(fig)
