@@ -59,12 +59,6 @@ def _colors(series: Sequence[str]) -> dict[str, object]:
 _LEGEND_ROWS = 20
 
 
-def _legend_width(n_entries: int, longest: int) -> float:
-    """Inches a legend beside the axes takes: the figure is widened by it so the axes keep their size."""
-    columns = -(-n_entries // _LEGEND_ROWS)
-    return columns * (0.6 + 0.065 * longest)
-
-
 def _legend_beside(ax: plt.Axes, handles: Sequence[object] | None = None, labels: Sequence[str] | None = None) -> None:
     """The legend to the right of ``ax``, off the data, in columns of up to ``_LEGEND_ROWS`` entries.
 
@@ -101,8 +95,7 @@ def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
     colors = _colors(series)
     width = 0.8 / len(series)
     x = np.arange(len(tasks))
-    legend = _legend_width(len(series), max(map(len, series)))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 2) + legend, 4.0))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 2), 4.0))
     for i, name in enumerate(series):
         rows = data[data["series"] == name].set_index("task_type").reindex(tasks)
         value = rows["vdg"].to_numpy(dtype=float)
@@ -238,8 +231,7 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
     # One legend for both panels: a line per model (its colour in both), then the flips' two line styles.
     styles = [("correct->wrong", "o", "-"), ("wrong->correct", "s", "--")] if flip is not None else []
     entries = series + [label for label, _, _ in styles]
-    legend = _legend_width(len(entries), max(map(len, entries)))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels) + legend, 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.0), squeeze=False)
     col = 0
     if acc is not None:
         ax = axes[0][col]
@@ -292,9 +284,8 @@ def plot_sampling(sampling: pd.DataFrame | None, out_dir: Path) -> Path | None:
     series = sorted(data["series"].unique())
     colors = _colors(series)
     axes_present = [a for a in _AXIS_LABELS if (data["axis"] == a).any()]
-    legend = _legend_width(len(series), max(map(len, series)))
     fig, axes = plt.subplots(
-        len(axes_present), len(_SAMPLING_PANELS), figsize=(13.0 + legend, 3.8 * len(axes_present)), squeeze=False
+        len(axes_present), len(_SAMPLING_PANELS), figsize=(13.0, 3.8 * len(axes_present)), squeeze=False
     )
     for row, axis in enumerate(axes_present):
         rows = data[data["axis"] == axis]
