@@ -18,7 +18,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS  # noqa: E402
 
@@ -39,42 +41,58 @@ def _labels(table: pd.DataFrame) -> pd.Series:
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
+    """Lay the figure out and write it. A legend beside the axes (``_legend_beside``) gets its own room: the
+    figure is widened by the legend's width and the axes keep the width they were given."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    beside = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None and not ax.get_legend().get_in_layout()]
+    if beside:
+        renderer = fig.canvas.get_renderer()
+        width, height = fig.get_size_inches()
+        room = max(legend.get_window_extent(renderer).width for legend in beside) / fig.dpi + _LEGEND_GAP
+        fig.set_size_inches(width + room, height)
+        fig.tight_layout(rect=(0.0, 0.0, width / (width + room), 1.0))
+    else:
+        fig.tight_layout()
     fig.savefig(path, dpi=DPI, metadata=_METADATA)
     plt.close(fig)
     return path
 
 
 def _colors(series: Sequence[str]) -> dict[str, object]:
-    """A colour per series name: tab10 up to 10 series, tab20 up to 20 (matplotlib's default cycle repeats
-    after 10, so on a 20-model leaderboard model00 and model10 would share one); beyond 20 they repeat."""
+    """A colour per series name: matplotlib's cycle (tab10) up to 10 series; up to 20, tab10's colours then
+    their lighter tab20 partners (the default cycle repeats after 10, so on a 20-model leaderboard model00 and
+    model10 would share one); beyond 20 they repeat."""
     if len(series) <= 10:
         return {name: f"C{i}" for i, name in enumerate(series)}
-    palette = plt.get_cmap("tab20").colors
+    pairs = plt.get_cmap("tab20").colors  # each tab10 colour, then its lighter partner
+    palette = pairs[::2] + pairs[1::2]
     return {name: palette[i % len(palette)] for i, name in enumerate(series)}
 
 
 #: Legend entries per column of a legend beside the axes.
 _LEGEND_ROWS = 20
+#: Inches added to a legend's width for the room beside the axes: its offset from them and a margin after it.
+_LEGEND_GAP = 0.2
 
 
 def _legend_beside(ax: plt.Axes, handles: Sequence[object] | None = None, labels: Sequence[str] | None = None) -> None:
-    """The legend to the right of ``ax``, off the data, in columns of up to ``_LEGEND_ROWS`` entries.
+    """The legend to the right of ``ax``, off the data, in columns of up to ``_LEGEND_ROWS`` entries; ``_save``
+    widens the figure to hold it.
 
     An explicit place rather than matplotlib's "best": with many series no corner is free, and the search
     for one costs a fifth of a second per plot at 20 models."""
     if handles is None or labels is None:
         handles, labels = ax.get_legend_handles_labels()
-    ax.legend(
+    legend = ax.legend(
         handles,
         labels,
         fontsize=7,
         loc="upper left",
-        bbox_to_anchor=(1.02, 1.0),
-        borderaxespad=0.0,
+        bbox_to_anchor=(1.0, 1.0),
+        borderaxespad=1.0,  # one font size right of (and below the top of) the axes, whatever their width
         ncol=max(1, -(-len(labels) // _LEGEND_ROWS)),
     )
+    legend.set_in_layout(False)  # its room is added beside the axes, not taken from them
 
 
 def _overall(table: pd.DataFrame) -> pd.DataFrame:
@@ -261,7 +279,7 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
         ax.set_xlabel("CRF")
         ax.set_ylabel("questions")
         ax.set_title("Flips against the original")
-    handles = [Line2D([], [], color=colors[name], linewidth=3) for name in series]
+    handles: list[Artist] = [Patch(color=colors[name]) for name in series]
     handles += [Line2D([], [], color="black", marker=marker, linestyle=linestyle) for _, marker, linestyle in styles]
     _legend_beside(axes[0][-1], handles, entries)
     return _save(fig, out_dir / "crf.png")

@@ -560,10 +560,13 @@ def bootstrap_histogram(
 ) -> BootstrapCI:
     """Percentile bootstrap CI of the mean of items given as a histogram: ``counts[i]`` items take ``values[i]``.
 
-    Draws multinomial counts over the values, so it equals ``bootstrap_mean(items, ..., resampler="multinomial")``
-    with the same seed for the items in any order, and ``bootstrap_mean``'s default wherever ``resampler="auto"``
-    picks multinomial draws (``resamples_multinomially(distinct values, items)``). Cost does not grow with the
-    number of items: for thousands of small CIs over binary outcomes (a McNemar table) it skips building them.
+    Draws multinomial counts over the values: the draws, and so the bounds, of
+    ``bootstrap_mean(items, ..., resampler="multinomial")`` with the same seed for the items in any order, and of
+    ``bootstrap_mean``'s default wherever ``resampler="auto"`` picks multinomial draws
+    (``resamples_multinomially(distinct values, items)``). The estimate is sum(values x counts) / items (the same
+    mean; for values that are not integers it can differ from ``np.mean`` in the last bit). Cost does not grow
+    with the number of items: for thousands of small CIs over binary outcomes (a McNemar table) it skips
+    building them.
     """
     vals = _values(values, "values")
     freq = _count_array(counts, "counts")

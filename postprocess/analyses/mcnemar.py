@@ -174,21 +174,19 @@ class _Pair:
     a: _Wide
     b: _Wide
 
-    def keep_all(self, missing: str) -> np.ndarray:
-        """Questions compared under each condition: (questions, conditions) boolean, columns as ``conditions``."""
+    def keep(self, missing: str, conditions: list[str] | None = None) -> np.ndarray:
+        """Questions compared under each of ``conditions`` (default: the pair's), as a (questions, conditions)
+        boolean mask over the sorted question ids."""
+        conditions = self.conditions if conditions is None else conditions
         if missing == "incorrect":
-            return np.ones((len(self.a.question_ids), len(self.conditions)), dtype=bool)
+            return np.ones((len(self.a.question_ids), len(conditions)), dtype=bool)
 
-        def errors(conditions: list[str]) -> np.ndarray:
-            a = self.a.error[:, [self.a.conditions[c] for c in conditions]]
-            return a | self.b.error[:, [self.b.conditions[c] for c in conditions]]
+        def errors(arms: list[str]) -> np.ndarray:
+            a = self.a.error[:, [self.a.conditions[c] for c in arms]]
+            return a | self.b.error[:, [self.b.conditions[c] for c in arms]]
 
         anchors = [c for c in ANCHORS if c in self.conditions]
-        return ~(errors(self.conditions) | errors(anchors).any(axis=1)[:, None])
-
-    def keep(self, condition: str, missing: str) -> np.ndarray:
-        """Questions compared under ``condition`` (boolean mask over the sorted question ids)."""
-        return self.keep_all(missing)[:, self.conditions.index(condition)]
+        return ~(errors(conditions) | errors(anchors).any(axis=1)[:, None])
 
     def arms(self, condition: str, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (
@@ -228,13 +226,9 @@ def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
                     yield _Pair(benchmark, model_a, model_b, common, a, b)
 
 
-def _cells(ca: np.ndarray, cb: np.ndarray) -> tuple[int, int, int, int]:
-    return (
-        int((~ca & ~cb).sum()),
-        int((~ca & cb).sum()),
-        int((ca & ~cb).sum()),
-        int((ca & cb).sum()),
-    )
+def _cells(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    """b00, b01, b10, b11 of two arms (columns: one set of cells per column)."""
+    return np.stack([(~ca & ~cb).sum(0), (~ca & cb).sum(0), (ca & ~cb).sum(0), (ca & cb).sum(0)])
 
 
 def _holm_by(table: pd.DataFrame, pcols: list[str], holm_cols: list[str]) -> pd.DataFrame:
@@ -255,8 +249,8 @@ def _holm_by(table: pd.DataFrame, pcols: list[str], holm_cols: list[str]) -> pd.
 
 
 def _diff_ci(pair: _Pair, condition: str, keep: np.ndarray, cells: np.ndarray, options: Options) -> tuple[float, float]:
-    """The paired bootstrap CI of acc_a - acc_b: ``paired_bootstrap_diff`` of the two arms, drawn from the
-    discordant counts where it draws multinomial counts (they are all it depends on there)."""
+    """The paired bootstrap CI of acc_a - acc_b: ``paired_bootstrap_diff`` of the two arms, drawn from the four
+    cells where it draws multinomial counts (the counts of a - b = -1, 0, +1 are all it depends on there)."""
     seed = stable_seed("mcnemar", pair.model_a, pair.model_b, pair.benchmark, condition)
     b00, b01, b10, b11 = (int(c) for c in cells)
     histogram = {-1.0: b01, 0.0: b00 + b11, 1.0: b10}  # per-question a - b
@@ -276,15 +270,14 @@ def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     """Every model pair x shared condition: accuracies, paired CI of the difference, McNemar with Holm."""
     parts = []
     for pair in _pairs(frame):
-        keep = pair.keep_all(options.missing)  # (questions, conditions)
-        a = pair.a.correct[:, [pair.a.conditions[c] for c in pair.conditions]]
-        b = pair.b.correct[:, [pair.b.conditions[c] for c in pair.conditions]]
-        cells = np.stack(
-            [(keep & ~a & ~b).sum(0), (keep & ~a & b).sum(0), (keep & a & ~b).sum(0), (keep & a & b).sum(0)]
-        )
+        keep = pair.keep(options.missing)  # (questions, conditions)
+        a = keep & pair.a.correct[:, [pair.a.conditions[c] for c in pair.conditions]]
+        b = keep & pair.b.correct[:, [pair.b.conditions[c] for c in pair.conditions]]
         n = keep.sum(axis=0)
+        cells = _cells(a, b)
+        cells[0] -= len(keep) - n  # a question left out reads as wrong for both (masked above): not in b00
         with np.errstate(invalid="ignore", divide="ignore"):
-            acc_a, acc_b = (keep & a).sum(0) / n, (keep & b).sum(0) / n
+            acc_a, acc_b = a.sum(0) / n, b.sum(0) / n
         cis = [
             _diff_ci(pair, condition, keep[:, j], cells[:, j], options) if n[j] else (np.nan, np.nan)
             for j, condition in enumerate(pair.conditions)
@@ -498,11 +491,11 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
     for pair in _pairs(frame):
         if not set(ANCHORS) <= set(pair.conditions):
             continue
-        keep = pair.keep("orig", options.missing)
+        keep = pair.keep(options.missing, ["orig"])[:, 0]
         ao, bo = pair.arms("orig", keep)
         ab, bb = pair.arms("black", keep)
-        _, b01_o, b10_o, _ = _cells(ao, bo)
-        _, b01_b, b10_b, _ = _cells(ab, bb)
+        _, b01_o, b10_o, _ = (int(c) for c in _cells(ao, bo))
+        _, b01_b, b10_b, _ = (int(c) for c in _cells(ab, bb))
         p_tost_o, eq_o = _tost_or_nan(ao, bo, options)
         p_tost_b, eq_b = _tost_or_nan(ab, bb, options)
         row = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgba
 
 import postprocess.plots as plots
 from postprocess.analyses.base import empty
@@ -116,50 +117,93 @@ def test_every_series_of_a_leaderboard_has_its_own_colour():
 
 
 def _drawn(monkeypatch, draw):
-    """The figure a plot function draws (kept open) and the path it returned."""
+    """The figure a plot function draws, as written, and the path it returned."""
     figures = []
     real_save = plots._save
 
     def keep(fig, path):
-        fig.canvas.draw()
         figures.append(fig)
-        real_save(fig, path)
-        return path
+        return real_save(fig, path)
 
     monkeypatch.setattr(plots, "_save", keep)
     return draw(), figures[0]
 
 
-def _twenty_models(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def _models(n: int, benchmarks: tuple[str, ...] = ("b",)) -> list[tuple[str, str]]:
+    return [(f"model{i:02d}", benchmark) for i in range(n) for benchmark in benchmarks]
+
+
+def _many_vdg(tables: dict[str, pd.DataFrame], models: list[tuple[str, str]]) -> pd.DataFrame:
     vdg = tables["vdg"]
     first = vdg[vdg["model"] == vdg["model"].iloc[0]]
-    rows = [
-        first.assign(model=f"model{i:02d}", **{c: first[c] + i / 100 for c in ("vdg", "ci_low", "ci_high")})
-        for i in range(20)
-    ]
+    shifted = ("vdg", "ci_low", "ci_high")
+    return pd.concat(
+        [
+            first.assign(model=model, benchmark=benchmark, **{c: first[c] + i / 200 for c in shifted})
+            for i, (model, benchmark) in enumerate(models)
+        ],
+        ignore_index=True,
+    )
+
+
+def _many_crf(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     crf, flips = _crf_tables()
-    grow = lambda t: pd.concat([t[t["model"] == "m1"].assign(model=f"model{i:02d}") for i in range(20)])  # noqa: E731
-    return {"vdg": pd.concat(rows, ignore_index=True), "crf": grow(crf), "crf_flips": grow(flips)}
+    grow = lambda t: pd.concat([t[t["model"] == "m1"].assign(model=m) for m, _ in _models(n)])  # noqa: E731
+    return grow(crf), grow(flips)
 
 
-@pytest.mark.parametrize("name", ["vdg_by_task", "crf"])
-def test_a_twenty_model_legend_lies_beside_the_data(tables, tmp_path, monkeypatch, name):
-    many = _twenty_models(tables)
+def _many_sampling(n: int) -> pd.DataFrame:
+    rows = [
+        {"model": m, "benchmark": "b", "axis": "frames", "value": v, "acc_orig": 0.5, "acc_black": 0.3, "vdg": 0.2}
+        for m, _ in _models(n)
+        for v in (8.0, 16.0, 32.0)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _beside(fig) -> None:
+    """The figure has one legend, right of every panel (covering no data) and inside the figure."""
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == 1
+    box = legends[0].get_window_extent()
+    for ax in fig.axes:
+        assert box.x0 >= ax.get_window_extent().x1
+    assert box.x1 <= fig.bbox.x1 and box.y0 >= fig.bbox.y0
+
+
+@pytest.mark.parametrize("name", ["vdg_by_task", "crf", "sampling_sweep"])
+def test_a_twenty_model_figure_has_one_legend_beside_the_data_and_a_colour_per_model(
+    tables, tmp_path, monkeypatch, name
+):
     draw = {
-        "vdg_by_task": lambda: plot_vdg_by_task(many["vdg"], tmp_path),
-        "crf": lambda: plot_crf(many["crf"], many["crf_flips"], tmp_path),
+        "vdg_by_task": lambda: plot_vdg_by_task(_many_vdg(tables, _models(20)), tmp_path),
+        "crf": lambda: plot_crf(*_many_crf(20), tmp_path),
+        "sampling_sweep": lambda: plots.plot_sampling(_many_sampling(20), tmp_path),
     }[name]
     path, fig = _drawn(monkeypatch, draw)
     assert path.read_bytes().startswith(PNG)
-    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
-    assert len(legends) == 1  # one legend for every panel
-    labels = [t.get_text() for t in legends[0].get_texts()]
-    assert labels[:20] == [f"model{i:02d}" for i in range(20)]
-    box = legends[0].get_window_extent()
-    for ax in fig.axes:
-        assert box.x0 >= ax.get_window_extent().x1  # right of every panel: covers no data
-    assert box.x1 <= fig.bbox.x1  # and inside the figure
+    _beside(fig)
+    legend = next(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:20] == [m for m, _ in _models(20)]
     if name == "vdg_by_task":
-        bar_colours = {tuple(bar.get_facecolor()) for bar in fig.axes[0].patches}
-        assert len(bar_colours) == 20
-    plots.plt.close(fig)
+        assert len({tuple(bar.get_facecolor()) for bar in fig.axes[0].patches}) == 20
+    else:  # every panel draws a model in its one colour, and the models' colours differ
+        colours: dict[str, set[tuple[float, ...]]] = {}
+        for ax in fig.axes:
+            lines = [line for line in ax.get_lines() if line.get_color() != "black"]  # not the zero line
+            per_model = len(lines) // 20  # the lines of one model follow each other (the flips: two)
+            for i, line in enumerate(lines):
+                colours.setdefault(labels[i // per_model], set()).add(to_rgba(line.get_color()))
+        assert all(len(c) == 1 for c in colours.values()) and len(set().union(*colours.values())) == 20
+
+
+def test_a_long_legend_widens_the_figure_and_leaves_the_axes_their_width(tables, tmp_path, monkeypatch):
+    # 20 models x 3 benchmarks: 60 "model / benchmark" entries in three columns.
+    _, few = _drawn(monkeypatch, lambda: plot_vdg_by_task(_many_vdg(tables, _models(2)), tmp_path / "few"))
+    many_models = _models(20, ("videomme", "mvbench", "egoschema"))
+    _, many = _drawn(monkeypatch, lambda: plot_vdg_by_task(_many_vdg(tables, many_models), tmp_path / "many"))
+    _beside(many)
+    width = lambda fig: fig.axes[0].get_window_extent().width  # noqa: E731
+    assert width(many) == pytest.approx(width(few), abs=0.3 * plots.DPI)
+    assert many.get_size_inches()[0] > few.get_size_inches()[0] + 2.5

@@ -340,8 +340,9 @@ def test_bootstrap_histogram_values_without_items_change_nothing():
 
 def test_resamples_multinomially_is_the_auto_rule():
     assert resamples_multinomially(3, 60) and not resamples_multinomially(3, 59)
-    assert bootstrap_mean(vdg_values(60, 5), 50, seed=1).resampler == "multinomial"
-    assert bootstrap_mean(vdg_values(59, 5), 50, seed=1).resampler == "index"
+    for n, resampler in ((60, "multinomial"), (59, "index")):
+        items = np.repeat([-1.0, 0.0, 1.0], [10, n - 20, 10])  # three distinct values
+        assert bootstrap_mean(items, 50, seed=1).resampler == resampler
 
 
 def test_bootstrap_histogram_validation():
