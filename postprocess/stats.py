@@ -67,7 +67,6 @@ __all__ = [
     "TostResult",
     "bootstrap_grouped",
     "binomial_test",
-    "bootstrap_histogram",
     "bootstrap_mean",
     "binom_cdf",
     "binom_pmf",
@@ -83,7 +82,6 @@ __all__ = [
     "normal_sf",
     "paired_bootstrap_diff",
     "pearson",
-    "resamples_multinomially",
     "spearman",
     "t_sf",
     "tost_paired",
@@ -466,35 +464,21 @@ def _resampled_means(
     else:
         pairs, freq = _distinct_pairs(sums, sizes)
     if resampler == "auto":
-        resampler = "multinomial" if resamples_multinomially(pairs.shape[0], units) else "index"
+        resampler = "multinomial" if pairs.shape[0] * _MULTINOMIAL_RATIO <= units else "index"
+    out = np.empty(n_resamples, dtype=np.float64)
+    start = 0
     if resampler == "multinomial":
-        return _multinomial_means(pairs, freq, units, rng, n_resamples), units, resampler
-    out = np.empty(n_resamples, dtype=np.float64)
-    start = 0
-    for size in _chunks(n_resamples, units):
-        idx = rng.integers(0, units, size=(size, units))
-        out[start : start + size] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
-        start += size
+        pvals = freq / units
+        for size in _chunks(n_resamples, pairs.shape[0]):
+            counts = rng.multinomial(units, pvals, size=size)
+            out[start : start + size] = (counts @ pairs[:, 0]) / (counts @ pairs[:, 1])
+            start += size
+    else:
+        for size in _chunks(n_resamples, units):
+            idx = rng.integers(0, units, size=(size, units))
+            out[start : start + size] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+            start += size
     return out, units, resampler
-
-
-def resamples_multinomially(n_distinct: int, n_units: int) -> bool:
-    """Whether ``resampler="auto"`` draws multinomial counts for ``n_units`` units of ``n_distinct`` kinds."""
-    return n_distinct * _MULTINOMIAL_RATIO <= n_units
-
-
-def _multinomial_means(
-    pairs: np.ndarray, freq: np.ndarray, units: int, rng: np.random.Generator, n_resamples: int
-) -> np.ndarray:
-    """Resampled means of ``units`` units, ``freq[i]`` of them of kind ``pairs[i]`` = (sum, size)."""
-    out = np.empty(n_resamples, dtype=np.float64)
-    pvals = freq / units
-    start = 0
-    for size in _chunks(n_resamples, pairs.shape[0]):
-        counts = rng.multinomial(units, pvals, size=size)
-        out[start : start + size] = (counts @ pairs[:, 0]) / (counts @ pairs[:, 1])
-        start += size
-    return out
 
 
 def _percentiles(means: np.ndarray, level: float) -> tuple[float, float]:
@@ -552,50 +536,6 @@ def bootstrap_mean(
         n_resamples=n_resamples,
         seed=seed,
         resampler=used,
-    )
-
-
-def bootstrap_histogram(
-    values: Any, counts: Any, n_resamples: int = 2000, *, seed: int, level: float = 0.95
-) -> BootstrapCI:
-    """Percentile bootstrap CI of the mean of items given as a histogram: ``counts[i]`` items take ``values[i]``.
-
-    Draws multinomial counts over the values: the draws, and so the bounds, of
-    ``bootstrap_mean(items, ..., resampler="multinomial")`` with the same seed for the items in any order, and of
-    ``bootstrap_mean``'s default wherever ``resampler="auto"`` picks multinomial draws
-    (``resamples_multinomially(distinct values, items)``). The estimate is sum(values x counts) / items (the same
-    mean; for values that are not integers it can differ from ``np.mean`` in the last bit). Cost does not grow
-    with the number of items: for thousands of small CIs over binary outcomes (a McNemar table) it skips
-    building them.
-    """
-    vals = _values(values, "values")
-    freq = _count_array(counts, "counts")
-    if freq.shape != vals.shape:
-        raise ValueError(f"counts must give one count per value: {freq.shape[0]} counts for {vals.shape[0]} values.")
-    n_resamples = _n_resamples(n_resamples)
-    seed = _seed(seed)
-    level = _level(level)
-    present = freq > 0
-    units = int(freq.sum())
-    if units == 0:
-        raise ValueError("counts are all 0: need at least one item.")
-    order = np.argsort(vals[present], kind="stable")
-    distinct, freq = vals[present][order], freq[present][order]
-    if np.any(distinct[1:] == distinct[:-1]):
-        raise ValueError("values must be distinct: give each value once with its count.")
-    pairs = np.column_stack([distinct, np.ones(distinct.shape[0])])
-    means = _multinomial_means(pairs, freq, units, np.random.default_rng(seed), n_resamples)
-    low, high = _percentiles(means, level)
-    return BootstrapCI(
-        estimate=float(distinct @ freq / units),
-        low=low,
-        high=high,
-        level=level,
-        n=units,
-        n_clusters=units,
-        n_resamples=n_resamples,
-        seed=seed,
-        resampler="multinomial",
     )
 
 

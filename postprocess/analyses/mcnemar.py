@@ -39,14 +39,7 @@ from scipy import special as _special
 
 from postprocess.analyses._paired import ordered_conditions
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
-from postprocess.stats import (
-    bootstrap_histogram,
-    holm,
-    mcnemar_many,
-    paired_bootstrap_diff,
-    resamples_multinomially,
-    tost_paired,
-)
+from postprocess.stats import holm, mcnemar_many, paired_bootstrap_diff, tost_paired
 from vdg_tasks.seeding import stable_seed
 
 #: Conditions whose question set every row of a pair shares under ``missing="exclude"``.
@@ -174,19 +167,14 @@ class _Pair:
     a: _Wide
     b: _Wide
 
-    def keep(self, missing: str, conditions: list[str] | None = None) -> np.ndarray:
-        """Questions compared under each of ``conditions`` (default: the pair's), as a (questions, conditions)
-        boolean mask over the sorted question ids."""
-        conditions = self.conditions if conditions is None else conditions
+    def keep(self, condition: str, missing: str) -> np.ndarray:
+        """Questions compared under ``condition`` (boolean mask over the sorted question ids)."""
         if missing == "incorrect":
-            return np.ones((len(self.a.question_ids), len(conditions)), dtype=bool)
-
-        def errors(arms: list[str]) -> np.ndarray:
-            a = self.a.error[:, [self.a.conditions[c] for c in arms]]
-            return a | self.b.error[:, [self.b.conditions[c] for c in arms]]
-
-        anchors = [c for c in ANCHORS if c in self.conditions]
-        return ~(errors(conditions) | errors(anchors).any(axis=1)[:, None])
+            return np.ones(len(self.a.question_ids), dtype=bool)
+        arms = [condition, *(c for c in ANCHORS if c in self.conditions)]
+        cols_a = [self.a.conditions[c] for c in arms]
+        cols_b = [self.b.conditions[c] for c in arms]
+        return ~(self.a.error[:, cols_a].any(axis=1) | self.b.error[:, cols_b].any(axis=1))
 
     def arms(self, condition: str, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (
@@ -226,9 +214,13 @@ def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
                     yield _Pair(benchmark, model_a, model_b, common, a, b)
 
 
-def _cells(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
-    """b00, b01, b10, b11 of two arms (columns: one set of cells per column)."""
-    return np.stack([(~ca & ~cb).sum(0), (~ca & cb).sum(0), (ca & ~cb).sum(0), (ca & cb).sum(0)])
+def _cells(ca: np.ndarray, cb: np.ndarray) -> tuple[int, int, int, int]:
+    return (
+        int((~ca & ~cb).sum()),
+        int((~ca & cb).sum()),
+        int((ca & ~cb).sum()),
+        int((ca & cb).sum()),
+    )
 
 
 def _holm_by(table: pd.DataFrame, pcols: list[str], holm_cols: list[str]) -> pd.DataFrame:
@@ -248,68 +240,49 @@ def _holm_by(table: pd.DataFrame, pcols: list[str], holm_cols: list[str]) -> pd.
     return table
 
 
-def _diff_ci(pair: _Pair, condition: str, keep: np.ndarray, cells: np.ndarray, options: Options) -> tuple[float, float]:
-    """The paired bootstrap CI of acc_a - acc_b: ``paired_bootstrap_diff`` of the two arms, drawn from the four
-    cells where it draws multinomial counts (the counts of a - b = -1, 0, +1 are all it depends on there)."""
-    seed = stable_seed("mcnemar", pair.model_a, pair.model_b, pair.benchmark, condition)
-    b00, b01, b10, b11 = (int(c) for c in cells)
-    histogram = {-1.0: b01, 0.0: b00 + b11, 1.0: b10}  # per-question a - b
-    kinds = sum(1 for count in histogram.values() if count)
-    if options.cluster or not resamples_multinomially(kinds, int(keep.sum())):
-        ca, cb = pair.arms(condition, keep)
-        clusters = pair.a.video_id[keep] if options.cluster else None
-        ci = paired_bootstrap_diff(ca, cb, options.n_resamples, seed=seed, level=options.ci_level, clusters=clusters)
-    else:
-        ci = bootstrap_histogram(
-            list(histogram), list(histogram.values()), options.n_resamples, seed=seed, level=options.ci_level
-        )
-    return ci.low, ci.high
-
-
 def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Every model pair x shared condition: accuracies, paired CI of the difference, McNemar with Holm."""
-    parts = []
+    rows = []
     for pair in _pairs(frame):
-        keep = pair.keep(options.missing)  # (questions, conditions)
-        a = keep & pair.a.correct[:, [pair.a.conditions[c] for c in pair.conditions]]
-        b = keep & pair.b.correct[:, [pair.b.conditions[c] for c in pair.conditions]]
-        n = keep.sum(axis=0)
-        cells = _cells(a, b)
-        cells[0] -= len(keep) - n  # a question left out reads as wrong for both (masked above): not in b00
-        with np.errstate(invalid="ignore", divide="ignore"):
-            acc_a, acc_b = a.sum(0) / n, b.sum(0) / n
-        cis = [
-            _diff_ci(pair, condition, keep[:, j], cells[:, j], options) if n[j] else (np.nan, np.nan)
-            for j, condition in enumerate(pair.conditions)
-        ]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "model_a": pair.model_a,
-                    "model_b": pair.model_b,
-                    "benchmark": pair.benchmark,
-                    "condition": pair.conditions,
-                    "n": n,
-                    "n_excluded": len(keep) - n,
-                    "acc_a": acc_a,
-                    "acc_b": acc_b,
-                    "diff": acc_a - acc_b,
-                    "diff_ci_low": [low for low, _ in cis],
-                    "diff_ci_high": [high for _, high in cis],
-                    "b00": cells[0],
-                    "b01": cells[1],
-                    "b10": cells[2],
-                    "b11": cells[3],
-                }
-            )
-        )
-    if not parts:
+        for condition in pair.conditions:
+            keep = pair.keep(condition, options.missing)
+            ca, cb = pair.arms(condition, keep)
+            b00, b01, b10, b11 = _cells(ca, cb)
+            row = {
+                "model_a": pair.model_a,
+                "model_b": pair.model_b,
+                "benchmark": pair.benchmark,
+                "condition": condition,
+                "n": int(keep.sum()),
+                "n_excluded": int((~keep).sum()),
+                "acc_a": ca.mean() if ca.size else np.nan,
+                "acc_b": cb.mean() if cb.size else np.nan,
+                "diff": ca.mean() - cb.mean() if ca.size else np.nan,
+                "diff_ci_low": np.nan,
+                "diff_ci_high": np.nan,
+                "b00": b00,
+                "b01": b01,
+                "b10": b10,
+                "b11": b11,
+                "ci_level": options.ci_level,
+                "n_resamples": options.n_resamples,
+                "resample_unit": "video" if options.cluster else "question",
+                "missing_policy": options.missing,
+            }
+            if ca.size:
+                ci = paired_bootstrap_diff(
+                    ca,
+                    cb,
+                    options.n_resamples,
+                    seed=stable_seed("mcnemar", pair.model_a, pair.model_b, pair.benchmark, condition),
+                    level=options.ci_level,
+                    clusters=pair.a.video_id[keep] if options.cluster else None,
+                )
+                row["diff_ci_low"], row["diff_ci_high"] = ci.low, ci.high
+            rows.append(row)
+    if not rows:
         return empty(COLUMNS)
-    table = pd.concat(parts, ignore_index=True)
-    table["ci_level"] = options.ci_level
-    table["n_resamples"] = options.n_resamples
-    table["resample_unit"] = "video" if options.cluster else "question"
-    table["missing_policy"] = options.missing
+    table = pd.DataFrame(rows)
     table["chi2_cc"], table["p_cc"], table["p_exact"] = mcnemar_many(table["b01"], table["b10"])
     table = _holm_by(table, ["p_cc"], ["p_holm"])
     return table[list(COLUMNS)]
@@ -491,11 +464,11 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
     for pair in _pairs(frame):
         if not set(ANCHORS) <= set(pair.conditions):
             continue
-        keep = pair.keep(options.missing, ["orig"])[:, 0]
+        keep = pair.keep("orig", options.missing)
         ao, bo = pair.arms("orig", keep)
         ab, bb = pair.arms("black", keep)
-        _, b01_o, b10_o, _ = (int(c) for c in _cells(ao, bo))
-        _, b01_b, b10_b, _ = (int(c) for c in _cells(ab, bb))
+        _, b01_o, b10_o, _ = _cells(ao, bo)
+        _, b01_b, b10_b, _ = _cells(ab, bb)
         p_tost_o, eq_o = _tost_or_nan(ao, bo, options)
         p_tost_b, eq_b = _tost_or_nan(ab, bb, options)
         row = {

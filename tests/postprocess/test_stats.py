@@ -20,7 +20,6 @@ from postprocess import stats
 from postprocess.stats import (
     binomial_test,
     bootstrap_grouped,
-    bootstrap_histogram,
     bootstrap_mean,
     chi2_uniform,
     cohen_h,
@@ -28,7 +27,6 @@ from postprocess.stats import (
     holm,
     mcnemar,
     paired_bootstrap_diff,
-    resamples_multinomially,
     tost_paired,
     wilson,
 )
@@ -316,44 +314,6 @@ def test_bootstrap_grouped_validation():
     res = bootstrap_grouped([1.0, 0.0], ["a", "b"], 10, seed=1)
     with pytest.raises(ValueError, match="Group 'c' is not among the 2 groups"):
         res.ci("c")
-
-
-# --------------------------------------------------------------------- bootstrap_histogram
-
-
-@pytest.mark.parametrize("n, seed", [(60, 1), (900, 2), (3001, 3)])
-def test_bootstrap_histogram_is_the_multinomial_bootstrap_of_the_items_in_any_order(n, seed):
-    items = vdg_values(n, seed)
-    shuffled = np.random.default_rng(seed + 100).permutation(items)
-    values, counts = np.unique(items, return_counts=True)
-    got = bootstrap_histogram(values[::-1], counts[::-1], 500, seed=seed, level=0.9)  # any value order
-    assert got == bootstrap_mean(shuffled, 500, seed=seed, level=0.9, resampler="multinomial")
-    assert got == bootstrap_mean(items, 500, seed=seed, level=0.9)  # "auto" draws multinomially here
-    assert got.estimate == pytest.approx(items.mean(), abs=TIGHT)
-
-
-def test_bootstrap_histogram_values_without_items_change_nothing():
-    items = vdg_values(400, 4, p=(0.0, 0.7, 0.3))
-    with_zero = bootstrap_histogram([-1.0, 0.0, 1.0], [0, int((items == 0).sum()), int((items == 1).sum())], seed=9)
-    assert with_zero == bootstrap_mean(items, seed=9)
-
-
-def test_resamples_multinomially_is_the_auto_rule():
-    assert resamples_multinomially(3, 60) and not resamples_multinomially(3, 59)
-    for n, resampler in ((60, "multinomial"), (59, "index")):
-        items = np.repeat([-1.0, 0.0, 1.0], [10, n - 20, 10])  # three distinct values
-        assert bootstrap_mean(items, 50, seed=1).resampler == resampler
-
-
-def test_bootstrap_histogram_validation():
-    with pytest.raises(ValueError, match="one count per value: 2 counts for 3 values"):
-        bootstrap_histogram([-1, 0, 1], [3, 4], seed=1)
-    with pytest.raises(ValueError, match="counts are all 0"):
-        bootstrap_histogram([0, 1], [0, 0], seed=1)
-    with pytest.raises(ValueError, match="values must be distinct"):
-        bootstrap_histogram([1, 1], [2, 3], seed=1)
-    with pytest.raises(ValueError, match="non-negative counts"):
-        bootstrap_histogram([0, 1], [2, -3], seed=1)
 
 
 # --------------------------------------------------------------------- paired_bootstrap_diff
