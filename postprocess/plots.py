@@ -246,7 +246,7 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
     panels = [p for p in (acc, flip) if p is not None]
     series = sorted({str(name) for panel in panels for name in panel["series"]})
     colors = _colors(series)
-    # One legend for both panels: a line per model (its colour in both), then the flips' two line styles.
+    # One legend for both panels: a colour patch per model (its colour in both), then the flips' two line styles.
     styles = [("correct->wrong", "o", "-"), ("wrong->correct", "s", "--")] if flip is not None else []
     entries = series + [label for label, _, _ in styles]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.0), squeeze=False)
