@@ -69,6 +69,10 @@ def _colors(series: Sequence[str]) -> dict[str, object]:
     return {name: palette[i % len(palette)] for i, name in enumerate(series)}
 
 
+#: Widest figure, inches (a ladder of many models would otherwise grow without bound).
+_MAX_WIDTH = 16.0
+#: Up to this many models a plot names each one in place (flat tick labels, a name beside each point).
+_LABELS_FLAT = 10
 #: Legend entries per column of a legend beside the axes.
 _LEGEND_ROWS = 20
 #: Inches added to a legend's width for the room beside the axes: its offset from them and a margin after it.
@@ -153,7 +157,7 @@ def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
     if not records:
         return None
     colors = dict(_DELTAS)
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(records) + 2.5), 4.0))
+    fig, ax = plt.subplots(figsize=(min(max(5.0, 1.2 * len(records) + 2.5), _MAX_WIDTH), 4.0))
     seen: set[str] = set()
     for x, (_, base, steps) in enumerate(records):
         ax.bar(x, base, 0.6, color="#bbbbbb", label=None if "black" in seen else "black")
@@ -173,7 +177,14 @@ def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
             )
             seen.add(label)
         ax.plot([x - 0.3, x + 0.3], [steps[-1][2]] * 2, color="black", linewidth=1.5)
-    ax.set_xticks(range(len(records)), [r[0] for r in records], fontsize=8)
+    crowded = len(records) > _LABELS_FLAT  # slanted names fit the narrower bars of a capped width
+    ax.set_xticks(
+        range(len(records)),
+        [r[0] for r in records],
+        fontsize=8,
+        rotation=45 if crowded else 0,
+        ha="right" if crowded else "center",
+    )
     ax.set_ylabel("accuracy (black, then each next rung)")
     ax.set_ylim(0, 1)
     ax.set_title("Ladder: accuracy gained at each rung (Overall)")
@@ -197,9 +208,20 @@ def plot_vdg_vs_accuracy(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None
             np.nan_to_num(value - rows["ci_low"].to_numpy(dtype=float)),
             np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - value),
         ]
-    ax.errorbar(rows["acc_orig"].to_numpy(dtype=float), value, yerr=yerr, fmt="o", capsize=3)
-    for acc, gap, label in zip(rows["acc_orig"], rows["vdg"], rows["series"], strict=True):
-        ax.annotate(str(label), (acc, gap), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    acc = rows["acc_orig"].to_numpy(dtype=float)
+    series = [str(label) for label in rows["series"]]
+    if len(series) <= _LABELS_FLAT:  # few models: each point named beside it
+        ax.errorbar(acc, value, yerr=yerr, fmt="o", capsize=3)
+        for x, y, label in zip(acc, value, series, strict=True):
+            ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    else:  # many: names beside one another would overlap, so a colour per model and the legend beside
+        colors = _colors(series)
+        for i, label in enumerate(series):
+            err = None if yerr is None else [[yerr[0][i]], [yerr[1][i]]]
+            ax.errorbar(
+                acc[i : i + 1], value[i : i + 1], yerr=err, fmt="o", capsize=3, color=colors[label], label=label
+            )
+        _legend_beside(ax)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel("accuracy (orig)")
     ax.set_ylabel("VDG (Overall)")

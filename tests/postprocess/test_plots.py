@@ -207,3 +207,26 @@ def test_a_long_legend_widens_the_figure_and_leaves_the_axes_their_width(tables,
     width = lambda fig: fig.axes[0].get_window_extent().width  # noqa: E731
     assert width(many) == pytest.approx(width(few), abs=0.3 * plots.DPI)
     assert many.get_size_inches()[0] > few.get_size_inches()[0] + 2.5
+
+
+def test_many_models_are_told_apart_by_colour_and_few_by_name(tables, tmp_path, monkeypatch):
+    _, many = _drawn(monkeypatch, lambda: plot_vdg_vs_accuracy(_many_vdg(tables, _models(20)), tmp_path / "many"))
+    ax = many.axes[0]
+    assert not ax.texts  # twenty names beside their points would overlap
+    _beside(many)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [m for m, _ in _models(20)]
+    assert len({to_rgba(line.get_color()) for line in ax.get_lines() if line.get_color() != "black"}) == 20
+    _, few = _drawn(monkeypatch, lambda: plot_vdg_vs_accuracy(tables["vdg"], tmp_path / "few"))
+    named = sorted(t.get_text() for t in few.axes[0].texts)
+    assert named == sorted(tables["vdg"]["model"].unique()) and few.axes[0].get_legend() is None
+
+
+def test_a_ladder_of_many_models_stays_within_the_widest_figure(tables, tmp_path, monkeypatch):
+    ladder = tables["ladder"]
+    first = ladder[ladder["model"] == ladder["model"].iloc[0]]
+    many = pd.concat([first.assign(model=m) for m, _ in _models(40)], ignore_index=True)
+    _, fig = _drawn(monkeypatch, lambda: plot_ladder(many, tmp_path / "many"))
+    assert fig.get_size_inches()[0] <= 16.0  # 40 bars at their flat-label width would take 50 inches
+    assert all(label.get_rotation() == 45 for label in fig.axes[0].get_xticklabels())
+    _, few = _drawn(monkeypatch, lambda: plot_ladder(ladder, tmp_path / "few"))
+    assert all(label.get_rotation() == 0 for label in few.axes[0].get_xticklabels())
