@@ -216,12 +216,9 @@ def plot_vdg_vs_accuracy(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None
             ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
     else:  # many: names beside one another would overlap, so a colour per model and the legend beside
         colors = _colors(series)
-        for i, label in enumerate(series):
-            err = None if yerr is None else [[yerr[0][i]], [yerr[1][i]]]
-            ax.errorbar(
-                acc[i : i + 1], value[i : i + 1], yerr=err, fmt="o", capsize=3, color=colors[label], label=label
-            )
-        _legend_beside(ax)
+        ax.errorbar(acc, value, yerr=yerr, fmt="none", ecolor="#999999", capsize=3)
+        ax.scatter(acc, value, c=[colors[label] for label in series], zorder=3)
+        _legend_beside(ax, [Line2D([], [], color=colors[label], marker="o", linestyle="") for label in series], series)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel("accuracy (orig)")
     ax.set_ylabel("VDG (Overall)")

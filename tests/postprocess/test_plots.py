@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import PathCollection
 from matplotlib.colors import to_rgba
 
 import postprocess.plots as plots
@@ -215,7 +216,10 @@ def test_many_models_are_told_apart_by_colour_and_few_by_name(tables, tmp_path, 
     assert not ax.texts  # twenty names beside their points would overlap
     _beside(many)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [m for m, _ in _models(20)]
-    assert len({to_rgba(line.get_color()) for line in ax.get_lines() if line.get_color() != "black"}) == 20
+    points = next(c for c in ax.collections if isinstance(c, PathCollection))
+    assert len({tuple(colour) for colour in points.get_facecolors()}) == 20
+    handles = ax.get_legend().legend_handles
+    assert [to_rgba(h.get_color()) for h in handles] == [tuple(colour) for colour in points.get_facecolors()]
     _, few = _drawn(monkeypatch, lambda: plot_vdg_vs_accuracy(tables["vdg"], tmp_path / "few"))
     named = sorted(t.get_text() for t in few.axes[0].texts)
     assert named == sorted(tables["vdg"]["model"].unique()) and few.axes[0].get_legend() is None
