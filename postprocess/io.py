@@ -578,11 +578,13 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     )
 
 
-def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int]) -> pd.Series:
+def _stacked(parts: list[list[Any] | pa.Array | None], sizes: list[int], one_chunk: bool = True) -> pd.Series:
     """Per-file values of one field end to end, NaN for a file without it (as ``DataFrame.from_records``): a
-    ``str`` column when every file has it as text (``_packed``), else an object column."""
+    ``str`` column when every file has it as text (``_packed``), else an object column. ``one_chunk``: the text
+    copied into one arrow array (what the analyses group by: each arrow kernel then runs once, not per file)."""
     if _ARROW_TEXT and all(isinstance(part, pa.Array) for part in parts):
-        return pd.Series(pa.chunked_array(parts, type=pa.large_string()), dtype=_TEXT_DTYPE)
+        chunked = pa.chunked_array(parts, type=pa.large_string())
+        return pd.Series(chunked.combine_chunks() if one_chunk else chunked, dtype=_TEXT_DTYPE)
     values = (
         [np.nan] * n if part is None else part.to_pylist() if isinstance(part, pa.Array) else part
         for part, n in zip(parts, sizes, strict=True)
@@ -632,7 +634,7 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
             "status": table["status"].astype(str),
             "error": answers("error"),
             "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
-            "source": _stacked([log.sources for log in logs], sizes),
+            "source": _stacked([log.sources for log in logs], sizes, one_chunk=False),  # read for messages only
             **extra_columns(table, settings),
         },
         columns=list(SAMPLE_COLUMNS),

@@ -43,41 +43,49 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
     """
     if missing not in ("exclude", "incorrect"):
         raise ValueError(f"missing policy must be 'exclude' or 'incorrect', got {missing!r}")
-    present = set(frame["condition"].unique())
+    condition_codes, names = pd.factorize(frame["condition"])
+    present = [str(name) for name in names]
     absent = [c for c in conditions if c not in present]
     if absent:
         raise ValueError(
             f"condition(s) {', '.join(absent)} missing for model {frame['model'].iloc[0]!r} "
             f"(it has {', '.join(sorted(present))})"
         )
-    sub = frame[frame["condition"].isin(conditions)]
-    # Arrays rather than DataFrame.pivot: this runs once per model in several analyses.
-    q_codes, question_ids = pd.factorize(sub["question_id"], sort=True)
-    c_codes = pd.Categorical(sub["condition"], categories=list(conditions)).codes
+    # Arrays rather than DataFrame.pivot, and each column cut to the kept rows before it is converted: this runs
+    # once per model in several analyses.
+    position = np.full(len(present), -1)
+    position[[present.index(c) for c in conditions]] = np.arange(len(conditions))
+    c_codes = position[condition_codes]
+    rows = np.flatnonzero(c_codes >= 0)
+    c_codes = c_codes[rows]
+    q_codes, question_ids = pd.factorize(frame["question_id"].iloc[rows], sort=True)
     cell = q_codes * len(conditions) + c_codes
-    if len(np.unique(cell)) != len(cell):
-        dup = sub[pd.Series(cell).duplicated().to_numpy()].iloc[0]
+    shape = (len(question_ids), len(conditions))
+    if (np.bincount(cell, minlength=shape[0] * shape[1]) > 1).any():
+        dup = frame.iloc[rows[pd.Series(cell).duplicated().to_numpy()]].iloc[0]
         raise ValueError(
             f"model {dup['model']!r}: question {dup['question_id']!r} appears twice under {dup['condition']!r}"
         )
-    shape = (len(question_ids), len(conditions))
-    correct = np.zeros(shape, dtype=bool)
-    correct[q_codes, c_codes] = sub["correct"].fillna(False).to_numpy(dtype=bool)
-    status = np.full(shape, "", dtype=object)
-    status[q_codes, c_codes] = sub["status"].to_numpy(dtype=object)
-    first = np.unique(q_codes, return_index=True)[1]
-    out = pd.DataFrame(
-        {
-            "question_id": np.asarray(question_ids, dtype=object),
-            "video_id": sub["video_id"].to_numpy(dtype=object)[first],
-            "task_type": sub["task_type"].to_numpy(dtype=object)[first],
-        }
-    )
+
+    def spread(values: np.ndarray) -> np.ndarray:
+        out = np.zeros(shape, dtype=bool)
+        out[q_codes, c_codes] = values[rows]
+        return out
+
+    correct = spread(frame["correct"].fillna(False).to_numpy(dtype=bool))
+    unparsed = spread(frame["status"].eq("unparsed").to_numpy(dtype=bool, na_value=False))
+    error = spread(frame["status"].eq("error").to_numpy(dtype=bool, na_value=False))
+    first = rows[np.unique(q_codes, return_index=True)[1]]
+    columns = {
+        "question_id": np.asarray(question_ids, dtype=object),
+        "video_id": frame["video_id"].iloc[first].to_numpy(dtype=object),
+        "task_type": frame["task_type"].iloc[first].to_numpy(dtype=object),
+    }
     for i, cond in enumerate(conditions):
-        out[f"correct_{cond}"] = correct[:, i]
-        out[f"unparsed_{cond}"] = status[:, i] == "unparsed"
-    out["error"] = (status == "error").any(axis=1) if missing == "exclude" else False
-    return out
+        columns[f"correct_{cond}"] = correct[:, i]
+        columns[f"unparsed_{cond}"] = unparsed[:, i]
+    columns["error"] = error.any(axis=1) if missing == "exclude" else np.zeros(shape[0], dtype=bool)
+    return pd.DataFrame(columns)
 
 
 def task_type_masks(table: pd.DataFrame) -> Iterator[tuple[str, np.ndarray]]:

@@ -100,17 +100,10 @@ def _groups(frame: pd.DataFrame, options: Options) -> _Groups:
 
 def _order(table: pd.DataFrame, *extra: str) -> pd.DataFrame:
     """Rows by model, benchmark, declared condition order, then ``extra`` columns."""
-    rank = table["condition"].map(lambda c: condition_sort_key(str(c)))
-    order = sorted(
-        range(len(table)),
-        key=lambda i: (
-            table["model"].iat[i],
-            table["benchmark"].iat[i],
-            rank.iat[i],
-            *(table[e].iat[i] for e in extra),
-        ),
-    )
-    return table.iloc[order].reset_index(drop=True)
+    rank = [condition_sort_key(str(c)) for c in table["condition"].tolist()]
+    columns = [table["model"].tolist(), table["benchmark"].tolist(), rank, *(table[e].tolist() for e in extra)]
+    keys = list(zip(*columns, strict=True))
+    return table.iloc[sorted(range(len(table)), key=keys.__getitem__)].reset_index(drop=True)
 
 
 def collective_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:

@@ -67,7 +67,8 @@ def _coverage_flags(cov: pd.DataFrame) -> tuple[list[str], list[str]]:
     flags: list[str] = []
     details: list[str] = []
     cov = cov.assign(answered=cov["n_ok"] + cov["n_unparsed"])
-    cov = cov.iloc[sorted(range(len(cov)), key=lambda i: condition_sort_key(str(cov["condition"].iat[i])))]
+    rank = [condition_sort_key(str(c)) for c in cov["condition"].tolist()]
+    cov = cov.iloc[sorted(range(len(cov)), key=rank.__getitem__)]
     all_unparsed = cov[(cov["answered"] > 0) & (cov["n_ok"] == 0)]
     if len(all_unparsed):
         flags.append("all-unparsed")
