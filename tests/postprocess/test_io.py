@@ -128,6 +128,14 @@ def test_many_logs_read_in_parallel_give_the_frame_read_one_by_one(tmp_path, mon
     assert parallel.attrs == serial.attrs and len(parallel) == 32
 
 
+def test_text_columns_of_many_logs_are_one_arrow_chunk_each(tmp_path):
+    """What the analyses group by is one array, not one chunk per samples log (each arrow kernel then runs once)."""
+    frame = load_frame([_two_conditions(tmp_path, model=f"m{i}") for i in range(3)])  # 6 samples logs
+    pa_columns = {c: frame[c].array._pa_array for c in ("benchmark", "condition", "question_id", "task_type")}
+    assert {c: a.num_chunks for c, a in pa_columns.items()} == dict.fromkeys(pa_columns, 1)
+    assert sorted(frame["question_id"].unique()) == ["q1-1", "q2-1"] and len(frame) == 12
+
+
 def test_records_lacking_optional_fields_read_as_blank(tmp_path):
     records = [sample("q1-1", "orig", "A"), sample("q2-1", "orig", "B")]
     records[0]["vdg"].update(character="Ann", duration_s=12.5, n_options=5)
