@@ -633,7 +633,7 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
             "pred": answers("pred"),
             "status": table["status"].astype(str),
             "error": answers("error"),
-            "correct": correct.fillna(False).astype(bool).astype(object).where(~error_rows, None),
+            "correct": pd.arrays.BooleanArray(correct.fillna(False).to_numpy(dtype=bool), error_rows.to_numpy(bool)),
             "source": _stacked([log.sources for log in logs], sizes, one_chunk=False),  # read for messages only
             **extra_columns(table, settings),
         },
@@ -934,12 +934,12 @@ def _resolve_options(frame: pd.DataFrame) -> pd.DataFrame:
             f"option letters ({LETTERS[0]}-{LETTERS[int(row['n_options']) - 1]}); check its n_options / options "
             "field or the benchmark (--benchmark)"
         )
-    pred = letter_position(frame["pred"].astype(object).where(frame["pred"].notna(), None))
+    pred = letter_position(frame["pred"])
     outside = (frame["status"] == "ok").to_numpy() & ((pred < 0) | (pred >= n))
     if outside.any():
         frame["pred"] = frame["pred"].astype(object).where(~outside, None)
         frame["status"] = frame["status"].astype(object).where(~outside, "unparsed")
-        frame["correct"] = frame["correct"].astype(object).where(~outside, False)
+        frame["correct"] = frame["correct"].where(~outside, False)
         first = frame.iloc[int(np.flatnonzero(outside)[0])]
         logger.info(
             "%d answers name a letter outside their question's options and count as unparsed (first: %s)",
