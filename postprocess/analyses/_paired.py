@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses.base import MissingPolicy
+from postprocess.analyses.base import MissingPolicy, Options, memo_by_frame
 from vdg_tasks.conditions import CONDITIONS
 
 OVERALL = "Overall"
@@ -143,3 +143,14 @@ def group_index(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Da
     parts = np.unravel_index(uniq, shape)
     table = pd.DataFrame({key: level[part] for key, level, part in zip(keys, levels, parts, strict=True)})
     return inverse.reshape(-1), table
+
+
+#: The cells several tables count in.
+CELL_KEYS = ["model", "benchmark", "condition"]
+
+
+@memo_by_frame
+def cell_index(frame: pd.DataFrame, options: Options = Options()) -> tuple[np.ndarray, pd.DataFrame]:
+    """``group_index(frame, CELL_KEYS)``, once per frame (``options`` unused: ``memo_by_frame``'s signature). Callers
+    must not mutate it."""
+    return group_index(frame, CELL_KEYS)

@@ -296,7 +296,7 @@ def _each_shared_count(frame: pd.DataFrame, options: Options):
     """Per benchmark: (models, question x model right under black, under orig) on the models_right set."""
     sub = frame[frame["condition"].isin([ORIG, BLACK])]
     for benchmark, group in sub.groupby("benchmark", sort=True):
-        ran = group.groupby("model")["condition"].agg(lambda c: {ORIG, BLACK} <= set(c))
+        ran = group.groupby("model")["condition"].nunique() == 2  # both: the group holds orig and black only
         models = sorted(str(m) for m in ran.index[ran.to_numpy(dtype=bool)])
         if len(models) < 2:
             continue

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import OVERALL, condition_sort_key, group_index
+from postprocess.analyses._paired import OVERALL, cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.choices import option_counts
 from postprocess.stats import binom_pmf, binom_sf, holm, wilson
@@ -96,7 +96,7 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
     correct = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
     n_opts = option_counts(frame).to_numpy(dtype=np.int64)
     task_codes, task_names = pd.factorize(frame["task_type"], sort=True)  # sorted names: codes sort alike
-    group, key_table = group_index(frame, ["model", "benchmark", "condition"])
+    group, key_table = cell_index(frame)
     order = np.argsort(group, kind="stable")  # each group's rows, in frame order, without a mask per group
     bounds = np.searchsorted(group[order], np.arange(len(key_table) + 1))
     rows = []
@@ -179,5 +179,6 @@ ANALYSES = (
         "option count, Holm-adjusted), and which task types are answered above chance without the video.",
         COLUMNS,
         chance_table,
+        shares=(cell_index,),
     ),
 )

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import condition_sort_key, group_index
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses._paired import CELL_KEYS, condition_sort_key, group_index
+from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.io import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
 
@@ -60,7 +60,9 @@ class _Groups:
     cells: pd.DataFrame  # one row per (model, benchmark, condition)
 
 
-def _groups(frame: pd.DataFrame, options: Options) -> _Groups:
+@memo_by_frame
+def _groups(frame: pd.DataFrame, options: Options = Options()) -> _Groups:
+    """Per (cell, group) counts, once per frame and options for both tables."""
     column = options.group_by
     if column not in frame.columns:
         raise ValueError(
@@ -81,7 +83,7 @@ def _groups(frame: pd.DataFrame, options: Options) -> _Groups:
             f"{row['model']!r} ({row['condition']}, {row['source'] if 'source' in row.index else 'no source'}) "
             f"has none ({int(blank.sum())} rows lack one): {hint}"
         )
-    cell, cells = group_index(frame, ["model", "benchmark", "condition"])
+    cell, cells = group_index(frame, CELL_KEYS)
     value_code, value_levels = pd.factorize(values)
     _, first, group = np.unique(cell * len(value_levels) + value_code, return_inverse=True, return_index=True)
     group = group.reshape(-1)
@@ -176,11 +178,13 @@ ANALYSES = (
         "entirely right.",
         COLUMNS,
         collective_table,
+        shares=(_groups,),
     ),
     Analysis(
         "collective_distribution",
         "Per condition and group size: how many groups have 0, 1, ... right answers.",
         DISTRIBUTION_COLUMNS,
         collective_distribution,
+        shares=(_groups,),
     ),
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import condition_sort_key, group_index
+from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.choices import option_counts
 from postprocess.stats import chi2_counts
@@ -112,8 +112,7 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     )
     pred = np.where(has_pred, pred, -1)
 
-    keys = ["model", "benchmark", "condition"]
-    group, key_table = group_index(frame, keys)
+    group, key_table = cell_index(frame)
     groups = list(key_table.itertuples(index=False, name=None))
     n_groups = len(groups)
 
@@ -190,5 +189,6 @@ ANALYSES = (
         "above-chance accuracy letter alignment alone explains.",
         COLUMNS,
         letters_table,
+        shares=(cell_index,),
     ),
 )

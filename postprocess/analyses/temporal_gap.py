@@ -19,7 +19,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import condition_sort_key, group_index
+from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import wilson
 
@@ -138,8 +138,7 @@ def temporal_gap_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
     duration_codes, duration_names = pd.factorize(frame["duration"].fillna("").astype(str))
     duration_names = [str(d) for d in duration_names]
 
-    keys = ["model", "benchmark", "condition"]
-    group, key_table = group_index(frame, keys)
+    group, key_table = cell_index(frame)
     groups = list(key_table.itertuples(index=False, name=None))
     parts: list[tuple[str, np.ndarray]] = [(ALL_DURATIONS, np.ones(len(frame), dtype=bool))]
     parts += [
@@ -229,5 +228,6 @@ ANALYSES = (
         "Accuracy on single-frame vs temporal questions (by task type) and their gap, overall and per duration.",
         COLUMNS,
         temporal_gap_table,
+        shares=(cell_index,),
     ),
 )
