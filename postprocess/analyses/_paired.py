@@ -146,11 +146,11 @@ def group_index(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Da
 
 
 #: The cells several tables count in.
-CELL_KEYS = ["model", "benchmark", "condition"]
+CELL_KEYS: tuple[str, ...] = ("model", "benchmark", "condition")
 
 
 @memo_by_frame
 def cell_index(frame: pd.DataFrame, options: Options = Options()) -> tuple[np.ndarray, pd.DataFrame]:
     """``group_index(frame, CELL_KEYS)``, once per frame (``options`` unused: ``memo_by_frame``'s signature). Callers
     must not mutate it."""
-    return group_index(frame, CELL_KEYS)
+    return group_index(frame, list(CELL_KEYS))

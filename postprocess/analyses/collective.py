@@ -83,7 +83,7 @@ def _groups(frame: pd.DataFrame, options: Options = Options()) -> _Groups:
             f"{row['model']!r} ({row['condition']}, {row['source'] if 'source' in row.index else 'no source'}) "
             f"has none ({int(blank.sum())} rows lack one): {hint}"
         )
-    cell, cells = group_index(frame, CELL_KEYS)
+    cell, cells = group_index(frame, list(CELL_KEYS))
     value_code, value_levels = pd.factorize(values)
     _, first, group = np.unique(cell * len(value_levels) + value_code, return_inverse=True, return_index=True)
     group = group.reshape(-1)
