@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Digest, Options, empty, skip_reason
+from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
 
 COLUMNS: dict[str, str] = {
     "analysis": "the table concerned",
@@ -26,8 +26,10 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def _runs(frame: pd.DataFrame) -> dict[str, dict[str, frozenset[str]]]:
-    """benchmark -> model -> the conditions it ran."""
+@memo_by_frame
+def conditions_run(frame: pd.DataFrame, options: Options = Options()) -> dict[str, dict[str, frozenset[str]]]:
+    """benchmark -> model -> the conditions it ran, benchmarks and models sorted; once per frame for this table
+    and the summary (``options`` unused: ``memo_by_frame``'s signature). Callers must not mutate it."""
     out: dict[str, dict[str, frozenset[str]]] = {}
     pairs = frame[["benchmark", "model", "condition"]].drop_duplicates()
     for (benchmark, model), conditions in pairs.groupby(["benchmark", "model"], sort=True)["condition"]:
@@ -70,7 +72,7 @@ def skipped_table(
     from postprocess.analyses import ANALYSES
 
     rows: list[dict[str, str]] = []
-    runs = _runs(frame) if len(frame) else {}
+    runs = conditions_run(frame) if len(frame) else {}
     for analysis in ANALYSES:
         if analysis.name not in tables:
             continue

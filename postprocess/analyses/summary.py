@@ -23,6 +23,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_conditions
 from postprocess.analyses.base import Digest, Options, empty, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
+from postprocess.analyses.skipped import conditions_run
 
 FLAGS: tuple[str, ...] = ("no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
 
@@ -64,37 +65,40 @@ def _pct(x: float) -> str:
 
 
 def _coverage_flags(cov: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The coverage flags of one run from its coverage rows (a dozen: read as records, not through pandas)."""
     flags: list[str] = []
     details: list[str] = []
-    cov = cov.assign(answered=cov["n_ok"] + cov["n_unparsed"])
-    rank = [condition_sort_key(str(c)) for c in cov["condition"].tolist()]
-    cov = cov.iloc[sorted(range(len(cov)), key=rank.__getitem__)]
-    all_unparsed = cov[(cov["answered"] > 0) & (cov["n_ok"] == 0)]
-    if len(all_unparsed):
+    rates = pd.to_numeric(cov["unparsed_rate"], errors="coerce").tolist()
+    rows = [
+        {**row, "answered": row["n_ok"] + row["n_unparsed"], "rate": rate}
+        for row, rate in zip(cov.to_dict("records"), rates, strict=True)
+    ]
+    rows.sort(key=lambda row: condition_sort_key(str(row["condition"])))
+    all_unparsed = [r for r in rows if r["answered"] > 0 and r["n_ok"] == 0]
+    if all_unparsed:
         flags.append("all-unparsed")
         details += [
-            f"{r.condition}: all {int(r.n_unparsed)} answers unparsed (no letter among the options), so its accuracy "
-            "measures format compliance, not the video"
-            for r in all_unparsed.itertuples()
+            f"{r['condition']}: all {int(r['n_unparsed'])} answers unparsed (no letter among the options), so its "
+            "accuracy measures format compliance, not the video"
+            for r in all_unparsed
         ]
-    rate = pd.to_numeric(cov["unparsed_rate"], errors="coerce")
-    high = cov[(rate > UNPARSED_FLAG) & (cov["n_ok"] > 0)]
-    if len(high):
+    high = [r for r in rows if r["rate"] > UNPARSED_FLAG and r["n_ok"] > 0]
+    if high:
         flags.append("unparsed")
         details.append(
             f"unparsed above {UNPARSED_FLAG:.0%} in "
             + ", ".join(
-                f"{r.condition} ({_pct(r.unparsed_rate)}, {int(r.n_unparsed)} of {int(r.answered)})"
-                for r in high.itertuples()
+                f"{r['condition']} ({_pct(r['unparsed_rate'])}, {int(r['n_unparsed'])} of {int(r['answered'])})"
+                for r in high
             )
         )
-    failed = cov[cov["n_error"] > 0]
-    if len(failed):
+    failed = [r for r in rows if r["n_error"] > 0]
+    if failed:
         flags.append("errors")
         details.append(
             "questions with no answer: "
             + ", ".join(
-                f"{r.condition} {int(r.n_error)}" + (" (all)" if r.answered == 0 else "") for r in failed.itertuples()
+                f"{r['condition']} {int(r['n_error'])}" + (" (all)" if r["answered"] == 0 else "") for r in failed
             )
         )
     return flags, details
@@ -111,16 +115,13 @@ def summary_table(
         cov = coverage_table(frame, options)
     vdg, tiers, skipped = tables.get("vdg"), tables.get("tiers"), tables.get("skipped")
     vdg_skipped = skip_reason(vdg)
-    runs = frame.groupby(["benchmark", "model"], sort=True)["condition"].unique()
-    by_benchmark: dict[str, set[str]] = {}
-    for (benchmark, _), conds in runs.items():
-        by_benchmark.setdefault(str(benchmark), set()).update(map(str, conds))
+    runs = conditions_run(frame)
+    by_benchmark = {benchmark: frozenset().union(*models.values()) for benchmark, models in runs.items()}
     # Each table split by run once: filtering it per model costs more than the rest of the table.
     vdg_rows, tier_rows = _by_run(vdg, task_type=OVERALL), _by_run(tiers, task_type=OVERALL)
     cov_rows, skipped_rows = _by_run(cov), _by_run(skipped)
     rows = []
-    for (benchmark, model), conds in runs.items():
-        model, benchmark = str(model), str(benchmark)
+    for benchmark, model, conds in ((b, m, c) for b, models in runs.items() for m, c in models.items()):
         ran = ordered_conditions(conds)
         v = _first_row(vdg_rows.get((model, benchmark)))
         t = _first_row(tier_rows.get((model, benchmark)))
