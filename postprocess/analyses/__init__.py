@@ -269,9 +269,9 @@ def run_all(
     Each table has exactly its declared columns (possibly no rows). An analysis that raises
     ``ValueError`` is skipped (module docstring): its table is empty and ``skip_reason(table)``
     says why. ``on_table(name, table)`` is called as soon as a table is computed; the analyses named
-    in ``first`` are computed before the others (the plots' tables, so drawing can start early), then the
-    pairwise ones (``min_models`` > 1: the longest). Only
-    the ``FULL_FRAME`` analyses and the digests see free-text (``open``) answers. The analyses run in
+    in ``first`` are computed before the others (the plots' tables, so drawing can start early), then those
+    needing two or more models (``min_models`` > 1, mostly pairwise: the longest). Only the ``FULL_FRAME``
+    analyses and the digests see free-text (``open``) answers. The analyses run in
     ``worker_count(frame, workers)`` processes; every table is the same whatever that number or order.
     ``on_computed(name, table)`` is called in the process that computed the table (a forked worker, or
     this one) before it is handed back: writing each table there spreads the writing over the workers.
@@ -291,8 +291,8 @@ def run_all(
         if names is None or analysis.name in names
     }
     early = {name: wanted[name] for name in first if name in wanted}
-    # Then the pairwise tables, whose cost grows with the square of the models: the longest tasks start first, so
-    # that no worker is left with one when the others are done.
+    # Then the tables that need two or more models (mostly model pairs, whose cost grows with the square of the
+    # models): the longest tasks start first, so that no worker is left with one when the others are done.
     pairwise = {name: analysis for name, analysis in wanted.items() if analysis.min_models > 1}
     count = worker_count(frame, workers)
     for name, table in _run_analyses({**early, **pairwise, **wanted}, frame, choices, options, count, on_computed):

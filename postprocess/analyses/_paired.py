@@ -43,7 +43,9 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
     """
     if missing not in ("exclude", "incorrect"):
         raise ValueError(f"missing policy must be 'exclude' or 'incorrect', got {missing!r}")
-    condition_codes, names = pd.factorize(frame["condition"])
+    if len(set(conditions)) != len(conditions):
+        raise ValueError(f"conditions to pair must be distinct, got {', '.join(conditions)}")
+    condition_codes, names = pd.factorize(frame["condition"])  # a row without a condition: -1
     present = [str(name) for name in names]
     absent = [c for c in conditions if c not in present]
     if absent:
@@ -51,9 +53,9 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
             f"condition(s) {', '.join(absent)} missing for model {frame['model'].iloc[0]!r} "
             f"(it has {', '.join(sorted(present))})"
         )
-    # Arrays rather than DataFrame.pivot, and each column cut to the kept rows before it is converted: this runs
-    # once per model in several analyses.
-    position = np.full(len(present), -1)
+    # Arrays rather than DataFrame.pivot, and text columns converted on the kept rows only: this runs once per
+    # model in several analyses. position[-1] (the extra slot) keeps rows without a condition out.
+    position = np.full(len(present) + 1, -1)
     position[[present.index(c) for c in conditions]] = np.arange(len(conditions))
     c_codes = position[condition_codes]
     rows = np.flatnonzero(c_codes >= 0)

@@ -121,7 +121,8 @@ def summary_table(
     vdg_rows, tier_rows = _by_run(vdg, task_type=OVERALL), _by_run(tiers, task_type=OVERALL)
     cov_rows, skipped_rows = _by_run(cov), _by_run(skipped)
     rows = []
-    for benchmark, model, conds in ((b, m, c) for b, models in runs.items() for m, c in models.items()):
+    each_run = [(benchmark, model, conds) for benchmark, models in runs.items() for model, conds in models.items()]
+    for benchmark, model, conds in each_run:
         ran = ordered_conditions(conds)
         v = _first_row(vdg_rows.get((model, benchmark)))
         t = _first_row(tier_rows.get((model, benchmark)))

@@ -71,3 +71,16 @@ def test_rows_follow_question_id_order_whatever_the_input_order():
     table = paired(_frame(list(reversed(ROWS))), ["orig", "black"], "exclude")
     assert table["question_id"].tolist() == ["a1", "a2", "b1"]
     assert table["correct_orig"].tolist() == [True, False, False]
+
+
+def test_rows_without_a_condition_and_conditions_not_asked_for_are_left_out():
+    rows = [*ROWS, (None, "c1", "T2", "ok", True), ("single", "a1", "T1", "ok", True)]
+    table = paired(_frame(rows), ["orig", "black"], "exclude")
+    pd.testing.assert_frame_equal(table, paired(_frame(ROWS), ["orig", "black"], "exclude"))
+    # a condition-less row beside a real one of its question is no duplicate either
+    assert len(paired(_frame([*ROWS, (None, "a1", "T1", "ok", True)]), ["black", "orig"], "exclude")) == 3
+
+
+def test_a_condition_asked_for_twice_is_refused():
+    with pytest.raises(ValueError, match="conditions to pair must be distinct, got orig, orig"):
+        paired(_frame(ROWS), ["orig", "orig"], "exclude")
