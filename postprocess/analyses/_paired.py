@@ -54,10 +54,9 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
             f"(it has {', '.join(sorted(present))})"
         )
     # Arrays rather than DataFrame.pivot, and text columns converted on the kept rows only: this runs once per
-    # model in several analyses. position[-1] (the extra slot) keeps rows without a condition out.
-    position = np.full(len(present) + 1, -1)
-    position[[present.index(c) for c in conditions]] = np.arange(len(conditions))
-    c_codes = position[condition_codes]
+    # model in several analyses. A row's position in ``conditions``; -1 (left out) for others and for none.
+    position = pd.Index(list(conditions)).get_indexer(present)
+    c_codes = np.where(condition_codes >= 0, position[condition_codes], -1)
     rows = np.flatnonzero(c_codes >= 0)
     c_codes = c_codes[rows]
     q_codes, question_ids = pd.factorize(frame["question_id"].iloc[rows], sort=True)
