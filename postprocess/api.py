@@ -56,12 +56,14 @@ def build_report(
     options: Options | None = None,
     benchmark: str | None = None,
     plots: bool = True,
+    options_file: str | os.PathLike[str] | None = None,
 ) -> WrittenReport:
     """``vdg report`` from Python: compute every table and write the report into ``out``.
 
     ``data`` is a tidy frame (``load_frame``: use it for prediction files) or one or more lmms-eval
-    output folders (``NAME=DIR`` labels one, as on the command line; ``benchmark`` as in
-    ``load_frame``). Returns the markdown, a ``str`` whose ``.path`` is the report's folder.
+    output folders (``NAME=DIR`` labels one, as on the command line; ``benchmark`` and ``options_file``,
+    the ``--options-file`` CSV of option counts, as in ``load_frame``: for a frame, give it to ``load_frame``).
+    Returns the markdown, a ``str`` whose ``.path`` is the report's folder.
 
     Raises:
         postprocess.io.LogError: unreadable inputs (a ``ValueError``).
@@ -73,8 +75,14 @@ def build_report(
         frame = data
     else:
         runs = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [os.fspath(r) for r in data]
-        frame = load_frame(runs=runs, benchmark=benchmark)
-        inputs = {"runs": runs, "benchmark": benchmark}
+        frame = load_frame(
+            runs=runs, benchmark=benchmark, options_file=None if options_file is None else os.fspath(options_file)
+        )
+        inputs = {
+            "runs": runs,
+            "benchmark": benchmark,
+            "options_file": None if options_file is None else str(options_file),
+        }
     folder = Path(out)
     tables = compute_tables(frame, opts, folder)
     return write_report(tables, folder, options=opts, inputs=inputs, plots=plots, kept=True)

@@ -7,8 +7,9 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
   basename of its ``pretrained=`` argument)
 - model_settings: model_args and gen_kwargs of the run; one label must have one setting
 - benchmark, condition, question_id, video_id, task_type, duration: from the logged record
-- n_options: the question's number of options (``postprocess.choices``: the record's own, else the
-  benchmark's declared count, else inferred from the letters seen for the question)
+- n_options: the question's number of options; n_options_rule: the rule that gave it (``postprocess.choices``:
+  ``options file`` (``--options-file``), ``record`` (the record's own), ``benchmark declares`` or
+  ``inferred per task type``)
 - answer: ground-truth letter; pred: parsed letter or None
 - status: ``ok`` (a letter among the question's options was read), ``unparsed`` (answered, no such
   letter: scored wrong) or ``error`` (no answer: missing or undecodable video); error: the reason
@@ -51,6 +52,7 @@ a JSON list; ``sources(frame)`` decodes it): the report's ``sources`` table.
 
 from __future__ import annotations
 
+import csv
 import gc
 import json
 import logging
@@ -73,10 +75,12 @@ from msgspec.structs import astuple
 
 from postprocess.choices import (
     MAX_OPTIONS,
-    MIN_INFERRED_OPTIONS,
+    MIN_OPTIONS,
+    RULE_FILE,
+    benchmark_key,
     declared_option_count,
     letter_position,
-    option_counts,
+    resolve_option_counts,
 )
 from postprocess.parallel import can_fork, cpus
 from vdg_tasks.parse import LETTERS, parse_answer
@@ -95,6 +99,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "task_type",
     "duration",
     "n_options",
+    "n_options_rule",
     "answer",
     "pred",
     "status",
@@ -359,10 +364,12 @@ def _task_condition(path: Path) -> tuple[str, str]:
 
 
 def _declared_counts(table: pd.DataFrame, benchmark: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """(n_options, where it came from) per record: its ``n_options`` field, else the benchmark's
-    declared count, else <NA> (inferred later, across every file: ``postprocess.choices``)."""
+    """(the record's own n_options, where its count comes from) per record: its ``n_options`` field (<NA>
+    where it has none: ``load_frame`` resolves those across every file, ``postprocess.choices``), and for the
+    sources table the field, or the rule that gives a record without one its count (an ``--options-file``
+    overrides either)."""
     own = pd.to_numeric(table["n_options"], errors="coerce") if "n_options" in table.columns else None
-    counts = _per_distinct(benchmark, declared_option_count, "Int64")
+    counts = pd.Series(pd.NA, index=benchmark.index, dtype="Int64")
 
     def label(name: str) -> str:
         n = declared_option_count(name)
@@ -658,16 +665,19 @@ def read_samples(path: Path, label: str | None = None) -> pd.DataFrame:
     """One lmms-eval samples log as tidy rows.
 
     A logged letter that is not one of its question's options (``n_options``) is ``unparsed``, as
-    for prediction files. An empty log is an error naming the file: its condition would otherwise
-    silently lack every question.
+    for prediction files. Option counts are resolved within this log (``postprocess.choices``;
+    ``load_frame`` resolves them across every file). An empty log is an error naming the file: its
+    condition would otherwise silently lack every question.
     """
     frame, (info,) = _samples_frame([_read_log(path, label)])
+    frame["n_options"], frame["n_options_rule"] = resolve_option_counts(frame)
     frame.attrs[_SOURCE_ATTR] = info
     return frame
 
 
-#: ``n_options`` origin of a record with no declared count: inferred across every file (``postprocess.choices``).
-_INFERRED = f"largest letter seen for the question (at least {MIN_INFERRED_OPTIONS})"
+#: ``n_options`` origin of a record with no count of its own, of a benchmark that declares none: inferred across
+#: every file (``postprocess.choices``).
+_INFERRED = "not given: inferred per task type (largest letter of its key and replies)"
 #: ``n_options`` origin of a record that gives its own count.
 _OWN_COUNT = "n_options field"
 _SOURCE_ATTR = "vdg_source"
@@ -827,19 +837,22 @@ def load_frame(
     on_duplicate: Literal["error", "last"] = "error",
     mixed_exports: bool = False,
     align: Literal["strict", "intersect"] = "strict",
+    options_file: str | Path | None = None,
 ) -> pd.DataFrame:
     """lmms-eval output folders and prediction files -> one checked, de-duplicated tidy frame.
 
     ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``); ``benchmark`` names
     their benchmark when the records do not. See the module docstring for the columns. Each
-    question's option count is resolved across every file (``postprocess.choices``), and a letter
-    beyond it is ``unparsed``; ``frame.attrs`` records which fields each file was read from. Runs
+    question's option count is resolved across every file (``postprocess.choices``; ``options_file``,
+    a CSV that ``read_options_file`` reads, overrides every other rule), and a letter beyond it is
+    ``unparsed``; ``frame.attrs`` records which fields each file was read from. Runs
     evaluated from different exports of one benchmark are refused unless ``mixed_exports``, and runs
     of one benchmark made on different question sets (``question_set``) always. Conditions of one
     (model, benchmark) holding different questions are refused with ``align="strict"``; with
     ``"intersect"`` each keeps the questions present in all of them, and ``alignment(frame)`` lists how
     many each dropped.
     """
+    counts_file = None if options_file is None else read_options_file(Path(options_file))
     jobs = []
     for run in runs:
         run = run if isinstance(run, RunDir) else RunDir.parse(str(run))
@@ -850,7 +863,7 @@ def load_frame(
         samples, infos = _samples_frame(_read_all_samples(jobs))
         frames.append(samples)
     for model, path in predictions:
-        frames.append(read_predictions(Path(path), model, benchmark))
+        frames.append(read_predictions(Path(path), model, benchmark, options_file=counts_file))
         infos.append(frames[-1].attrs.get(_SOURCE_ATTR))
     if not frames:
         raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")
@@ -860,7 +873,9 @@ def load_frame(
     kept = [c for c in frame.columns if c not in SAMPLE_COLUMNS]
     if kept:  # prediction-file fields one file has and another lacks
         frame[kept] = frame[kept].astype(object).where(frame[kept].notna(), "")
-    frame = _resolve_options(frame)
+    if counts_file is not None:
+        counts_file.check_benchmarks(frame["benchmark"])
+    frame = _resolve_options(frame, counts_file)
     _check_settings(frame)  # before de-duplication, which would keep one of two runs that answer alike
     _check_fixed_sets(frame)  # likewise
     frame = _dedupe(frame, on_duplicate)
@@ -920,19 +935,110 @@ def alignment(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
     return list(json.loads(text)) if isinstance(text, str) else None
 
 
-def _resolve_options(frame: pd.DataFrame) -> pd.DataFrame:
-    """Fill every row's n_options (``postprocess.choices``), refuse an answer key beyond it, and make
-    an ``ok`` answer whose letter is not one of its question's options ``unparsed`` (scored wrong)."""
-    frame["n_options"] = option_counts(frame)
+@dataclass(frozen=True)
+class OptionsFile:
+    """An ``--options-file``: option counts keyed by (benchmark, question id) or (benchmark, task type), the
+    benchmark in ``benchmark_key`` form; ``lines`` the file line of each benchmark's first row."""
+
+    path: Path
+    by_question: dict[tuple[str, str], int]
+    by_task_type: dict[tuple[str, str], int]
+    lines: dict[str, int]
+
+    def counts(self, frame: pd.DataFrame) -> pd.Series:
+        """Per row of ``frame`` the file's count (Float64; <NA> where it names neither the question nor its
+        task type): a question's own row wins over its task type's."""
+        keys = _per_distinct(frame["benchmark"].astype(str), benchmark_key, object).to_numpy()
+        out = pd.Series(np.nan, index=frame.index, dtype="Float64")
+        for table, column in ((self.by_task_type, "task_type"), (self.by_question, "question_id")):
+            if table:
+                index = pd.MultiIndex.from_arrays([keys, frame[column].astype(str).to_numpy()])
+                given = pd.Series(table, dtype="Float64").reindex(index).to_numpy(dtype=float, na_value=np.nan)
+                out = out.where(np.isnan(given), pd.array(given, dtype="Float64"))
+        return out
+
+    def check_benchmarks(self, benchmarks: pd.Series) -> None:
+        """A row naming a benchmark no input holds is an error (a typo would silently leave its counts out)."""
+        present = {benchmark_key(b) for b in benchmarks.astype(str).unique()}
+        for key, line in self.lines.items():
+            if key not in present:
+                raise LogError(
+                    f"{self.path}:{line}: benchmark {key!r} is in none of the inputs "
+                    f"(they hold {', '.join(sorted(present))}; names compare lowercase, without punctuation)"
+                )
+
+
+def read_options_file(path: Path) -> OptionsFile:
+    """Read an ``--options-file``: a CSV with columns ``benchmark``, ``n_options`` and ``question_id`` and/or
+    ``task_type``; each row fills one of the last two (a question, or every question of a task type).
+
+    Raises:
+        LogError: naming the file and line: a missing column, an empty benchmark, a row with neither or both
+            of question_id and task_type, an n_options that is not an integer from 2 to 8, or a question (or
+            task type) of a benchmark in two rows.
+    """
+    if not path.is_file():
+        raise LogError(f"{path}: no such options file")
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        header = [str(c).strip() for c in reader.fieldnames or []]
+        for column in ("benchmark", "n_options"):
+            if column not in header:
+                raise LogError(
+                    f"{path}:1: no {column!r} column (an options file has benchmark, question_id or task_type, "
+                    f"and n_options; it has {', '.join(header) or 'no header'})"
+                )
+        if "question_id" not in header and "task_type" not in header:
+            raise LogError(f"{path}:1: neither a 'question_id' nor a 'task_type' column: say what each count is for")
+        reader.fieldnames = header
+        tables: dict[str, dict[tuple[str, str], int]] = {"question_id": {}, "task_type": {}}
+        seen: dict[tuple[str, str, str], int] = {}
+        lines: dict[str, int] = {}
+        for row in reader:
+            line = reader.line_num
+            value = {k: str(v or "").strip() for k, v in row.items() if k is not None}
+            bench = benchmark_key(value["benchmark"])
+            if not bench:
+                raise LogError(f"{path}:{line}: the benchmark is empty")
+            keyed = [k for k in ("question_id", "task_type") if value.get(k, "")]
+            if len(keyed) != 1:
+                raise LogError(f"{path}:{line}: give a question_id or a task_type (one of them), not {len(keyed)}")
+            text = value["n_options"]
+            n = int(float(text)) if re.fullmatch(r"\d+(\.0*)?", text) else -1
+            if not MIN_OPTIONS <= n <= MAX_OPTIONS:
+                raise LogError(
+                    f"{path}:{line}: n_options {text!r} is not a number of options from {MIN_OPTIONS} to {MAX_OPTIONS}"
+                )
+            column = keyed[0]
+            key = (bench, value[column])
+            if (column, *key) in seen:
+                what = "question" if column == "question_id" else "task type"
+                raise LogError(
+                    f"{path}:{line}: {what} {key[1]!r} of {value['benchmark']} is given twice "
+                    f"(lines {seen[(column, *key)]} and {line})"
+                )
+            seen[(column, *key)] = line
+            lines.setdefault(bench, line)
+            tables[column][key] = n
+    return OptionsFile(path, tables["question_id"], tables["task_type"], lines)
+
+
+def _resolve_options(frame: pd.DataFrame, options_file: OptionsFile | None = None) -> pd.DataFrame:
+    """Fill every row's n_options and n_options_rule (``postprocess.choices``), refuse an answer key beyond
+    the count, and make an ``ok`` answer whose letter is not one of its question's options ``unparsed``
+    (scored wrong)."""
+    file_counts = None if options_file is None else options_file.counts(frame)
+    frame["n_options"], frame["n_options_rule"] = resolve_option_counts(frame, file_counts)
     n = frame["n_options"].to_numpy(dtype=np.int64)
     key = letter_position(frame["answer"])
     bad_key = ((key < 0) | (key >= n)) & (frame["status"] != "error").to_numpy()  # no answer key: an error row
     if bad_key.any():
         row = frame.iloc[int(np.flatnonzero(bad_key)[0])]
+        where = f"the {options_file.path} row of" if row["n_options_rule"] == RULE_FILE else "its n_options / options"
         raise LogError(
             f"{row['source']}: the answer key {row['answer']!r} is not one of the question's {row['n_options']} "
-            f"option letters ({LETTERS[0]}-{LETTERS[int(row['n_options']) - 1]}); check its n_options / options "
-            "field or the benchmark (--benchmark)"
+            f"option letters ({LETTERS[0]}-{LETTERS[int(row['n_options']) - 1]}; n_options from the rule "
+            f"'{row['n_options_rule']}'); check {where} field or the benchmark (--benchmark)"
         )
     pred = letter_position(frame["pred"])
     outside = (frame["status"] == "ok").to_numpy() & ((pred < 0) | (pred >= n))
@@ -1094,13 +1200,25 @@ def _first_field(raw: pd.DataFrame, fields: Sequence[str]) -> tuple[pd.Series, l
     return value, used
 
 
-def _option_lists(raw: pd.DataFrame) -> pd.Series:
-    """The ``options`` field per record as a list of option texts (None when absent); a CSV cell holds a JSON array."""
+#: Fields of a prediction record listing its option texts, in precedence order (per record, the first with a value).
+OPTION_LIST_FIELDS: tuple[str, ...] = ("options", "candidates")
+
+
+def _option_lists(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(option texts, the field they came from) per record: the first of ``OPTION_LIST_FIELDS`` with a value, as a
+    list of texts (None when it has none); a CSV cell holds a JSON array."""
     out = pd.Series(None, index=raw.index, dtype=object)
-    if "options" not in raw.columns:
-        return out
-    for idx, value in raw["options"].items():
-        if value is None or (isinstance(value, float) and np.isnan(value)):
+    fields = pd.Series(None, index=raw.index, dtype=object)
+    for field in OPTION_LIST_FIELDS:
+        if field in raw.columns:
+            _read_option_list(raw, field, out, fields)
+    return out, fields
+
+
+def _read_option_list(raw: pd.DataFrame, field: str, out: pd.Series, fields: pd.Series) -> None:
+    """``_option_lists`` for one field, filling ``out`` / ``fields`` where no earlier field gave a list."""
+    for idx, value in raw[field].items():
+        if isinstance(out[idx], list) or value is None or (isinstance(value, float) and np.isnan(value)):
             continue
         if isinstance(value, str):
             try:
@@ -1109,21 +1227,21 @@ def _option_lists(raw: pd.DataFrame) -> pd.Series:
                 value = None
         if not isinstance(value, list) or not value:
             raise LogError(
-                f"{raw.at[idx, '_where']}: 'options' must be a non-empty list of the option texts "
+                f"{raw.at[idx, '_where']}: {field!r} must be a non-empty list of the option texts "
                 '(in a CSV file: a JSON array such as ["A. red", "B. blue"])'
             )
         out[idx] = [str(v) for v in value]
-    return out
+        fields[idx] = field
 
 
 def _record_counts(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """(n_options, origin, option texts) per record from its own ``n_options`` / ``options`` fields, else the
-    benchmark's declared count, else <NA> (inferred across every file by ``load_frame``)."""
+    """(n_options, origin, option texts) per record from its own ``n_options`` / ``options`` / ``candidates``
+    fields, else <NA> (resolved across every file by ``load_frame``: ``postprocess.choices``)."""
     counts, origin = _declared_counts(raw.drop(columns=["n_options"], errors="ignore"), raw["benchmark"].astype(str))
-    texts = _option_lists(raw)
+    texts, list_fields = _option_lists(raw)
     has_texts = texts.map(lambda t: isinstance(t, list)).astype(bool)
     counts[has_texts] = texts[has_texts].map(len).astype("int64")
-    origin[has_texts] = "options field"
+    origin[has_texts] = list_fields[has_texts] + " field"
     if "n_options" in raw.columns:
         given = raw["n_options"]
         has = given.notna() & (given.astype(str).str.strip() != "")
@@ -1137,7 +1255,8 @@ def _record_counts(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
                 )
             if has_texts[idx] and len(texts[idx]) != n:
                 raise LogError(
-                    f"{raw.at[idx, '_where']}: n_options is {n} but 'options' lists {len(texts[idx])} options"
+                    f"{raw.at[idx, '_where']}: n_options is {n} but {list_fields[idx]!r} lists {len(texts[idx])} "
+                    "options"
                 )
             counts[idx] = n
             origin[idx] = _OWN_COUNT
@@ -1150,10 +1269,27 @@ def _record_counts(raw: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     return counts, origin, texts
 
 
+def _parse_counts(
+    raw: pd.DataFrame, question_id: pd.Series, own: pd.Series, options_file: OptionsFile | None
+) -> pd.Series:
+    """The option count each prediction is read against: the options file's, else the record's own, else the
+    benchmark's declared count (<NA>: every letter)."""
+    counts = own.astype("Float64")
+    if options_file is not None:
+        keys = pd.DataFrame(
+            {"benchmark": raw["benchmark"].astype(str), "question_id": question_id.astype(str),
+             "task_type": raw["task_type"].astype(str)}
+        )  # fmt: skip
+        given = options_file.counts(keys)
+        counts = given.where(given.notna(), counts)
+    declared = _per_distinct(raw["benchmark"].astype(str), declared_option_count, "Float64")
+    return counts.fillna(declared).round().astype("Int64")
+
+
 def _letters(predictions: pd.Series, n_options: pd.Series, texts: pd.Series) -> tuple[pd.Series, pd.Series]:
     """(letter or None, ok|unparsed) for answered predictions; bare letters fast, the rest parsed.
 
-    ``n_options`` <NA> (not declared) reads every letter A-H; ``texts`` (option texts or None) help parse."""
+    ``n_options`` <NA> (no count known yet) reads every letter A-H; ``texts`` (option texts or None) help parse."""
     n = n_options.fillna(MAX_OPTIONS).to_numpy(dtype=int)
     text = predictions.astype(object).astype(str).str.strip()
     position = np.array([LETTERS.find(t) for t in text.str.upper()], dtype=int)
@@ -1177,7 +1313,17 @@ _FRAMES_TEXT = re.compile(r"^(?:frames\s*:\s*(?P<a>\d+)|(?P<b>\d+)\s*(?:f|frames
 _FPS_TEXT = re.compile(r"^(?:fps\s*:\s*(?P<a>\S+)|(?P<b>\S+?)\s*fps)$", re.I)
 #: Fields ``read_predictions`` reads itself; any other (scalar) field is kept as a column of its own.
 _READ_FIELDS = frozenset(
-    {"model", "benchmark", "duration", "n_options", "options", "correct", "error", "ground_truth", "prediction"}
+    {
+        "model",
+        "benchmark",
+        "duration",
+        "n_options",
+        *OPTION_LIST_FIELDS,
+        "correct",
+        "error",
+        "ground_truth",
+        "prediction",
+    }
 )
 
 
@@ -1278,20 +1424,23 @@ def _kept_fields(raw: pd.DataFrame) -> dict[str, pd.Series]:
     return out
 
 
-def read_predictions(path: Path, model: str | None = None, benchmark: str | None = None) -> pd.DataFrame:
+def read_predictions(
+    path: Path, model: str | None = None, benchmark: str | None = None, options_file: OptionsFile | None = None
+) -> pd.DataFrame:
     """A predictions file from any harness (JSON array, JSONL or CSV) as tidy rows.
 
     Records need condition, a question id, task_type, ground_truth, prediction; optional correct
     (checked against prediction == ground_truth), error, model, benchmark, a video id, duration,
-    n_options and options (the option texts). The question id is the first of
+    n_options and options or candidates (the option texts). The question id is the first of
     ``QUESTION_ID_FIELDS`` with a value, the video id the first of ``VIDEO_ID_FIELDS``. A null
     prediction, or a record with an error, is an ``error`` row (the pipeline failed, not the model);
     a prediction with no letter among the question's options is ``unparsed`` (scored wrong). A sampling
     setting (``SETTING_FIELDS``) is an axis: ``sampling`` holds it and the model label gets its suffix
     (``<model>@16f``); any other scalar field is kept as a column of its own (``vdg report --by``).
-    ``n_options`` is the record's own (n_options, or the length of options), else the benchmark's
-    declared count, else <NA>: ``load_frame`` infers it across every file (``postprocess.choices``)
-    and, meanwhile, any letter A-H is read.
+    ``n_options`` is the record's own (n_options, or the length of options / candidates), else <NA>:
+    ``load_frame`` resolves it across every file (``postprocess.choices``). A prediction is read against
+    the count ``options_file`` gives, else the record's own, else the benchmark's declared count, else any
+    letter A-H (``load_frame`` then makes a letter beyond the resolved count ``unparsed``).
     """
     if not path.is_file():
         raise LogError(f"{path}: no such predictions file")
@@ -1325,7 +1474,8 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
     n_options, origin, texts = _record_counts(raw)
     error_text = raw["error"] if "error" in raw.columns else pd.Series(None, index=raw.index, dtype=object)
     failed = raw["prediction"].isna() | error_text.notna()
-    letter, status = _letters(raw.loc[~failed, "prediction"], n_options[~failed], texts[~failed])
+    read_as = _parse_counts(raw, question_id, n_options, options_file)
+    letter, status = _letters(raw.loc[~failed, "prediction"], read_as[~failed], texts[~failed])
     pred = pd.Series(None, index=raw.index, dtype=object)
     pred[~failed] = letter
     statuses = pd.Series("error", index=raw.index, dtype=object)
@@ -1356,6 +1506,7 @@ def read_predictions(path: Path, model: str | None = None, benchmark: str | None
             "task_type": raw["task_type"].astype(str),
             "duration": duration.fillna("").astype(str),
             "n_options": n_options,
+            "n_options_rule": None,  # resolved by load_frame
             "answer": answer,
             "pred": pred,
             "status": statuses,

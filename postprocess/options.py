@@ -12,6 +12,8 @@ from vdg_tasks.seeding import stable_seed
 
 MissingPolicy = Literal["exclude", "incorrect"]
 AlignPolicy = Literal["strict", "intersect"]
+QuestionSetPolicy = Literal["shared", "per-model"]
+CIMethod = Literal["exact", "resample"]
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,22 @@ class Options:
         seed: an extra part mixed into every seed; ``None`` derives seeds from stable ids alone
             (analysis, model, benchmark, task type...), so a table never depends on what else ran.
         task_types: restrict every table to these task types (empty: all; ``postprocess.analyses.selection``).
-        min_n: leave out task types with fewer than this many questions in a benchmark (named in ``selection``).
+        min_n: the former spelling of ``min_stratum`` (``--min-n``): when above 0 it sets ``min_stratum``. Small
+            task types are no longer left out of the tables (``selection`` lists them).
         align: ``strict``: conditions of a (model, benchmark) must hold the same questions (else the load is
             refused); ``intersect``: they are compared on the questions present in all of them
             (``postprocess.io.load_frame(align=...)``; the drops are listed in the ``selection`` table).
         by: question fields to stratify VDG, accuracy and the ladder by (``vdg_by_<field>``...).
+        min_stratum: fewest questions a stratum (a task type, a category) needs for any inferential output (CI,
+            test, tier); smaller strata stay in the descriptive tables, marked ``too small`` with their n.
+        question_set: ``shared``: the rows a table compares (models, conditions) are computed on one question set
+            per benchmark, the questions no compared model has an error for (missing=exclude); ``per-model``: each
+            model on its own answered questions (the published paper's convention, for reproduction).
+        ci_method: ``exact``: a percentile bootstrap CI whose bootstrap distribution follows in closed form from
+            the data (per-question values on a lattice, resampled by question) is computed exactly, with no
+            resampling; ``resample``: every CI by Monte Carlo resampling (the published paper's convention).
+        mc_se_target: largest Monte Carlo standard error of a resampled CI endpoint: resampling CIs draw more
+            resamples than ``n_resamples`` until each endpoint's estimated MC error is below it (0: never more).
     """
 
     missing: MissingPolicy = "exclude"
@@ -58,6 +71,10 @@ class Options:
     min_n: int = 0
     align: AlignPolicy = "strict"
     by: tuple[str, ...] = ()
+    min_stratum: int = 30
+    question_set: QuestionSetPolicy = "shared"
+    ci_method: CIMethod = "exact"
+    mc_se_target: float = 0.002
 
     def seed_for(self, *parts: object) -> int:
         """The seed of one random procedure, from stable ids (and ``seed`` when given)."""
@@ -74,12 +91,22 @@ class Options:
             raise ValueError(f"tier_low ({self.tier_low}) must not exceed tier_high ({self.tier_high})")
         if self.align not in ("strict", "intersect"):
             raise ValueError(f"align must be 'strict' or 'intersect', got {self.align!r}")
+        if self.question_set not in ("shared", "per-model"):
+            raise ValueError(f"question_set must be 'shared' or 'per-model', got {self.question_set!r}")
+        if self.ci_method not in ("exact", "resample"):
+            raise ValueError(f"ci_method must be 'exact' or 'resample', got {self.ci_method!r}")
+        if not self.mc_se_target >= 0:
+            raise ValueError(f"mc_se_target must not be negative, got {self.mc_se_target}")
         if self.min_n < 0:
             raise ValueError(f"min_n must not be negative, got {self.min_n}")
+        if self.min_n > 0:
+            object.__setattr__(self, "min_stratum", self.min_n)
+        if self.min_stratum < 1:
+            raise ValueError(f"min_stratum must be at least 1, got {self.min_stratum}")
         object.__setattr__(self, "task_types", tuple(dict.fromkeys(str(t) for t in self.task_types)))
         object.__setattr__(self, "by", tuple(dict.fromkeys(str(f) for f in self.by)))
         object.__setattr__(self, "tier_map", MappingProxyType(dict(self.tier_map)))
         object.__setattr__(self, "temporal_map", MappingProxyType(dict(self.temporal_map)))
 
 
-__all__ = ["AlignPolicy", "MissingPolicy", "Options"]
+__all__ = ["AlignPolicy", "CIMethod", "MissingPolicy", "Options", "QuestionSetPolicy"]

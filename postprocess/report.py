@@ -71,7 +71,9 @@ MD_MAX_ROWS = 120
 #: stated in the sentence above it instead of repeated in every row.
 CONVENTION_COLUMNS: tuple[str, ...] = (
     "missing_policy",
+    "question_rule",
     "ci_level",
+    "ci_method",
     "n_resamples",
     "resample_unit",
     "stability_resamples",
@@ -104,8 +106,14 @@ def _phrase(column: str, value: Any) -> str:
             return "an error (no answer) is scored wrong"
     if column == "ci_level" and isinstance(value, (int, float)):
         return f"{value:.0%} confidence intervals"
+    if column == "question_rule":
+        return f"questions compared: {value}"
+    if column == "ci_method" and value == "exact":
+        return "exact percentile bootstrap (the bootstrap distribution in closed form, no resampling)"
+    if column == "ci_method":
+        return f"{value} percentile bootstrap"
     if column == "n_resamples" and _is_number(value):
-        return f"percentile bootstrap with {int(value)} resamples"
+        return f"percentile bootstrap with {int(value)} resamples" if value else ""
     if column == "stability_resamples" and _is_number(value):
         return f"stability over {int(value)} bootstrap resamples"
     if column == "resample_unit":
@@ -132,7 +140,9 @@ def conventions(table: pd.DataFrame) -> tuple[str, list[str]]:
         values = table[column].dropna().unique()
         if len(values) == 1:
             value = values[0]
-            phrases.append(_phrase(column, value.item() if isinstance(value, np.generic) else value))
+            phrase = _phrase(column, value.item() if isinstance(value, np.generic) else value)
+            if phrase:
+                phrases.append(phrase)
         elif len(values) > 1:
             varying.append(column)
     if varying:
@@ -639,14 +649,17 @@ HEADLINE: tuple[Section, ...] = (
             "diff_ci_high",
             "b01",
             "b10",
-            "chi2_cc",
+            "p",
+            "test",
             "p_cc",
-            "p_exact",
             "p_holm",
+            "family",
         ),
         "Each pair of models on each condition both ran, on the questions both answered: b01 = model_a wrong and "
-        "model_b right, b10 the reverse; p_cc: McNemar chi-square with continuity correction (1 df); p_holm: "
-        "p_cc Holm-adjusted over the benchmark's family (see mcnemar.csv for b00, b11 and the family size).",
+        "model_b right, b10 the reverse; p: McNemar's test (exact binomial below 25 discordant pairs, 1 when "
+        "b01 = b10, else the continuity-corrected chi-square p_cc); p_holm: p Holm-adjusted within its family "
+        "(orig+black: every pair's orig and black tests of the benchmark; each other condition its own), so running "
+        "CRF levels never changes an orig/black conclusion (mcnemar.csv has b00, b11 and the family size).",
     ),
     Section(
         "dissociation",
@@ -670,6 +683,11 @@ HEADLINE: tuple[Section, ...] = (
             "p_black",
             "p_holm_black",
             "pattern",
+            "interaction",
+            "interaction_ci_low",
+            "interaction_ci_high",
+            "p_interaction",
+            "p_holm_interaction",
             "dissociation",
             "p_tost_orig",
             "equivalent_orig",
@@ -677,11 +695,15 @@ HEADLINE: tuple[Section, ...] = (
             "share_pattern",
             "share_black_only_unadjusted",
         ),
-        "McNemar (continuity-corrected) on orig and on black for each pair of models on their shared question set; "
-        "pattern: where they differ reliably, by one rule: p Holm-adjusted over the orig and black p-values of every "
-        "pair < alpha; TOST: are the orig accuracies equivalent within the margin; share_pattern: how often bootstrap "
-        "resamples of the questions give the same pattern by that same rule; share_black_p01 and "
-        "share_black_only_unadjusted: unadjusted events on the pair's own resamples (the paper's stability).",
+        "McNemar on orig and on black for each pair of models on their shared question set (the same p and Holm "
+        "family as the mcnemar table); pattern (descriptive): where each difference alone is significant after Holm; "
+        "interaction: the mean per-question difference of differences (a_orig - b_orig) - (a_black - b_black) with "
+        "its paired bootstrap CI and exact sign-flip p, Holm-adjusted over the benchmark's pairs; dissociation: a "
+        "significant interaction with an 'orig only' or 'black only' pattern (a difference significant on one "
+        "condition and not the other is not by itself evidence that the two differ); TOST: are the orig accuracies "
+        "equivalent within the margin; share_pattern: how often bootstrap resamples of the questions give the same "
+        "pattern; share_black_p01 and share_black_only_unadjusted: unadjusted events on the pair's own resamples (the "
+        "paper's stability).",
     ),
     Section(
         "crf_flips",
@@ -779,10 +801,11 @@ HEADLINE: tuple[Section, ...] = (
         "categories_by_task",
         "Is grounding task-dependent? Categories I-IV by task type",
         (),
-        "Per model: chi-square test of independence of the outcome categories (I right only with the video, II "
-        "both, III only without it, IV neither) and the task type; a small p_holm (Holm over the benchmark's "
-        "models) says the share of grounded answers depends on the task type; min_expected below 5: the "
-        "approximation is rough.",
+        "Per model: test of independence of the outcome categories (I right only with the video, II both, III "
+        "only without it, IV neither) and the task type, over the task types with at least min_stratum questions "
+        "(smaller ones: too_small); p: the chi-square, or a Monte Carlo permutation p (p_method) when an expected "
+        "count is below 5 (Cochran's rule); a small p_holm (Holm over the benchmark's models) says the share of "
+        "grounded answers depends on the task type.",
     ),
     Section(
         "models_right",
@@ -811,8 +834,8 @@ HEADLINE: tuple[Section, ...] = (
         "Answer letters across benchmarks",
         (),
         "Per model and condition: chi-square test of homogeneity of the predicted letters on two benchmarks, "
-        "over the letters both offer (answers with a letter beyond the smaller option count are left out: "
-        "n_beyond_a / n_beyond_b).",
+        "over the letters of their shared option count; sets whose option counts differ, or that mix counts, are "
+        "not compared (not_compared says why).",
     ),
     Section(
         "crf_vdg",
@@ -955,6 +978,83 @@ def quantized_note(tables: Mapping[str, pd.DataFrame]) -> str:
     )
 
 
+def inferred_option_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
+    """The first screen's note on option counts: (its title, one line per (benchmark, task type, count, rule)
+    of the ``option_counts`` table whose count was inferred); no lines when none was."""
+    from postprocess.choices import RULE_INFERRED
+
+    table = tables.get("option_counts")
+    rows = [] if table is None or not len(table) else table[table["n_options_rule"] == RULE_INFERRED].itertuples()
+    title = (
+        "Inferred option counts (no options file, record or benchmark gives them; chance is 1 / n_options; "
+        "give the true counts with --options-file):"
+    )
+    return title, [
+        f"{r.benchmark} / {r.task_type}: {r.n_options} options, {r.n_options_rule} ({r.n_questions} questions)"
+        for r in rows
+    ]
+
+
+def question_set_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
+    """The first screen's note on question sets: one line per (model, benchmark) whose VDG comparison dropped
+    questions (``question_sets`` table): how many, how many for its own errors, and whether it answered the
+    dropped ones differently; no lines when nothing was dropped."""
+    table = tables.get("question_sets")
+    if table is None or not len(table):
+        return "", []
+    lines = []
+    for (model, benchmark), rows in table.groupby(["model", "benchmark"], sort=False):
+        first = rows.iloc[0]
+        if not first["n_dropped"]:
+            continue
+        arms = []
+        for r in rows.itertuples():
+            if r.n_dropped_answered:
+                arms.append(
+                    f"{r.condition} {format_value('acc', r.acc_dropped)} on the {r.n_dropped_answered} dropped it "
+                    f"answered vs {format_value('acc', r.acc_kept)} kept (Fisher p = {format_value('p', r.p_fisher)}"
+                    f"{', they differ' if r.dropped_differ else ''})"
+                )
+        lines.append(
+            f"{model} / {benchmark}: '{first['question_rule']}' keeps {first['n_kept']} of {first['n_questions']} "
+            f"questions ({first['n_dropped']} dropped, {first['n_dropped_own']} for its own errors)"
+            + (f"; {'; '.join(arms)}" if arms else "; it answered none of the dropped")
+        )
+    return "Questions the comparisons drop (every compared row of a table shares one question set):", lines
+
+
+def ci_method_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
+    """The first screen's note on how the CIs were computed: the tables whose CIs are exact, and those resampled
+    with their largest Monte Carlo standard error (tables with a ``ci_method`` column)."""
+    exact, resampled = [], []
+    for name, table in tables.items():
+        if "ci_method" not in table.columns or not len(table):
+            continue
+        methods = set(table["ci_method"].dropna().astype(str)) - {""}
+        if "exact" in methods:
+            exact.append(name)
+        if "monte carlo" in methods:
+            se = table.loc[table["ci_method"] == "monte carlo"].get("mc_se", pd.Series(dtype=float))
+            worst = pd.to_numeric(se, errors="coerce").max()
+            resampled.append(f"{name} (largest endpoint MC SE {worst:.2g})" if worst == worst else name)
+    lines = []
+    if exact:
+        lines.append(
+            "exact (the percentiles of the bootstrap distribution itself, in closed form: no resampling, no "
+            f"Monte Carlo error): {', '.join(exact)}"
+        )
+    if resampled:
+        lines.append(
+            "Monte Carlo (cluster bootstrap, or values off a lattice; each endpoint's MC SE estimated from 20 "
+            f"batches of the resamples): {', '.join(resampled)}"
+        )
+    return "How the CIs were computed:", lines
+
+
+#: The first screen's notes, in order: (title, lines) from the tables; a note without lines is not shown.
+FIRST_SCREEN_NOTES = (inferred_option_lines, question_set_lines, ci_method_lines)
+
+
 def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     summary = tables.get("summary")
     parts: list[str] = []
@@ -977,6 +1077,10 @@ def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
             parts += [note, ""]
     elif summary is not None and skip_reason(summary):
         parts += ["## Summary", "", f"The summary was skipped: {skip_reason(summary)}", ""]
+    for note_lines in FIRST_SCREEN_NOTES:
+        title, lines_of_note = note_lines(tables)
+        if lines_of_note:
+            parts += [f"**{title}**", "", *(f"- {line}" for line in lines_of_note), ""]
     lines = _skip_lines(tables)
     if lines:
         parts += ["**Not computed** (those tables are written with the header only, or without the model):", ""]
@@ -1213,6 +1317,10 @@ def _html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     elif skip_lines:
         sections.append('<h2 id="not-computed">Not computed</h2>\n' + bullets("Not computed:", skip_lines))
         toc.append(("not-computed", "Not computed"))
+    for note_lines in FIRST_SCREEN_NOTES:
+        title, lines_of_note = note_lines(tables)
+        if lines_of_note:
+            sections.append(bullets(title, lines_of_note))
 
     group = ""
     for section in HEADLINE:

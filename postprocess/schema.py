@@ -58,8 +58,13 @@ def render_schema() -> str:
         "report.json (`tables.<name>.skipped`) and the `skipped` table, with every model a table leaves out because "
         'it lacks a condition ("no vdg for M: black not run"). Every other table is still written.',
         "",
-        "**Selection and stratification.** `--task-types A,B` and `--min-n N` restrict every table (task types, and "
-        "those with at least N questions in a benchmark); `--align intersect` compares a model's conditions on the "
+        "**Selection and stratification.** `--task-types A,B` restricts every table to those task types; "
+        "`--min-stratum N` (default 30; `--min-n` is the same flag) is the fewest questions a task type needs for "
+        "any CI, test or tier: smaller ones keep their descriptive values, marked too small. `--question-set` "
+        "(`shared`, the default: the rows a table compares share one question set, named in its `question_rule` "
+        "column; `per-model`: the published paper's convention) and `--ci-method` (`exact`, the default: bootstrap "
+        "CIs computed in closed form where the data allow; `resample`: Monte Carlo) are the conventions "
+        "docs/reproducing.md uses. `--align intersect` compares a model's conditions on the "
         "questions present in all of them (default `strict`: such runs are refused). The `selection` table lists what "
         "they left out. `--by FIELD` (repeatable; any question field: duration, domain, sub_category, or a field of "
         "a prediction file) adds these tables, whose `task_type` column is named after the field:",
@@ -74,7 +79,8 @@ def render_schema() -> str:
         '  "options": {"missing": ..., "n_resamples": ..., "ci_level": ..., "cluster": ..., "alpha": ...,',
         '              "equivalence_margin": ..., "stability_resamples": ..., "tier_high": ..., "tier_low": ...,',
         '              "tier_map": {...}, "temporal_map": {...}, "group_by": ..., "seed": ..., "task_types": [...],',
-        '              "min_n": ..., "align": ..., "by": [...]},',
+        '              "min_n": ..., "align": ..., "by": [...], "min_stratum": ..., "question_set": ...,',
+        '              "ci_method": ..., "mc_se_target": ...},',
         '  "inputs": {"runs": [...], "predictions": [[model, file], ...], "benchmark": ..., "on_duplicate": ...,',
         '             "files": [<rows of the sources table>]},',
         '  "summary": [<rows of the summary table>],',

@@ -15,6 +15,14 @@ Conventions
   directly (``resampler="multinomial"``); otherwise item indices are drawn
   (``resampler="index"``). Both are vectorized over resamples; ``"auto"`` picks by the data only,
   so a result is a function of (data, seed, n_resamples, level).
+- Exact bootstrap CIs (``method="exact"``): resampling n per-item values with replacement makes their sum a sum
+  of n independent draws from the values' empirical distribution. When the values lie on a lattice (integers, or
+  halves: a VDG in {-1, 0, +1}, a correct flag, a paired difference of judge scores in steps of 0.5) the
+  distribution of that sum is the n-th convolution power of the value frequencies, computed exactly (one FFT), and
+  its percentiles (the limit of the Monte Carlo percentiles as resamples grow) are the CI; no seed is used. Values
+  off a lattice, or a cluster bootstrap (resampled units are (sum, size) pairs), fall back to Monte Carlo, with
+  each endpoint's estimated Monte Carlo standard error (``mc_se_low``, ``mc_se_high``) and, given
+  ``mc_se_target``, as many resamples as it takes to bring both below it.
 - McNemar: b01 counts pairs with (a, b) = (0, 1), b10 pairs with (1, 0). The corrected statistic
   is ``(|b01 - b10| - 1)^2 / (b01 + b10)`` exactly as statsmodels
   ``mcnemar(table, exact=False, correction=True)`` computes it: not clamped at zero, so
@@ -27,13 +35,11 @@ import functools
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
-
-from vdg_tasks.seeding import stable_seed
 
 
 class _Lazy:
@@ -58,14 +64,15 @@ _st = _Lazy("scipy.stats")
 __all__ = [
     "BinomialResult",
     "BootstrapCI",
+    "BootstrapMethod",
+    "MC_SE_BATCHES",
+    "SignFlipResult",
     "Chi2Result",
     "FisherResult",
-    "GroupedBootstrapCI",
     "Interval",
     "McNemarResult",
     "Resampler",
     "TostResult",
-    "bootstrap_grouped",
     "binomial_test",
     "bootstrap_mean",
     "binom_cdf",
@@ -79,9 +86,11 @@ __all__ = [
     "holm",
     "mcnemar",
     "mcnemar_many",
+    "mcnemar_p",
     "normal_sf",
     "paired_bootstrap_diff",
     "pearson",
+    "sign_flip_test",
     "spearman",
     "t_sf",
     "tost_paired",
@@ -97,6 +106,15 @@ _MULTINOMIAL_RATIO = 20
 # Largest resamples-by-outcomes block held in memory at once; draws are made in consecutive
 # chunks of one stream, which gives exactly the numbers one large draw would.
 _CHUNK_ELEMENTS = 1 << 22
+#: Disjoint batches of the resamples whose endpoints estimate a Monte Carlo CI endpoint's standard error.
+MC_SE_BATCHES = 20
+#: Most resamples a Monte Carlo CI draws to meet its ``mc_se_target``.
+MAX_RESAMPLES = 200_000
+#: Largest support (possible sums) of an exact bootstrap distribution; beyond it the CI is resampled.
+_EXACT_MAX_SUPPORT = 1 << 23
+#: Lattice steps an exact bootstrap recognises values on: integers and halves (judge scores 0, 0.5, 1).
+_LATTICE_STEPS = (1.0, 0.5)
+BootstrapMethod = Literal["exact", "resample"]
 
 
 class _Record:
@@ -146,62 +164,15 @@ class BootstrapCI(_Record):
     seed: int
     """Seed passed to np.random.default_rng."""
     resampler: str
-    """How resamples were drawn: "multinomial" (counts over distinct outcomes) or "index"."""
-
-
-@dataclass(frozen=True, eq=False)
-class GroupedBootstrapCI(_Record):
-    """Percentile bootstrap intervals of the mean for many groups (one array entry per group)."""
-
-    groups: np.ndarray
-    """Group ids, sorted as np.unique sorts them."""
-    estimate: np.ndarray
-    """Mean of the values in each group."""
-    low: np.ndarray
-    """Lower percentile end per group."""
-    high: np.ndarray
-    """Upper percentile end per group."""
-    n: np.ndarray
-    """Number of items per group."""
-    n_clusters: np.ndarray
-    """Number of resampled units per group (clusters if given, else n)."""
-    seeds: np.ndarray
-    """Seed used per group: stable_seed(seed, group) (uint64-safe Python ints, dtype object)."""
-    resampler: np.ndarray
-    """Resampler used per group ("multinomial" or "index")."""
-    level: float
-    """Two-sided confidence level, shared by all groups."""
-    n_resamples: int
-    """Number of bootstrap resamples, shared by all groups."""
-    seed: int
-    """Base seed the per-group seeds derive from."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """Columns as lists (one entry per group), scalars repeated: ready for pd.DataFrame."""
-        m = len(self.groups)
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            out[f.name] = v.tolist() if isinstance(v, np.ndarray) else [v] * m
-        return out
-
-    def ci(self, group: Any) -> BootstrapCI:
-        """The interval of one group as a BootstrapCI."""
-        hits = np.flatnonzero(self.groups == group)
-        if hits.size != 1:
-            raise ValueError(f"Group {group!r} is not among the {len(self.groups)} groups of this result.")
-        i = int(hits[0])
-        return BootstrapCI(
-            estimate=float(self.estimate[i]),
-            low=float(self.low[i]),
-            high=float(self.high[i]),
-            level=self.level,
-            n=int(self.n[i]),
-            n_clusters=int(self.n_clusters[i]),
-            n_resamples=self.n_resamples,
-            seed=int(self.seeds[i]),
-            resampler=str(self.resampler[i]),
-        )
+    """How resamples were drawn: "multinomial" (counts over distinct outcomes) or "index"; "exact" when none were."""
+    method: str = "monte carlo"
+    """"exact": the percentiles of the bootstrap distribution itself, computed in closed form (no resampling;
+    ``n_resamples`` is 0); "monte carlo": the percentiles of ``n_resamples`` drawn resamples."""
+    mc_se_low: float = math.nan
+    """Estimated Monte Carlo standard error of ``low`` (0 when exact): the spread of the endpoint over
+    ``MC_SE_BATCHES`` disjoint batches of the resamples, sd(batch endpoints) / sqrt(batches)."""
+    mc_se_high: float = math.nan
+    """Estimated Monte Carlo standard error of ``high`` (0 when exact), as ``mc_se_low``."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +189,26 @@ class McNemarResult(_Record):
     """Chi-square (1 df) survival function of chi2_cc."""
     p_exact: float
     """Two-sided exact binomial test of b01 successes in b01 + b10 trials at p = 0.5."""
+    p: float
+    """The test's p-value (``mcnemar_p``): 1 when b01 = b10, p_exact when b01 + b10 < ``MCNEMAR_EXACT_BELOW``,
+    else p_cc."""
+    test: str
+    """Which test gave p: "exact binomial" or "chi-square (continuity corrected)"."""
+
+
+@dataclass(frozen=True)
+class SignFlipResult(_Record):
+    """Exact sign-flip permutation test that paired differences d have mean 0."""
+
+    estimate: float
+    """mean(d)."""
+    p_value: float
+    """Two-sided exact p-value: under the null each d_i's sign is + or - with probability 1/2, independently;
+    P(|sum of signed d| >= |sum d|), enumerated in closed form (no sampling)."""
+    n: int
+    """Number of paired items."""
+    n_nonzero: int
+    """Items with d != 0 (the others carry no information)."""
 
 
 @dataclass(frozen=True)
@@ -501,6 +492,68 @@ def _percentiles(means: np.ndarray, level: float) -> tuple[float, float]:
     return bounds[0], bounds[1]
 
 
+def _lattice(values: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """(values / step as int64, step) for the first of ``_LATTICE_STEPS`` the values all lie on, else None."""
+    for step in _LATTICE_STEPS:
+        scaled = values / step
+        ints = np.rint(scaled)
+        if np.array_equal(ints, scaled):
+            return ints.astype(np.int64), step
+    return None
+
+
+def _exact_percentiles(values: np.ndarray, level: float) -> tuple[float, float] | None:
+    """The percentile bootstrap CI of the mean in closed form, or None when the values are off a lattice or
+    their sum's support is too large (the caller resamples then).
+
+    The resampled sum of n lattice values is the n-th convolution power of their frequencies (one real FFT of
+    a length past the support, so nothing wraps). Each endpoint is the smallest sum whose cumulative
+    probability reaches the tail: the limit of ``np.quantile`` over ever more Monte Carlo resamples.
+    """
+    lattice = _lattice(values)
+    if lattice is None:
+        return None
+    ints, step = lattice
+    n = ints.shape[0]
+    lowest = int(ints.min())
+    width = int(ints.max()) - lowest
+    if width == 0:
+        return float(values[0]), float(values[0])
+    support = n * width + 1
+    if support > _EXACT_MAX_SUPPORT:
+        return None
+    freq = np.bincount(ints - lowest, minlength=width + 1) / n
+    size = 1 << (support - 1).bit_length()
+    pmf = np.fft.irfft(np.fft.rfft(freq, size) ** n, size)[:support]
+    cdf = np.cumsum(np.clip(pmf, 0.0, None))
+    cdf /= cdf[-1]
+    tail = (1.0 - level) / 2.0
+    # A cumulative probability a rounding error (~1e-13) below the tail counts as reaching it.
+    ends = np.searchsorted(cdf, [tail - 1e-12, 1.0 - tail - 1e-12], side="left")
+    low, high = ((np.minimum(ends, support - 1) + n * lowest) * step / n).tolist()
+    return float(low), float(high)
+
+
+def _mc_standard_errors(means: np.ndarray, level: float) -> tuple[float, float]:
+    """Estimated Monte Carlo standard errors of the two percentile endpoints of ``means``: the endpoints of
+    ``MC_SE_BATCHES`` disjoint batches of the resamples vary ~batches times as much as those of all of them,
+    so SE = sd(batch endpoints) / sqrt(batches). NaN with fewer than two resamples per batch."""
+    per_batch = means.shape[0] // MC_SE_BATCHES
+    if per_batch < 2:
+        return math.nan, math.nan
+    tail = (1.0 - level) / 2.0
+    batches = means[: per_batch * MC_SE_BATCHES].reshape(MC_SE_BATCHES, per_batch)
+    ends = np.quantile(batches, [tail, 1.0 - tail], axis=1)
+    se = ends.std(axis=1, ddof=1) / math.sqrt(MC_SE_BATCHES)
+    return float(se[0]), float(se[1])
+
+
+def _method(method: Any) -> str:
+    if method not in ("exact", "resample"):
+        raise ValueError(f"method must be 'exact' or 'resample', got {method!r}.")
+    return str(method)
+
+
 def bootstrap_mean(
     values: Any,
     n_resamples: int = 2000,
@@ -509,6 +562,8 @@ def bootstrap_mean(
     level: float = 0.95,
     clusters: Any = None,
     resampler: Resampler = "auto",
+    method: BootstrapMethod = "resample",
+    mc_se_target: float = 0.0,
 ) -> BootstrapCI:
     """Percentile bootstrap CI of the mean of per-item values.
 
@@ -516,15 +571,46 @@ def bootstrap_mean(
     correct(black)). With ``clusters`` (one id per value, e.g. the video id of each question)
     whole clusters are resampled with replacement and each resampled mean is
     sum of resampled values / number of resampled items.
+
+    ``method="exact"``: without clusters and with values on a lattice, the bootstrap distribution's own
+    percentiles (module docstring; ``seed`` and ``n_resamples`` are then unused and ``n_resamples`` is
+    reported as 0). Otherwise ``n_resamples`` Monte Carlo resamples; with ``mc_se_target`` > 0, when an
+    endpoint's estimated MC standard error exceeds it, the CI is drawn again (same seed) with enough resamples
+    for the target (SE falls as 1 / sqrt(resamples); at most ``MAX_RESAMPLES``).
     """
     vals = _values(values, "values")
     n_resamples = _n_resamples(n_resamples)
     seed = _seed(seed)
     level = _level(level)
     resampler = _resampler(resampler)
+    method = _method(method)
     cl = None if clusters is None else _ids(clusters, vals.shape[0], "clusters")
-    rng = np.random.default_rng(seed)
-    means, units, used = _resampled_means(vals, cl, rng, n_resamples, resampler)
+    if method == "exact" and cl is None:
+        exact = _exact_percentiles(vals, level)
+        if exact is not None:
+            return BootstrapCI(
+                estimate=float(vals.mean()),
+                low=exact[0],
+                high=exact[1],
+                level=level,
+                n=int(vals.shape[0]),
+                n_clusters=int(vals.shape[0]),
+                n_resamples=0,
+                seed=seed,
+                resampler="exact",
+                method="exact",
+                mc_se_low=0.0,
+                mc_se_high=0.0,
+            )
+    while True:
+        means, units, used = _resampled_means(vals, cl, np.random.default_rng(seed), n_resamples, resampler)
+        se_low, se_high = _mc_standard_errors(means, level)
+        worst = max(se_low, se_high)
+        if not mc_se_target > 0 or not worst > mc_se_target or n_resamples >= MAX_RESAMPLES:
+            break
+        n_resamples = min(
+            MAX_RESAMPLES, max(n_resamples + 1, math.ceil(n_resamples * 1.2 * (worst / mc_se_target) ** 2))
+        )
     low, high = _percentiles(means, level)
     return BootstrapCI(
         estimate=float(vals.mean()),
@@ -536,73 +622,9 @@ def bootstrap_mean(
         n_resamples=n_resamples,
         seed=seed,
         resampler=used,
-    )
-
-
-def _group_seed_part(group: Any) -> Any:
-    return group.item() if isinstance(group, np.generic) else group
-
-
-def bootstrap_grouped(
-    values: Any,
-    groups: Any,
-    n_resamples: int = 2000,
-    *,
-    seed: int,
-    level: float = 0.95,
-    clusters: Any = None,
-    resampler: Resampler = "auto",
-) -> GroupedBootstrapCI:
-    """``bootstrap_mean`` for every group at once (e.g. group = model|benchmark|condition).
-
-    Group g is bootstrapped with its own stream, seed ``stable_seed(seed, g)`` (g as a Python
-    scalar), so its interval does not depend on which other groups are present and equals
-    ``bootstrap_mean(values[groups == g], n_resamples, seed=stable_seed(seed, g), ...)``.
-    Cost: one sort plus, per group, one vectorized draw (about 0.5 ms for 3000 VDG values and 2000
-    resamples).
-    """
-    vals = _values(values, "values")
-    gid = _ids(groups, vals.shape[0], "groups")
-    cl = None if clusters is None else _ids(clusters, vals.shape[0], "clusters")
-    n_resamples = _n_resamples(n_resamples)
-    seed = _seed(seed)
-    level = _level(level)
-    resampler = _resampler(resampler)
-
-    uniq, inverse = np.unique(gid, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=len(uniq)))])
-    m = len(uniq)
-    est, low, high = np.empty(m), np.empty(m), np.empty(m)
-    n_items = np.empty(m, dtype=np.int64)
-    n_units = np.empty(m, dtype=np.int64)
-    seeds = np.empty(m, dtype=object)
-    used = np.empty(m, dtype=object)
-    for i in range(m):
-        rows = order[bounds[i] : bounds[i + 1]]
-        gvals = vals[rows]
-        gseed = stable_seed(seed, _group_seed_part(uniq[i]))
-        rng = np.random.default_rng(gseed)
-        means, units, how = _resampled_means(gvals, None if cl is None else cl[rows], rng, n_resamples, resampler)
-        est[i] = gvals.mean()
-        low[i], high[i] = _percentiles(means, level)
-        n_items[i] = gvals.shape[0]
-        n_units[i] = units
-        seeds[i] = gseed
-        used[i] = how
-    return GroupedBootstrapCI(
-        groups=uniq,
-        estimate=est,
-        low=low,
-        high=high,
-        n=n_items,
-        n_clusters=n_units,
-        seeds=seeds,
-        resampler=used,
-        level=level,
-        n_resamples=n_resamples,
-        seed=seed,
+        method="monte carlo",
+        mc_se_low=se_low,
+        mc_se_high=se_high,
     )
 
 
@@ -615,6 +637,8 @@ def paired_bootstrap_diff(
     level: float = 0.95,
     clusters: Any = None,
     resampler: Resampler = "auto",
+    method: BootstrapMethod = "resample",
+    mc_se_target: float = 0.0,
 ) -> BootstrapCI:
     """Percentile bootstrap CI of mean(a) - mean(b) over paired items (pairs resampled together).
 
@@ -627,7 +651,16 @@ def paired_bootstrap_diff(
     bv = _values(b, "b")
     if av.shape != bv.shape:
         raise ValueError(f"a and b must be paired (same length), got {av.shape[0]} and {bv.shape[0]}.")
-    return bootstrap_mean(av - bv, n_resamples, seed=seed, level=level, clusters=clusters, resampler=resampler)
+    return bootstrap_mean(
+        av - bv,
+        n_resamples,
+        seed=seed,
+        level=level,
+        clusters=clusters,
+        resampler=resampler,
+        method=method,
+        mc_se_target=mc_se_target,
+    )
 
 
 # -------------------------------------------------------------------------------- distributions
@@ -768,7 +801,73 @@ def mcnemar(b01: int, b10: int) -> McNemarResult:
             "(the two arms agree on every item)."
         )
     chi2, p_cc, p_exact = mcnemar_many(np.array([b01]), np.array([b10]))
-    return McNemarResult(b01=b01, b10=b10, chi2_cc=float(chi2[0]), p_cc=float(p_cc[0]), p_exact=float(p_exact[0]))
+    p, test = mcnemar_p(np.array([b01]), np.array([b10]))
+    return McNemarResult(
+        b01=b01,
+        b10=b10,
+        chi2_cc=float(chi2[0]),
+        p_cc=float(p_cc[0]),
+        p_exact=float(p_exact[0]),
+        p=float(p[0]),
+        test=str(test[0]),
+    )
+
+
+#: Discordant pairs below which McNemar's p is the exact binomial test (the chi-square approximation is poor there).
+MCNEMAR_EXACT_BELOW = 25
+MCNEMAR_EXACT = "exact binomial"
+MCNEMAR_CHI2 = "chi-square (continuity corrected)"
+
+
+def mcnemar_p(b01: Any, b10: Any) -> tuple[np.ndarray, np.ndarray]:
+    """McNemar's p-value and the test behind it, for arrays of discordant counts.
+
+    1 when b01 = b10 (no evidence either way, as statsmodels' exact test gives); the exact binomial test when
+    b01 + b10 < ``MCNEMAR_EXACT_BELOW``; else the continuity-corrected chi-square. NaN (and an empty test) where
+    b01 = b10 = 0: there is nothing to test."""
+    b01 = np.asarray(b01, dtype=float)
+    b10 = np.asarray(b10, dtype=float)
+    _, p_cc, p_exact = mcnemar_many(b01, b10)
+    total = b01 + b10
+    exact = total < MCNEMAR_EXACT_BELOW
+    p = np.where(b01 == b10, 1.0, np.where(exact, p_exact, p_cc))
+    p = np.where(total > 0, p, np.nan)
+    test = np.where(total > 0, np.where(exact, MCNEMAR_EXACT, MCNEMAR_CHI2), "")
+    return p, test
+
+
+def sign_flip_test(d: Any) -> SignFlipResult:
+    """Exact two-sided sign-flip permutation test of mean(d) = 0 for paired differences on a lattice (integers or
+    halves: a difference of differences of correct flags lies in {-2, ..., 2}).
+
+    Under the null the statistic sum(d) is a sum of independent +-|d_i|. The |d_i| of one size k (lattice units)
+    contribute k (2 B_k - n_k) with B_k ~ Binomial(n_k, 1/2); their distributions are convolved (one FFT), and
+    p = P(|T| >= |t|). Equals enumerating all 2^n sign vectors (the test suite checks it at small n).
+    """
+    values = _values(d, "d")
+    lattice = _lattice(values)
+    if lattice is None:
+        raise ValueError("d must lie on a lattice of integers or halves for the exact sign-flip test.")
+    ints, _ = lattice
+    size_of = np.abs(ints)
+    nonzero = int((size_of > 0).sum())
+    observed = int(ints.sum())
+    if nonzero == 0:
+        return SignFlipResult(estimate=float(values.mean()), p_value=1.0, n=int(values.shape[0]), n_nonzero=0)
+    span = int(size_of.sum())
+    support = 2 * span + 1
+    if support > _EXACT_MAX_SUPPORT:
+        raise ValueError(f"d spans {support} possible sums: too many for the exact sign-flip test.")
+    length = 1 << (support - 1).bit_length()
+    spectrum = np.ones(length // 2 + 1, dtype=np.complex128)
+    for k, n_k in zip(*np.unique(size_of[size_of > 0], return_counts=True), strict=True):
+        factor = np.zeros(2 * int(k) * int(n_k) + 1)
+        factor[:: 2 * int(k)] = binom_pmf(np.arange(int(n_k) + 1), int(n_k), 0.5)
+        spectrum *= np.fft.rfft(factor, length)
+    pmf = np.clip(np.fft.irfft(spectrum, length)[:support], 0.0, None)  # index i: sum i - span
+    sums = np.arange(support) - span
+    p_value = float(min(1.0, pmf[np.abs(sums) >= abs(observed)].sum() / pmf.sum()))
+    return SignFlipResult(estimate=float(values.mean()), p_value=p_value, n=int(values.shape[0]), n_nonzero=nonzero)
 
 
 def binomial_test(k: int, n: int, p0: float) -> BinomialResult:

@@ -45,6 +45,7 @@ def test_report_options_reach_the_tables(tmp_path, capsys):
     args += ["--missing", "incorrect", "--cluster", "--seed", "7", "--ci-level", "0.9", "--alpha", "0.01"]
     args += ["--equivalence-margin", "0.02", "--tier-high", "0.4", "--tier-low", "0.05", "--group-by", "video_id"]
     args += ["--tier-map", str(tier_map), "--temporal-map", str(temporal_map), "--no-plots"]
+    args += ["--min-stratum", "12", "--question-set", "per-model", "--ci-method", "resample", "--mc-se-target", "0"]
     assert main(args) == 0
     capsys.readouterr()
     options = json.loads((out / "report.json").read_text())["options"]
@@ -66,6 +67,10 @@ def test_report_options_reach_the_tables(tmp_path, capsys):
         "min_n": 0,
         "align": "strict",
         "by": [],
+        "min_stratum": 12,
+        "question_set": "per-model",
+        "ci_method": "resample",
+        "mc_se_target": 0.0,
     }
     vdg = pd.read_csv(out / "vdg.csv")
     assert (vdg["missing_policy"] == "incorrect").all() and (vdg["resample_unit"] == "video").all()

@@ -6,6 +6,7 @@ helpers): which frames show whom, where the figures stand, what 16 uniform frame
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections import Counter
@@ -15,6 +16,10 @@ import av
 import numpy as np
 import pytest
 
+import vdg_tasks.episodes as episodes
+from postprocess.options import Options
+from vdg_tasks import text
+from vdg_tasks.conditions import get_condition
 from vdg_tasks.episodes import (
     CAST,
     OUTFITS,
@@ -23,8 +28,10 @@ from vdg_tasks.episodes import (
     EpisodeSpec,
     episode_spec,
     generate_episodes,
+    make_questions,
     slot_of,
 )
+from vdg_tasks.infinibench import load_questions
 from vdg_tasks.synth import PALETTE
 
 N_EPISODES = 4
@@ -268,3 +275,31 @@ def test_arguments_are_validated(tmp_path):
     with pytest.raises(ValueError, match="episode numbers start at 1"):
         episode_spec(0)
     assert not any(tmp_path.iterdir())
+
+
+def test_the_default_size_gives_every_tracking_stratum_the_questions_a_ci_needs(monkeypatch, tmp_path):
+    """``Options.min_stratum`` questions in all, and in each name-swap split (same and cross gender)."""
+    calls: list[dict] = []
+    monkeypatch.setattr(episodes, "generate_episodes", lambda out_dir, **kwargs: calls.append(kwargs) or out_dir)
+    episodes.main([str(tmp_path)])
+    n_episodes = calls[0]["n_episodes"]
+    assert inspect.signature(generate_episodes).parameters["n_episodes"].default == n_episodes
+    records = [r for m in range(1, n_episodes + 1) for r in make_questions(episode_spec(m))]
+    annotations = tmp_path / "global_appearance.json"
+    annotations.write_text(json.dumps(records), encoding="utf-8")
+    docs = load_questions(annotations, tmp_path / "videos")  # the docs the tasks read; no video needed
+    assert len({d["question_id"] for d in docs}) == len(docs)
+    swap = get_condition("nameswap")
+    splits = Counter(
+        "same" if CAST[text.apply(swap, d).details["swap_to"]] == CAST[d["character"]] else "cross" for d in docs
+    )
+    min_n = Options().min_stratum
+    assert len(docs) >= min_n
+    assert splits["same"] >= min_n and splits["cross"] >= min_n, splits
+
+
+def test_vdg_synth_episodes_uses_the_generators_default_size():
+    from vdg_tasks.cli import build_parser
+
+    default = inspect.signature(generate_episodes).parameters["n_episodes"].default
+    assert build_parser().parse_args(["synth-episodes"]).episodes == default

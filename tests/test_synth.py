@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections import Counter
 from pathlib import Path
@@ -10,6 +11,8 @@ import av
 import numpy as np
 import pytest
 
+import vdg_tasks.synth as synth
+from postprocess.options import Options
 from vdg_tasks.conditions import DEFAULT_KEY_FRAMES, LADDER
 from vdg_tasks.synth import (
     EXPECTED_LADDER,
@@ -193,3 +196,24 @@ def test_expected_ladder_follows_the_declared_ladder():
 def test_too_short_a_video_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"fps\*seconds = 32 frames; vdgsynth needs >= 64"):
         generate(tmp_path, n_videos=1, fps=4, seconds=8)
+
+
+def test_the_default_size_gives_every_task_type_the_questions_a_ci_needs(monkeypatch, tmp_path):
+    """``Options.min_stratum`` questions per task type, so ``make demo`` shows every CI and test."""
+    calls: list[dict] = []
+    monkeypatch.setattr(synth, "generate", lambda out_dir, **kwargs: calls.append(kwargs) or out_dir)
+    synth.main([str(tmp_path)])
+    n_videos = calls[0]["n_videos"]
+    assert inspect.signature(generate).parameters["n_videos"].default == n_videos
+    records = _many_records(seeds=[0], n_videos=n_videos)
+    per_type = Counter(r["task_type"] for r in records)
+    assert set(per_type) == set(TASK_TYPES)
+    assert min(per_type.values()) >= Options().min_stratum
+    assert len({r["question_id"] for r in records}) == len(records)
+
+
+def test_vdg_synth_uses_the_generators_default_size():
+    from vdg_tasks.cli import build_parser
+
+    default = inspect.signature(generate).parameters["n_videos"].default
+    assert build_parser().parse_args(["synth"]).videos == default

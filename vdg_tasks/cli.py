@@ -364,7 +364,10 @@ def _options(args: argparse.Namespace):
         group_by=args.group_by,
         seed=args.seed,
         task_types=tuple(t.strip() for t in (getattr(args, "task_types", None) or "").split(",") if t.strip()),
-        min_n=getattr(args, "min_n", 0),
+        min_stratum=getattr(args, "min_stratum", 30),
+        question_set=getattr(args, "question_set", "shared"),
+        ci_method=getattr(args, "ci_method", "exact"),
+        mc_se_target=getattr(args, "mc_se_target", 0.002),
         align=getattr(args, "align", "strict"),
         by=tuple(getattr(args, "by", None) or ()),
         **extra,
@@ -387,6 +390,7 @@ def _load(args: argparse.Namespace):
         on_duplicate=args.on_duplicate,
         mixed_exports=args.mixed_exports,
         align=getattr(args, "align", "strict"),
+        options_file=getattr(args, "options_file", None),
     )
     if getattr(args, "judge", None):
         from postprocess.judge import judge_frame, make_judge
@@ -401,6 +405,7 @@ def _inputs(args: argparse.Namespace) -> dict[str, object]:
         "predictions": [list(p) for p in _predictions(args.predictions)],
         "benchmark": args.benchmark,
         "on_duplicate": args.on_duplicate,
+        "options_file": getattr(args, "options_file", None),
     }
 
 
@@ -558,6 +563,13 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="join runs evaluated from different exports (or revisions) of one benchmark (refused by default)",
     )
+    p.add_argument(
+        "--options-file",
+        metavar="CSV",
+        help="each question's number of options, overriding the records, the benchmark's declared count and the "
+        "count inferred per task type: a CSV with columns benchmark, question_id or task_type (a row fills one), "
+        "n_options (2-8); a bad row is an error naming its line",
+    )
 
 
 def _option_arguments(p: argparse.ArgumentParser) -> None:
@@ -594,11 +606,37 @@ def _option_arguments(p: argparse.ArgumentParser) -> None:
         help="restrict every table to these task types (comma-separated; default: all)",
     )
     p.add_argument(
+        "--min-stratum",
         "--min-n",
+        dest="min_stratum",
         type=int,
-        default=d.min_n,
+        default=d.min_stratum,
         metavar="N",
-        help="leave out task types with fewer than N questions in a benchmark (named in the selection table)",
+        help="fewest questions a task type needs for CIs, tests and tiers; smaller ones stay in the descriptive "
+        "tables, marked too small (listed in the selection table)",
+    )
+    p.add_argument(
+        "--question-set",
+        choices=["shared", "per-model"],
+        default=d.question_set,
+        help="shared: the rows a table compares (models, conditions) share one question set per benchmark, the "
+        "questions no compared model has an error for; per-model: each model on its own answered questions (the "
+        "published paper's convention)",
+    )
+    p.add_argument(
+        "--ci-method",
+        choices=["exact", "resample"],
+        default=d.ci_method,
+        help="exact: bootstrap CIs whose distribution follows in closed form from the data are computed exactly; "
+        "resample: every CI by Monte Carlo resampling (the published paper's convention)",
+    )
+    p.add_argument(
+        "--mc-se-target",
+        type=float,
+        default=d.mc_se_target,
+        metavar="SE",
+        help="resampled CIs draw more resamples until each endpoint's Monte Carlo standard error is below SE "
+        "(0: exactly --resamples)",
     )
     p.add_argument(
         "--align",
@@ -651,7 +689,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=str(YAML_ROOT / "vdgsynth" / "data"),
         help="folder (default: where the vdgsynth_vdg_* tasks read it)",
     )
-    p.add_argument("--videos", type=int, default=12, help="number of synthetic videos (8 questions each)")
+    p.add_argument(
+        "--videos", type=int, default=30, help="number of synthetic videos (8 questions each; synth.N_VIDEOS)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated benchmark")
     p.set_defaults(func=_cmd_synth)
 
@@ -669,7 +709,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=str(YAML_ROOT / "infinibench_ga" / "data" / "questions.jsonl"),
         help="questions file to write (default: where the infinibench_ga_vdg_* tasks read it)",
     )
-    p.add_argument("--episodes", type=int, default=4, help="number of episodes (6 questions each)")
+    p.add_argument(
+        "--episodes", type=int, default=15, help="number of episodes (6 questions each; episodes.N_EPISODES)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated episodes")
     p.set_defaults(func=_cmd_synth_episodes)
 

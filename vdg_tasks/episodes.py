@@ -46,9 +46,14 @@ With dark frames or no frames the probe has no visual signal and abstains (an ad
 determine" option) or falls back to its text prior; it never picks the benchmark's own "I don't
 know".
 
+Size: ``N_EPISODES`` (15) episodes, 90 questions. The report gives a stratum a CI or a test only
+from 30 questions (``postprocess.options.Options.min_stratum``), and the name-swap table splits by
+whether the swapped-in name has the question's gender: its seeded draw (``vdg_tasks.text``) gives
+30 same-gender and 60 cross-gender swaps here (14 episodes would give 28 same-gender ones).
+
 Usage::
 
-    python -m vdg_tasks.episodes OUT_DIR [--n-episodes 4] [--seed 0]
+    python -m vdg_tasks.episodes OUT_DIR [--n-episodes 15] [--seed 0]
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ __all__ = [
     "BACKGROUND",
     "CAST",
     "IDK",
+    "N_EPISODES",
     "N_SEGMENTS",
     "N_SLOTS",
     "OUTFITS",
@@ -115,6 +121,8 @@ if not set(OUTFITS) <= set(PALETTE) or {"gray", "white"} & set(OUTFITS):  # prag
     raise RuntimeError("OUTFITS must use PALETTE colours other than gray and white")
 
 N_SLOTS = len(CAST)
+#: Episodes ``generate_episodes`` writes by default (six questions each; see the module docstring).
+N_EPISODES = 15
 N_SEGMENTS = 4
 N_OPTIONS = 6  # five orderings + "I don't know"
 IDK = "I don't know"
@@ -396,7 +404,7 @@ def make_questions(spec: EpisodeSpec, seed: int = 0) -> list[dict]:
 
 def generate_episodes(
     out_dir: Path,
-    n_episodes: int = 4,
+    n_episodes: int = N_EPISODES,
     seed: int = 0,
     width: int = 192,
     height: int = 96,
@@ -438,7 +446,7 @@ def generate_episodes(
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--n-episodes", type=int, default=4)
+    parser.add_argument("--n-episodes", type=int, default=N_EPISODES)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(generate_episodes(args.out_dir, n_episodes=args.n_episodes, seed=args.seed))

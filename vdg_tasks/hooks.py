@@ -33,7 +33,7 @@ from loguru import logger
 
 from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, open_prompt
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, Transform
-from vdg_tasks.parse import parse_answer
+from vdg_tasks.parse import LETTERS, parse_answer
 from vdg_tasks.provenance import provenance
 from vdg_tasks.text import TextChange, TextUnavailable, idk_letter
 from vdg_tasks.text import apply as apply_text
@@ -314,7 +314,10 @@ def build_record(
     change = text_change(condition, doc)
     original_options = list(doc.get("options") or [])
     options = list(change.doc.get("options") or []) if isinstance(change, TextChange) else original_options
-    n_options = len(options) or len(original_options) or 4
+    # The options the question was asked with (abstain adds one; open asks with none, so its question's own);
+    # None when the doc has none: the report infers the count (postprocess.choices), and the reply is read
+    # against every letter the parser knows.
+    n_options = len(options) or len(original_options) or None
     record: dict[str, Any] = {
         "benchmark": benchmark.report_name,
         "condition": condition.name,
@@ -360,7 +363,7 @@ def build_record(
             response=text[:MAX_RESPONSE_CHARS],
         )
         return record
-    parsed = parse_answer(response, n_options=n_options, options=options)
+    parsed = parse_answer(response, n_options=n_options or len(LETTERS), options=options or None)
     record.update(
         pred=parsed.letter,
         parse_status=parsed.status,

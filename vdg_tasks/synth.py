@@ -9,9 +9,14 @@ each type needs exactly one more rung of the vdg ladder than the one before it
 Every random choice is drawn from ``rng_for("vdgsynth", seed, video_id, <purpose>)``: videos are
 independent of each other and of how many are generated, and no global stream is touched.
 
+A task type has one question per video, so ``N_VIDEOS`` (30) videos give it the 30 questions the
+report needs before it gives a stratum a CI or a test (``postprocess.options.Options.min_stratum``).
+More questions per video would only repeat its one border, its one first scene, ...: answers that
+stand or fall together, counted as independent questions, would narrow every question-level CI.
+
 Usage::
 
-    python -m vdg_tasks.synth OUT_DIR [--n-videos 12] [--seed 0]
+    python -m vdg_tasks.synth OUT_DIR [--n-videos 30] [--seed 0]
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from vdg_tasks.seeding import rng_for
 __all__ = [
     "BENCHMARK",
     "EXPECTED_LADDER",
+    "N_VIDEOS",
     "PALETTE",
     "TASK_TYPES",
     "VideoSpec",
@@ -101,6 +107,9 @@ if tuple(EXPECTED_LADDER[t] for t in TASK_TYPES) != LADDER[:4]:  # pragma: no co
     raise RuntimeError(f"EXPECTED_LADDER no longer follows conditions.LADDER {LADDER}; update synth.py.")
 
 LETTERS = ("A", "B", "C", "D")
+#: Videos ``generate`` writes by default: one question per task type each, and 30 questions per
+#: stratum is the report's default minimum for a CI or a test (``Options.min_stratum``).
+N_VIDEOS = 30
 _BACKGROUND = (70, 70, 70)
 _STATIC_NOISE = 6  # +- amplitude of a per-video fixed texture
 _FRAME_NOISE = 3  # +- amplitude of per-frame noise
@@ -306,7 +315,7 @@ def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
 
 def generate(
     out_dir: Path,
-    n_videos: int = 12,
+    n_videos: int = N_VIDEOS,
     seed: int = 0,
     width: int = 160,
     height: int = 120,
@@ -345,7 +354,7 @@ def generate(
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--n-videos", type=int, default=12)
+    parser.add_argument("--n-videos", type=int, default=N_VIDEOS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(generate(args.out_dir, n_videos=args.n_videos, seed=args.seed))

@@ -44,6 +44,8 @@ from postprocess.analyses import (
     ladder,
     letters,
     mcnemar,
+    option_counts,
+    question_sets,
     sampling,
     selection,
     skipped,
@@ -63,6 +65,7 @@ logger = logging.getLogger(__name__)
 
 ANALYSES: tuple[Analysis, ...] = (
     *coverage.ANALYSES,
+    *question_sets.ANALYSES,
     *accuracy.ANALYSES,
     *vdg.ANALYSES,
     *categories.ANALYSES,
@@ -74,6 +77,7 @@ ANALYSES: tuple[Analysis, ...] = (
     *tiers.ANALYSES,
     *letters.ANALYSES,
     *chance.ANALYSES,
+    *option_counts.ANALYSES,
     *agreement.ANALYSES,
     *across.ANALYSES,
     *temporal_gap.ANALYSES,

@@ -155,3 +155,59 @@ def cell_index(frame: pd.DataFrame, options: Options = Options()) -> tuple[np.nd
     """``group_index(frame, CELL_KEYS)``, once per frame (``options`` unused: ``memo_by_frame``'s signature). Callers
     must not mutate it."""
     return group_index(frame, list(CELL_KEYS))
+
+
+# ------------------------------------------------------------------------------- question sets
+# One question set per comparison: rows of a table that are compared with each other (models, conditions) are
+# computed on one set of questions, named by the table's ``question_rule`` column.
+
+#: ``Options.question_set``: ``shared``: a benchmark's rows are compared on the questions no compared model has an
+#: error for under the compared conditions; ``per-model``: each model on its own answered questions (the published
+#: paper's convention, kept for reproduction).
+QUESTION_SET_SHARED = "shared"
+QUESTION_SET_PER_MODEL = "per-model"
+
+
+def question_rule(conditions: Sequence[str], missing: MissingPolicy, scope: str = QUESTION_SET_SHARED) -> str:
+    """The ``question_rule`` value of a table computed on ``conditions``: which questions its rows share.
+
+    ``"every question; errors scored wrong"`` (missing=incorrect), ``"no error under orig, black for any
+    model"`` (shared), ``"no error under orig, black for this model"`` (per-model), ``"... for either model"``
+    (``scope="pair"``: a model pair's own set).
+    """
+    if missing == "incorrect":
+        return "every question; errors scored wrong"
+    whose = {QUESTION_SET_SHARED: "any model", QUESTION_SET_PER_MODEL: "this model", "pair": "either model"}[scope]
+    return f"no error under {', '.join(conditions)} for {whose}"
+
+
+def shared_questions(frame: pd.DataFrame, benchmark: str, conditions: Sequence[str], missing: MissingPolicy) -> set:
+    """Question ids of ``benchmark`` that every model that ran all of ``conditions`` answered without an error
+    under each of them (``missing="exclude"``); every question of those models under ``"incorrect"``."""
+    rows = frame[(frame["benchmark"] == benchmark) & frame["condition"].isin(list(conditions))]
+    ran = rows.groupby("model", sort=False)["condition"].nunique()
+    models = ran.index[ran == len(set(conditions))]
+    rows = rows[rows["model"].isin(models)]
+    every = set(rows["question_id"].astype(str))
+    if missing == "incorrect":
+        return every
+    return every - set(
+        rows.loc[rows["status"].eq("error").to_numpy(dtype=bool, na_value=False), "question_id"].astype(str)
+    )
+
+
+def question_set_digest(question_ids: Iterable[object]) -> str:
+    """A digest of a set of question ids (order and repeats ignored): the seed part that stands for "these
+    questions", so a resampling seed never depends on a model label or on which other models ran."""
+    import hashlib
+
+    text = "\x1f".join(sorted({str(q) for q in question_ids}))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def question_set_seed(
+    options: Options, analysis: str, benchmark: str, *parts: object, question_ids: Iterable[object]
+) -> int:
+    """The seed of one resampling procedure: from the analysis, the benchmark, further stable parts (a task type,
+    a condition) and the question set it resamples; never from a model label."""
+    return options.seed_for(analysis, benchmark, *parts, question_set_digest(question_ids))

@@ -7,16 +7,18 @@ alphabetical order (``benchmark_a < benchmark_b``), and every row compares *one 
 ``vdg_across``: per model and pair of benchmarks, the difference of its Overall VDGs (each the
 ``vdg`` table's Overall value: per-question VDG on that benchmark under the missing-answer policy)
 with a percentile bootstrap CI. The two benchmarks are independent samples, so each is resampled
-on its own (its questions, or its videos under ``cluster``) from one seeded stream per row
-(``seed_for("vdg_across", model, benchmark_a, benchmark_b)``), and the CI is taken over the
-differences of the resampled means.
+on its own (its questions, or its videos under ``cluster``) from one seeded stream per row, and the
+CI is taken over the differences of the resampled means. The seed derives from the two benchmarks
+and the two question sets (``question_set_seed``), never from the model label: two models on the
+same questions resample them alike, and renaming a model moves no CI.
 
 ``letters_across``: per model, condition and pair of benchmarks, Pearson's chi-square test of
 homogeneity of the predicted-letter distributions (``scipy.stats.chi2_contingency``, no
-continuity correction) on the ``letters`` table's counts. Letters beyond the smaller benchmark's
-option count (its ``n_options``: the largest among its questions) cannot be compared, so answers
-with those letters are left out of both rows of the test (``n_beyond_a`` / ``n_beyond_b`` count
-them); letters no answer uses in either benchmark are dropped too.
+continuity correction) on the ``letters`` table's counts. Letter shares are only comparable between
+question sets with the same option count (a uniform guesser picks D a quarter of the time on
+4-option questions and never on 3-option ones), so the test is made only when every question of
+both sets has the same count (``postprocess.choices``); otherwise the row says why in
+``not_compared``. Letters no answer uses in either benchmark are dropped.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import condition_sort_key
+from postprocess.analyses._paired import condition_sort_key, question_set_digest, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.letters import letters_table
 from postprocess.analyses.vdg import per_question
+from postprocess.choices import option_counts
 from postprocess.stats import _percentiles, _resampled_means, chi2_independence
 from vdg_tasks.parse import LETTERS
 
@@ -56,15 +59,17 @@ LETTER_COLUMNS: dict[str, str] = {
     "condition": "condition the model ran on both benchmarks",
     "benchmark_a": "first benchmark of the pair (alphabetical)",
     "benchmark_b": "second benchmark of the pair",
-    "n_options_a": "benchmark_a's option count (the letters table's n_options)",
-    "n_options_b": "benchmark_b's option count",
-    "letters": "the letters compared: those within both option counts that some answer uses, joined by ','",
-    "n_a": "answers on benchmark_a with a compared letter",
-    "n_b": "answers on benchmark_b with a compared letter",
-    "n_beyond_a": "answers on benchmark_a with a letter beyond benchmark_b's option count (left out)",
-    "n_beyond_b": "answers on benchmark_b with a letter beyond benchmark_a's option count (left out)",
-    "top_a": "benchmark_a's most frequent compared letter",
-    "top_b": "benchmark_b's most frequent compared letter",
+    "n_options_a": "options per question of benchmark_a's questions (those the letters table counts): k when all "
+    "have k, else 'min-max'",
+    "n_options_b": "the same for benchmark_b",
+    "not_compared": "why no test was made: the two sets' option counts differ, or one set mixes counts (letter "
+    "shares then differ by construction); empty when it was made",
+    "letters": "the letters compared: those of the shared option count that some answer uses, joined by ','; "
+    "empty when not compared",
+    "n_a": "answers on benchmark_a with a letter",
+    "n_b": "answers on benchmark_b with a letter",
+    "top_a": "benchmark_a's most frequent letter",
+    "top_b": "benchmark_b's most frequent letter",
     "chi2": "Pearson chi-square of homogeneity of the 2 x letters table (no continuity correction)",
     "df": "letters compared - 1",
     "p": "p-value of chi2 (scipy.stats.chi2_contingency); empty when fewer than 2 letters or an empty side",
@@ -104,7 +109,14 @@ def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
                 ta["video_id"].to_numpy(dtype=object) if options.cluster else None,
                 tb["video_id"].to_numpy(dtype=object) if options.cluster else None,
                 options,
-                options.seed_for("vdg_across", model, bench_a, bench_b),
+                question_set_seed(
+                    options,
+                    "vdg_across",
+                    bench_a,
+                    bench_b,
+                    question_set_digest(ta["question_id"]),
+                    question_ids=tb["question_id"],
+                ),
             )
             rows.append(
                 {
@@ -129,21 +141,48 @@ def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return pd.DataFrame(rows, columns=list(VDG_COLUMNS))
 
 
+def _count_ranges(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """(min, max) option count per (model, condition, benchmark) over the questions the letters table counts."""
+    counted = frame["status"].to_numpy(dtype=object) != "error" if options.missing == "exclude" else slice(None)
+    rows = frame.loc[counted, ["model", "condition", "benchmark"]].assign(_k=option_counts(frame)[counted].to_numpy())
+    return rows.groupby(["model", "condition", "benchmark"], sort=False)["_k"].agg(["min", "max"])
+
+
+def _count_label(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _why_not(bench_a: str, range_a: tuple[int, int], bench_b: str, range_b: tuple[int, int]) -> str:
+    """Why two sets' letters cannot be compared ("" when they can): each must have one option count, the same."""
+    for bench, (low, high) in ((bench_a, range_a), (bench_b, range_b)):
+        if low != high:
+            return f"{bench} mixes questions with {low} to {high} options"
+    if range_a[0] != range_b[0]:
+        return f"option counts differ: {range_a[0]} on {bench_a}, {range_b[0]} on {bench_b}"
+    return ""
+
+
 def letters_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """Chi-square test of each model's predicted letters between benchmarks; columns as in ``LETTER_COLUMNS``."""
+    """Chi-square test of each model's predicted letters between benchmarks with the same option count;
+    columns as in ``LETTER_COLUMNS``."""
     if frame.empty or frame["benchmark"].nunique() < 2:
         return empty(LETTER_COLUMNS)
     letters = letters_table(frame, options)
+    ranges = _count_ranges(frame, options)
     pred = [f"pred_{x}" for x in LETTERS]
     rows = []
     for (model, condition), group in letters.groupby(["model", "condition"], sort=True):
-        by_bench = {str(r["benchmark"]): r for _, r in group.iterrows()}
+        by_bench = {
+            str(r["benchmark"]): r for _, r in group.iterrows() if (model, condition, r["benchmark"]) in ranges.index
+        }
         for bench_a, bench_b in itertools.combinations(sorted(by_bench), 2):
             ra, rb = by_bench[bench_a], by_bench[bench_b]
-            ka, kb = int(ra["n_options"]), int(rb["n_options"])
-            k = min(ka, kb)
+            range_a = tuple(int(v) for v in ranges.loc[(model, condition, bench_a)])
+            range_b = tuple(int(v) for v in ranges.loc[(model, condition, bench_b)])
+            why = _why_not(bench_a, range_a, bench_b, range_b)
             ca = ra[pred].to_numpy(dtype=np.int64)
             cb = rb[pred].to_numpy(dtype=np.int64)
+            k = 0 if why else range_a[0]
             used = (ca[:k] + cb[:k]) > 0
             shown = [LETTERS[i] for i in range(k) if used[i]]
             table = np.stack([ca[:k][used], cb[:k][used]])
@@ -152,15 +191,14 @@ def letters_across_table(frame: pd.DataFrame, options: Options = Options()) -> p
                 "condition": condition,
                 "benchmark_a": bench_a,
                 "benchmark_b": bench_b,
-                "n_options_a": ka,
-                "n_options_b": kb,
+                "n_options_a": _count_label(*range_a),
+                "n_options_b": _count_label(*range_b),
+                "not_compared": why,
                 "letters": ",".join(shown),
-                "n_a": int(table[0].sum()),
-                "n_b": int(table[1].sum()),
-                "n_beyond_a": int(ca[k:].sum()),
-                "n_beyond_b": int(cb[k:].sum()),
-                "top_a": shown[int(np.argmax(table[0]))] if table[0].sum() else "",
-                "top_b": shown[int(np.argmax(table[1]))] if table[1].sum() else "",
+                "n_a": int(ca.sum()),
+                "n_b": int(cb.sum()),
+                "top_a": LETTERS[int(np.argmax(ca))] if ca.sum() else "",
+                "top_b": LETTERS[int(np.argmax(cb))] if cb.sum() else "",
                 "chi2": np.nan,
                 "df": np.nan,
                 "p": np.nan,
@@ -190,7 +228,8 @@ ANALYSES = (
     ),
     Analysis(
         "letters_across",
-        "Chi-square test of each model's predicted-letter distribution between each pair of benchmarks, per condition.",
+        "Chi-square test of each model's predicted-letter distribution between each pair of benchmarks, per "
+        "condition, where both have the same option count (else the row says why not).",
         LETTER_COLUMNS,
         letters_across_table,
     ),

@@ -3,18 +3,27 @@
 Four tables:
 
 ``kappa``: Cohen's kappa between every pair of models of a benchmark, per condition both ran, on
-correct / incorrect per question. Question set: the questions both models have under the condition;
-under ``missing=exclude`` a question either model has an error for is dropped, under ``incorrect``
-an error is scored wrong. The CI is the asymptotic one: kappa +- z * SE, SE the large-sample
-standard error of Fleiss, Cohen & Everitt (1969), as ``statsmodels.stats.inter_rater.cohens_kappa``
-computes it; ``p_zero`` tests kappa = 0 with the SE under that null.
+correct / incorrect per question. Question set: the very set of the ``mcnemar`` row of that pair and
+condition (``mcnemar.pair_tests``): under ``missing=exclude`` a question either model has an error for,
+under this condition or under orig or black, is dropped; under ``incorrect`` an error is scored wrong.
+So kappa, McNemar and the pair's accuracies of one pair and condition count the same n questions.
+Kappa is not stratified by task type, so ``min_stratum`` does not apply to it. The CI is the
+asymptotic one: kappa +- z * SE, SE the large-sample standard error of Fleiss, Cohen & Everitt
+(1969), as ``statsmodels.stats.inter_rater.cohens_kappa`` computes it; ``p_zero`` tests
+kappa = 0 with the SE under that null.
 
 ``categories_by_task``: per (model, benchmark), Pearson's chi-square test of independence of the
 outcome categories I-IV (``categories``: I right with the video only, II both, III black only, IV
-neither) and the task type: is grounding task-dependent? ``scipy.stats.chi2_contingency`` (no
-continuity correction) on the task type x category counts of the ``categories`` table, after
-dropping categories and task types with no question (they carry no information). Pooled rows are
-not tested: pooling counts each question once per model, and those counts are not independent.
+neither) and the task type: is grounding task-dependent? Counted on the model's questions of the
+``categories`` table (no error under orig and black for this model, missing=exclude). Task types
+with fewer than ``options.min_stratum`` questions are left out of the test (and listed with their
+n in ``too_small``); categories no tested question falls in carry no information and are dropped.
+The statistic is ``scipy.stats.chi2_contingency``'s (no continuity correction). Its chi-square
+p-value needs every expected count >= 5 (Cochran's rule); when one is smaller the p-value is a
+Monte Carlo permutation one (task-type labels shuffled over the questions, 10,000 permutations,
+seeded from the benchmark and the question set; its MC standard error is reported), and
+``p_method`` says which. Pooled rows are not tested: pooling counts each question once per model,
+and those counts are not independent.
 
 ``models_right``: per benchmark, on the questions every model (with orig and black) has and, under
 ``exclude``, answered in both arms for every model: how many of the M models answer each question
@@ -28,15 +37,15 @@ black and s under orig, for every (r, s): where answers that need no video go wh
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import condition_sort_key
+from postprocess.analyses._paired import QUESTION_SET_PER_MODEL, condition_sort_key, question_rule, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
-from postprocess.analyses.categories import CATEGORIES, categories_table
+from postprocess.analyses.categories import CATEGORIES
+from postprocess.analyses.mcnemar import _wides, pair_tests, pair_tests_and_sets
 from postprocess.analyses.vdg import per_question
 from postprocess.stats import chi2_counts, chi2_independence, holm, normal_sf, two_sided_z
 
@@ -47,8 +56,10 @@ KAPPA_COLUMNS: dict[str, str] = {
     "condition": "condition both models ran",
     "model_a": "first model of the pair (alphabetical)",
     "model_b": "second model of the pair",
-    "n": "questions compared: both models have the question and (missing_policy=exclude) neither has an error",
-    "n_excluded": "shared questions dropped because either model has an error (exclude)",
+    "n": "questions compared (question_rule): the mcnemar row's set of this pair and condition, no error for either "
+    "model under this condition, orig and black (missing_policy=exclude), or all (incorrect)",
+    "n_excluded": "questions dropped because either model has an error under this condition, orig or black",
+    "question_rule": "which questions the row compares (the pair's own set, as mcnemar)",
     "both_right": "questions both models got right",
     "a_only": "questions model_a got right and model_b wrong",
     "b_only": "questions model_a got wrong and model_b right",
@@ -70,14 +81,27 @@ CATEGORY_TEST_COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
     "n": "questions counted (the categories table's Overall n)",
-    "n_task_types": "task types in the test (those with at least one question)",
-    "categories": "the categories in the test (those some question falls in), joined by ','",
+    "question_rule": "which questions are counted (the model's own orig/black set, as the categories table)",
+    "n_tested": "questions in the test: those of the task types with at least min_stratum questions",
+    "n_task_types": "task types in the test (those with at least min_stratum questions)",
+    "too_small": "task types left out of the test, fewer than min_stratum questions, each with its n "
+    "('T1 (n=7); T2 (n=3)'); empty when none",
+    "min_stratum": "fewest questions a task type needs to enter the test",
+    "categories": "the categories in the test (those some tested question falls in), joined by ','",
     "chi2": "Pearson chi-square of task type x category counts against independence (no continuity correction)",
     "df": "(task types - 1) * (categories - 1)",
-    "p": "p-value of chi2 (scipy.stats.chi2_contingency); empty when fewer than 2 task types or categories",
+    "p_chi2": "asymptotic p-value of chi2 (chi-square with df; scipy.stats.chi2_contingency), valid only when "
+    "every expected count is at least 5",
+    "p": "the test's p-value: p_chi2 when every expected count is at least 5 (Cochran's rule), else the Monte Carlo "
+    "permutation p-value; empty when fewer than 2 task types or categories",
+    "p_method": "how p was computed: 'chi-square' or 'monte carlo permutation' (task-type labels shuffled over the "
+    "tested questions, margins fixed; p = (1 + #(permuted chi2 >= chi2)) / (1 + n_permutations))",
+    "p_mc_se": "Monte Carlo standard error of p, sqrt(p (1 - p) / n_permutations) (0 for the chi-square)",
+    "n_permutations": "permutations of the Monte Carlo p-value (0 for the chi-square)",
     "p_holm": "p Holm-adjusted over the benchmark's models",
-    "cramers_v": "Cramer's V: sqrt(chi2 / (n * (min(task types, categories) - 1)))",
-    "min_expected": "smallest expected cell count (below 5: the chi-square approximation is rough)",
+    "cramers_v": "Cramer's V: sqrt(chi2 / (n_tested * (min(task types, categories) - 1)))",
+    "min_expected": "smallest expected cell count (below 5 the chi-square approximation fails: p_method says what "
+    "was used instead)",
     "missing_policy": "exclude or incorrect",
 }
 
@@ -157,119 +181,145 @@ def _check_unique(group: pd.DataFrame, keys: list[str]) -> None:
         )
 
 
-def _cells(frame: pd.DataFrame):
-    """Per (benchmark, condition): the model names and question x model matrices (present, right, error), questions
-    and models sorted (as ``DataFrame.pivot`` sorts them)."""
-    read = frame[["benchmark", "condition", "model", "question_id", "status", "correct"]]  # groups take no more
-    for (benchmark, condition), group in read.groupby(["benchmark", "condition"], sort=True):
-        question, _ = pd.factorize(group["question_id"], sort=True)
-        model, models = pd.factorize(group["model"], sort=True)
-        shape = (int(question.max()) + 1, len(models))
-        if np.bincount(question * shape[1] + model).max() > 1:
-            _check_unique(group, ["model", "question_id"])
-        present = np.zeros(shape, dtype=bool)
-        present[question, model] = True
-        error = np.zeros(shape, dtype=bool)
-        error[question, model] = (group["status"] == "error").to_numpy()
-        right = np.zeros(shape, dtype=bool)
-        right[question, model] = group["correct"].fillna(False).to_numpy(dtype=bool)
-        yield benchmark, condition, [str(m) for m in models], present, right & ~error, error
-
-
-def _pair_counts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """[i, j] = questions where column i of x and column j of y both hold (boolean question x model matrices)."""
-    return x.T.astype(np.int64) @ y.astype(np.int64)
-
-
 def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """Cohen's kappa of every pair of models per (benchmark, condition); columns as in ``KAPPA_COLUMNS``."""
+    """Cohen's kappa of every pair of models per (benchmark, condition); columns as in ``KAPPA_COLUMNS``.
+
+    The pair's questions and 2x2 counts are ``mcnemar.pair_tests``' (one rule decides a pair's questions), so a
+    kappa row and the mcnemar row of that pair and condition count the same n questions.
+    """
+    tests = pair_tests(frame, options)
+    if tests.empty:
+        return empty(KAPPA_COLUMNS)
     z = two_sided_z(options.ci_level)
     rows = []
-    for benchmark, condition, models, present, right, error in _cells(frame):
-        # Every pair's 2x2 counts at once: products of the question x model indicator matrices.
-        scored = present & ~error if options.missing == "exclude" else present
-        n_kept = _pair_counts(scored, scored)
-        n_right = _pair_counts(right, scored)  # [i, j]: i right, both scored
-        n_both = _pair_counts(right, right)
-        n_dropped = _pair_counts(present, present) - n_kept
-        for i, j in itertools.combinations(range(len(models)), 2):
-            cells = (
-                int(n_both[i, j]),
-                int(n_right[i, j] - n_both[i, j]),
-                int(n_right[j, i] - n_both[i, j]),
-                int(n_kept[i, j] - n_right[i, j] - n_right[j, i] + n_both[i, j]),
-            )
-            stats = cohen_kappa_2x2(*cells)
-            n = int(n_kept[i, j])
-            rows.append(
-                {
-                    "benchmark": benchmark,
-                    "condition": condition,
-                    "model_a": models[i],
-                    "model_b": models[j],
-                    "n": n,
-                    "n_excluded": int(n_dropped[i, j]),
-                    "both_right": cells[0],
-                    "a_only": cells[1],
-                    "b_only": cells[2],
-                    "both_wrong": cells[3],
-                    "acc_a": n_right[i, j] / n if n else np.nan,
-                    "acc_b": n_right[j, i] / n if n else np.nan,
-                    "p_observed": stats["p_observed"],
-                    "p_expected": stats["p_expected"],
-                    "kappa": stats["kappa"],
-                    "kappa_se": stats["se"],
-                    "ci_low": stats["kappa"] - z * stats["se"],
-                    "ci_high": stats["kappa"] + z * stats["se"],
-                    "p_zero": abs(stats["kappa"]) / stats["se0"] if stats["se0"] > 0 else np.nan,  # |z| for now
-                    "ci_level": options.ci_level,
-                    "missing_policy": options.missing,
-                }
-            )
-    if not rows:
-        return empty(KAPPA_COLUMNS)
+    for t in tests.itertuples(index=False):
+        stats = cohen_kappa_2x2(int(t.b11), int(t.b10), int(t.b01), int(t.b00))
+        rows.append(
+            {
+                "benchmark": t.benchmark,
+                "condition": t.condition,
+                "model_a": t.model_a,
+                "model_b": t.model_b,
+                "n": int(t.n),
+                "n_excluded": int(t.n_excluded),
+                "question_rule": t.question_rule,
+                "both_right": int(t.b11),
+                "a_only": int(t.b10),
+                "b_only": int(t.b01),
+                "both_wrong": int(t.b00),
+                "acc_a": t.acc_a,
+                "acc_b": t.acc_b,
+                "p_observed": stats["p_observed"],
+                "p_expected": stats["p_expected"],
+                "kappa": stats["kappa"],
+                "kappa_se": stats["se"],
+                "ci_low": stats["kappa"] - z * stats["se"],
+                "ci_high": stats["kappa"] + z * stats["se"],
+                "p_zero": abs(stats["kappa"]) / stats["se0"] if stats["se0"] > 0 else np.nan,  # |z| for now
+                "ci_level": options.ci_level,
+                "missing_policy": options.missing,
+            }
+        )
     rows.sort(key=lambda r: (r["benchmark"], condition_sort_key(r["condition"]), r["model_a"], r["model_b"]))
     table = pd.DataFrame(rows, columns=list(KAPPA_COLUMNS))
     table["p_zero"] = 2.0 * normal_sf(table["p_zero"].to_numpy(dtype=float))  # NaN stays NaN
     return table
 
 
+#: Cochran's rule: the chi-square approximation needs every expected count at least this; below it the p-value is
+#: a Monte Carlo permutation one.
+MIN_EXPECTED = 5.0
+#: Permutations of the Monte Carlo p-value: its standard error sqrt(p (1 - p) / N) is at most 0.005.
+N_PERMUTATIONS = 10_000
+P_CHI2 = "chi-square"
+P_PERMUTATION = "monte carlo permutation"
+
+
+def _chi2_statistics(tables: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Pearson's statistic of each of a stack of tables against one expected table (equal margins)."""
+    return ((tables - expected) ** 2 / expected).sum(axis=(-2, -1))
+
+
+def permutation_p(rows: np.ndarray, cols: np.ndarray, observed: float, n_permutations: int, seed: int) -> float:
+    """Monte Carlo permutation p-value of Pearson's chi-square of independence of two labels per question: the row
+    labels are shuffled over the questions (margins fixed), ``(1 + #(chi2 >= observed)) / (1 + N)``."""
+    n_rows, n_cols = int(rows.max()) + 1, int(cols.max()) + 1
+    n = rows.shape[0]
+    expected = np.outer(np.bincount(rows, minlength=n_rows), np.bincount(cols, minlength=n_cols)) / n
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_permutations, 4_000_000 // max(n, 1)))
+    hits, done = 0, 0
+    while done < n_permutations:
+        size = min(chunk, n_permutations - done)
+        shuffled = rng.permuted(np.broadcast_to(rows, (size, n)), axis=1)
+        flat = (np.arange(size)[:, None] * (n_rows * n_cols) + shuffled * n_cols + cols[None, :]).ravel()
+        tables = np.bincount(flat, minlength=size * n_rows * n_cols).reshape(size, n_rows, n_cols)
+        # a relative tolerance: a permuted table equal to the observed one must count, whatever the rounding
+        hits += int((_chi2_statistics(tables, expected) >= observed * (1 - 1e-9)).sum())
+        done += size
+    return (1 + hits) / (1 + n_permutations)
+
+
+def _too_small(sizes: pd.Series, minimum: int) -> str:
+    return "; ".join(f"{t} (n={int(k)})" for t, k in sizes.items() if k < minimum)
+
+
 def category_test_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Chi-square test of categories I-IV against task type per (model, benchmark); ``CATEGORY_TEST_COLUMNS``."""
-    cats = categories_table(frame, options)
-    cats = cats[cats["n_models"] == 1]
+    questions = per_question(frame, options)
+    if questions.empty:
+        return empty(CATEGORY_TEST_COLUMNS)
+    questions = questions[~questions["excluded"].to_numpy(dtype=bool)]
+    o = questions["correct_orig"].to_numpy(dtype=bool)
+    b = questions["correct_black"].to_numpy(dtype=bool)
+    category = np.where(o, np.where(b, 1, 0), np.where(b, 2, 3))  # I, II, III, IV
+    questions = questions.assign(category=category)
     names = list(CATEGORIES)
     rows = []
-    for (model, benchmark), group in cats.groupby(["model", "benchmark"], sort=True):
-        overall = group[group["task_type"] == "Overall"]
-        by_task = group[group["task_type"] != "Overall"]
-        counts = by_task[[f"n_{c}" for c in names]].to_numpy(dtype=np.int64)
-        keep_rows = counts.sum(axis=1) > 0
-        keep_cols = counts.sum(axis=0) > 0
-        counts = counts[keep_rows][:, keep_cols]
+    for (model, benchmark), group in questions.groupby(["model", "benchmark"], sort=True):
+        typed = group[group["task_type"].notna()]
+        sizes = typed.groupby("task_type", sort=True).size()
+        tested = typed[typed["task_type"].isin(sizes.index[sizes >= options.min_stratum])]
+        task, _ = pd.factorize(tested["task_type"], sort=True)
+        present = np.bincount(tested["category"].to_numpy(dtype=np.int64), minlength=len(names)) > 0
+        cat = np.cumsum(present)[tested["category"].to_numpy(dtype=np.int64)] - 1  # categories with a question
         row = {
             "model": model,
             "benchmark": benchmark,
-            "n": int(overall["n"].iloc[0]) if len(overall) else int(counts.sum()),
-            "n_task_types": int(keep_rows.sum()),
-            "categories": ",".join(c for c, k in zip(names, keep_cols, strict=True) if k),
+            "n": len(group),
+            "question_rule": question_rule([ORIG, BLACK], options.missing, QUESTION_SET_PER_MODEL),
+            "n_tested": len(tested),
+            "n_task_types": int((sizes >= options.min_stratum).sum()),
+            "too_small": _too_small(sizes, options.min_stratum),
+            "min_stratum": options.min_stratum,
+            "categories": ",".join(c for c, k in zip(names, present, strict=True) if k),
             "chi2": np.nan,
             "df": np.nan,
+            "p_chi2": np.nan,
             "p": np.nan,
+            "p_method": "",
+            "p_mc_se": np.nan,
+            "n_permutations": 0,
             "p_holm": np.nan,
             "cramers_v": np.nan,
             "min_expected": np.nan,
             "missing_policy": options.missing,
         }
+        counts = np.zeros((int(task.max()) + 1 if task.size else 0, int(present.sum())), dtype=np.int64)
+        np.add.at(counts, (task, cat), 1)
         if counts.shape[0] >= 2 and counts.shape[1] >= 2:
             res, expected = chi2_independence(counts)
-            total = counts.sum()
-            row["chi2"], row["p"], row["df"] = res.chi2, res.p, res.df
-            row["cramers_v"] = math.sqrt(res.chi2 / (total * (min(counts.shape) - 1)))
+            row["chi2"], row["p_chi2"], row["df"] = res.chi2, res.p, res.df
+            row["cramers_v"] = math.sqrt(res.chi2 / (counts.sum() * (min(counts.shape) - 1)))
             row["min_expected"] = float(expected.min())
+            if row["min_expected"] >= MIN_EXPECTED:
+                row["p"], row["p_method"], row["p_mc_se"] = res.p, P_CHI2, 0.0
+            else:
+                seed = question_set_seed(options, "categories_by_task", benchmark, question_ids=tested["question_id"])
+                p = permutation_p(task, cat, res.chi2, N_PERMUTATIONS, seed)
+                row["p"], row["p_method"], row["n_permutations"] = p, P_PERMUTATION, N_PERMUTATIONS
+                row["p_mc_se"] = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
         rows.append(row)
-    if not rows:
-        return empty(CATEGORY_TEST_COLUMNS)
     table = pd.DataFrame(rows, columns=list(CATEGORY_TEST_COLUMNS))
     for _, idx in table.groupby("benchmark").groups.items():
         tested = [i for i in idx if np.isfinite(table.at[i, "p"])]
@@ -393,6 +443,7 @@ ANALYSES = (
         KAPPA_COLUMNS,
         kappa_table,
         min_models=2,
+        shares=(pair_tests_and_sets, _wides),
     ),
     Analysis(
         "categories_by_task",

@@ -5,7 +5,9 @@ One table, ``above_chance``: one row per (model, benchmark, condition, task type
 - Question set per (model, benchmark, condition): the answered questions (``ok`` and ``unparsed``,
   an unparsed answer scored wrong), plus the ``error`` questions under ``missing=incorrect``
   (scored wrong), as the ``letters`` table counts them.
-- Chance is per question: 1 / its option count (``postprocess.choices.option_counts``). Under the
+- Chance is per question: 1 / its option count (``postprocess.choices``: an ``--options-file``, the
+  record's own, the benchmark's declared count, else inferred per task type; ``n_options_rule`` names
+  which rules gave the row's counts, so a reader knows when chance rests on an inference). Under the
   null of guessing, the number right is a sum of independent Bernoulli(1 / k_i): a Poisson-binomial
   with mean ``sum 1 / k_i`` (``expected_correct``).
 - Test: one-sided (accuracy > chance), exact. The null distribution is the convolution of one
@@ -25,7 +27,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.choices import option_counts
+from postprocess.choices import option_counts, rule_codes, rules_label
 from postprocess.stats import binom_pmf, binom_sf, holm, wilson
 
 BLACK = "black"
@@ -43,6 +45,8 @@ COLUMNS: dict[str, str] = {
     "ci_low": "lower bound of the Wilson score interval of acc",
     "ci_high": "upper bound of the Wilson score interval of acc",
     "n_options": "options per question: k when all n questions have k, else 'min-max'",
+    "n_options_rule": "the rules that gave the n questions their option counts (postprocess.choices, in precedence "
+    "order, joined by '; '): options file, record, benchmark declares, inferred per task type",
     "expected_correct": "questions a uniform guesser gets right on average: the sum of 1 / (the question's options)",
     "chance": "expected_correct / n",
     "p_chance": "one-sided exact p-value of n_correct under guessing: P(X >= n_correct), X the Poisson-binomial "
@@ -95,6 +99,7 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
     counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
     correct = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
     n_opts = option_counts(frame).to_numpy(dtype=np.int64)
+    rules = rule_codes(frame)
     task_codes, task_names = pd.factorize(frame["task_type"], sort=True)  # sorted names: codes sort alike
     group, key_table = cell_index(frame)
     order = np.argsort(group, kind="stable")  # each group's rows, in frame order, without a mask per group
@@ -119,6 +124,7 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "ci_low": np.nan,
                 "ci_high": np.nan,
                 "n_options": "",
+                "n_options_rule": "",
                 "expected_correct": np.nan,
                 "chance": np.nan,
                 "p_chance": np.nan,
@@ -137,6 +143,7 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 ci = wilson(k, n, options.ci_level)
                 row["ci_low"], row["ci_high"] = ci.low, ci.high
                 row["n_options"] = _options_label(ks)
+                row["n_options_rule"] = rules_label(rules[used])
                 row["expected_correct"] = float((1.0 / ks).sum())
                 row["chance"] = row["expected_correct"] / n
                 row["p_chance"], row["test"] = poisson_binomial_sf(k, ks)

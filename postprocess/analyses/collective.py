@@ -2,8 +2,12 @@
 
 Plain accuracy credits a model that answers one of a video's three questions by luck; collective
 accuracy asks whether it got the whole video right. Groups are the values of ``options.group_by``
-(``video_id`` by default). Under ``missing="exclude"`` a group keeps only its answered questions
-(a group left with none is dropped and counted); under ``"incorrect"`` an error is a wrong answer.
+(``video_id`` by default). Under ``"incorrect"`` an error is a wrong answer. Under ``missing="exclude"`` a
+group keeps only its counted questions (a group left with none is dropped and counted), and the rows a table
+compares share one question set (``question_rule``): with ``options.question_set="shared"`` a question is left
+out of every row of its benchmark when any model has an error for it under any condition, so models and
+conditions are compared on the same questions; with ``"per-model"`` a model's rows leave out the questions
+it has an error for under any of its conditions (its conditions compared on one set).
 """
 
 from __future__ import annotations
@@ -13,7 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import CELL_KEYS, condition_sort_key, group_index
+from postprocess.analyses._paired import (
+    CELL_KEYS,
+    QUESTION_SET_SHARED,
+    condition_sort_key,
+    group_index,
+    ordered_conditions,
+    question_rule,
+)
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.io import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
@@ -22,10 +33,13 @@ COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
     "condition": "condition name",
-    "n": "questions counted (answered, or all under missing_policy=incorrect)",
-    "n_error": "questions with no answer (dropped under exclude, wrong under incorrect)",
+    "n": "questions counted (question_rule: the benchmark's shared set, or all under missing_policy=incorrect)",
+    "n_error": "questions with no answer in this cell (dropped under exclude, wrong under incorrect)",
+    "n_excluded": "questions of the cell left out of n by question_rule (its own errors and, under a shared "
+    "set, other cells' errors)",
+    "question_rule": "which questions every row of the benchmark counts (question_set, missing_policy)",
     "n_groups": "groups with at least one counted question",
-    "n_groups_dropped": "groups all of whose questions have errors (missing_policy=exclude only)",
+    "n_groups_dropped": "groups all of whose questions are left out (missing_policy=exclude only)",
     "mean_group_size": "n / n_groups",
     "accuracy": "correct answers / n",
     "collective_accuracy": "groups whose every counted question is right / n_groups",
@@ -57,7 +71,9 @@ class _Groups:
     size: np.ndarray
     right: np.ndarray
     errors: np.ndarray
+    excluded: np.ndarray
     cells: pd.DataFrame  # one row per (model, benchmark, condition)
+    rules: dict[str, str]  # benchmark -> question_rule
 
 
 @memo_by_frame
@@ -88,16 +104,38 @@ def _groups(frame: pd.DataFrame, options: Options = Options()) -> _Groups:
     _, first, group = np.unique(cell * len(value_levels) + value_code, return_inverse=True, return_index=True)
     group = group.reshape(-1)
     is_error = (frame["status"] == "error").to_numpy()
-    counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
+    counted = ~_excluded(frame, is_error, options)
     hit = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
     n = len(first)
+    scope = options.question_set
+    rules = {
+        str(b): question_rule(ordered_conditions(part["condition"].unique()), options.missing, scope)
+        for b, part in frame[["benchmark", "condition"]].groupby("benchmark", sort=True)
+    }
     return _Groups(
         owner=cell[first],
         size=np.bincount(group[counted], minlength=n),
         right=np.bincount(group[hit], minlength=n),
         errors=np.bincount(group[is_error], minlength=n),
+        excluded=np.bincount(group[~counted], minlength=n),
         cells=cells,
+        rules=rules,
     )
+
+
+def _excluded(frame: pd.DataFrame, is_error: np.ndarray, options: Options) -> np.ndarray:
+    """Per row: is its question left out (``question_rule``)? Under exclude, a question with an error for any
+    model and condition of the benchmark (shared set) or for this model under any of its conditions
+    (per-model); nothing under incorrect."""
+    if options.missing == "incorrect":
+        return np.zeros(len(frame), dtype=bool)
+    keys = (
+        ["benchmark", "question_id"]
+        if options.question_set == QUESTION_SET_SHARED
+        else ["model", "benchmark", "question_id"]
+    )
+    code, _ = group_index(frame, keys)
+    return np.bincount(code[is_error], minlength=int(code.max()) + 1 if code.size else 0)[code] > 0
 
 
 def _order(table: pd.DataFrame, *extra: str) -> pd.DataFrame:
@@ -124,6 +162,8 @@ def collective_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
         table = g.cells.assign(
             n=n,
             n_error=np.bincount(g.owner, weights=g.errors, minlength=m).astype(np.int64),
+            n_excluded=np.bincount(g.owner, weights=g.excluded, minlength=m).astype(np.int64),
+            question_rule=g.cells["benchmark"].map(g.rules),
             n_groups=n_groups,
             n_groups_dropped=np.bincount(g.owner[~kept], minlength=m),
             mean_group_size=np.where(n_groups > 0, n / np.maximum(n_groups, 1), np.nan),

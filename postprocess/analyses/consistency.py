@@ -4,9 +4,10 @@ Two tables:
 
 ``consistency``: one row per pair of models on a benchmark.
   - task level: Spearman correlation of the two models' task-type VDG vectors, each VDG on the
-    model's own question set under the missing-answer policy, over the task types both have.
-    VDGs are exact fractions of integer counts (``fractions.Fraction``), so equal VDGs tie
-    exactly (float means of 0/1 columns can break a tie by one ulp and change the ranks).
+    model's own question set under the missing-answer policy, over the task types both have with
+    at least ``options.min_stratum`` questions each (smaller ones are listed in ``too_small``). VDGs
+    are exact fractions of integer counts (``fractions.Fraction``), so equal VDGs tie exactly
+    (float means of 0/1 columns can break a tie by one ulp and change the ranks).
   - question level: Spearman correlation and exact agreement of the per-question VDGs
     (-1, 0, +1) on the questions both models kept.
   - beside each Spearman correlation, the Pearson correlation of the same values
@@ -14,13 +15,17 @@ Two tables:
 
 ``split_half``: one row per model and benchmark. ``N_SPLITS`` times, each task type's questions
 are split at random into two halves (sizes floor and ceil of n_k / 2; task types with fewer than
-2 questions are left out), the task-type VDG vector of each half is computed, and the two vectors
-are rank-correlated. Reports the mean and a percentile interval of those correlations. Splitting
-within task types keeps every task type in both halves. The splits of a model draw from
-``rng_for("split_half", model, benchmark)``.
+``options.min_stratum`` questions, and never fewer than 2, are left out), the task-type VDG vector
+of each half is computed, and the two vectors are rank-correlated. Reports the mean and a
+percentile interval of those correlations. Splitting within task types keeps every task type in
+both halves. The splits draw from a seed of the benchmark and the question set split
+(``_paired.question_set_seed``), never the model label: two models on the same questions get the
+same splits.
 
-A Spearman correlation is left empty when fewer than ``MIN_POINTS`` values are compared or when
-either side is constant (all ranks tied).
+A correlation across task types needs ``MIN_TASK_TYPES`` task types: a rank correlation of a few
+small strata (a handful of questions each, zero-width VDGs) reads as strong and significant when
+it is noise. It is also left empty when either side is constant (all ranks tied); ``task_reason``
+and ``reason`` say why. The question-level correlations need ``MIN_POINTS`` values.
 """
 
 from __future__ import annotations
@@ -31,26 +36,34 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from postprocess.analyses._paired import question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
-from vdg_tasks.seeding import rng_for
 
 #: Random half splits per model for the split-half stability (a fixed design constant, so that
 #: the table does not depend on the bootstrap settings).
 N_SPLITS = 200
-#: Fewest values a Spearman correlation is computed on.
+#: Fewest values a question-level Spearman correlation is computed on.
 MIN_POINTS = MIN_CORRELATION_POINTS
+#: Fewest task types (each with at least ``Options.min_stratum`` questions) a correlation across task types is
+#: computed on.
+MIN_TASK_TYPES = 5
 
 COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "model_a": "first model of the pair (alphabetical)",
     "model_b": "second model of the pair",
-    "n_task_types": "task types both models have questions in",
+    "min_stratum": "fewest questions a task type needs, for each model, to enter the task-level correlations",
+    "n_task_types": "task types that entered: both models have at least min_stratum questions in them",
+    "too_small": "task types both models have, left out for fewer than min_stratum questions (the smaller "
+    "model's n), as 'type (n=k)' joined by '; '",
     "task_spearman": "Spearman correlation of the two task-type VDG vectors (exact-fraction VDGs)",
     "task_p": "two-sided p-value of task_spearman (scipy.stats.spearmanr)",
     "task_pearson": "Pearson correlation of the same two task-type VDG vectors (scipy.stats.pearsonr)",
     "task_pearson_p": "two-sided p-value of task_pearson",
+    "task_reason": "why the task-level correlations are empty (fewer than 5 task types entered, or a constant "
+    "side); empty when computed",
     "n": "questions both models kept (both arms answered, or errors scored wrong under incorrect)",
     "n_error": "questions both models have, left out because either model lacks an arm's answer",
     "question_spearman": "Spearman correlation of the per-question VDGs (-1, 0, +1) on the n questions",
@@ -64,23 +77,49 @@ COLUMNS: dict[str, str] = {
 SPLIT_HALF_COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
-    "n": "questions kept under missing_policy, in task types with at least 2 questions",
-    "n_task_types": "task types split (at least 2 questions each)",
+    "min_stratum": "fewest questions a task type needs to be split (never fewer than 2)",
+    "n": "questions kept under missing_policy, in the task types split",
+    "n_task_types": "task types split (at least min_stratum questions each)",
+    "too_small": "task types left out for fewer than min_stratum questions, as 'type (n=k)' joined by '; '",
     "n_splits": "random splits drawn",
     "n_defined": "splits whose correlation is defined (neither half's vector constant)",
     "spearman_mean": "mean Spearman correlation between the halves' task-type VDG vectors",
     "spearman_low": "lower percentile of the split correlations at (1 - ci_level) / 2",
     "spearman_high": "upper percentile of the split correlations at 1 - (1 - ci_level) / 2",
     "ci_level": "coverage of the percentile interval",
+    "reason": "why no split was correlated (fewer than 5 task types) or none is defined; empty otherwise",
     "missing_policy": "exclude or incorrect",
 }
 
 
 def task_vdgs(questions: pd.DataFrame) -> dict[str, Fraction]:
     """Task type -> exact VDG (d - c) / n over one model's kept questions (types with n > 0)."""
+    return {t: gap for t, (gap, _) in _task_profile(questions).items()}
+
+
+def _task_profile(questions: pd.DataFrame) -> dict[str, tuple[Fraction, int]]:
+    """Task type -> (exact VDG, n) over one model's kept questions (types with n > 0)."""
     kept = questions[~questions["excluded"]]
     sums = kept.groupby("task_type", sort=True)["vdg"].agg(["sum", "size"])
-    return {str(t): Fraction(int(s), int(n)) for t, (s, n) in sums.iterrows() if n > 0}
+    return {str(t): (Fraction(int(s), int(n)), int(n)) for t, (s, n) in sums.iterrows() if n > 0}
+
+
+def too_small_note(sizes: dict[str, int], min_stratum: int) -> str:
+    """The task types with fewer than ``min_stratum`` questions, as 'type (n=k)' joined by '; ' (by name)."""
+    return "; ".join(f"{t} (n={int(n)})" for t, n in sorted(sizes.items()) if n < min_stratum)
+
+
+def correlation_reason(n_types: int, min_stratum: int, *correlations: float) -> str:
+    """Why a correlation across ``n_types`` task types is empty ('' when every one of ``correlations`` is
+    defined)."""
+    if n_types < MIN_TASK_TYPES:
+        return (
+            f"{n_types} task types with at least {min_stratum} questions; a correlation across task types needs "
+            f"{MIN_TASK_TYPES}"
+        )
+    if any(np.isnan(c) for c in correlations):
+        return "a side is constant over the task types (all ranks tied)"
+    return ""
 
 
 def _exact_floats(values: list[Fraction]) -> np.ndarray:
@@ -94,7 +133,7 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
     questions = per_question(frame, options)
     rows = []
     for benchmark, group in questions.groupby("benchmark", sort=True):
-        profiles = {str(m): task_vdgs(t) for m, t in group.groupby("model", sort=True)}
+        profiles = {str(m): _task_profile(t) for m, t in group.groupby("model", sort=True)}
         models = sorted(profiles)
         # question x model: the VDG (NaN when excluded or not asked) and whether it was asked.
         wide = group.pivot(index="question_id", columns="model", values="vdg").reindex(columns=models)
@@ -103,11 +142,14 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
         present = asked.to_numpy(dtype=bool)
         for i, j in itertools.combinations(range(len(models)), 2):
             a, b = models[i], models[j]
-            shared_types = sorted(set(profiles[a]) & set(profiles[b]))
-            task_a = _exact_floats([profiles[a][t] for t in shared_types])
-            task_b = _exact_floats([profiles[b][t] for t in shared_types])
-            rho_t, p_t = spearman(task_a, task_b)
-            r_t, pr_t = pearson(task_a, task_b)
+            sizes = {t: min(profiles[a][t][1], profiles[b][t][1]) for t in set(profiles[a]) & set(profiles[b])}
+            entered = sorted(t for t, n in sizes.items() if n >= options.min_stratum)
+            task_a = _exact_floats([profiles[a][t][0] for t in entered])
+            task_b = _exact_floats([profiles[b][t][0] for t in entered])
+            rho_t, p_t, r_t, pr_t = np.nan, np.nan, np.nan, np.nan
+            if len(entered) >= MIN_TASK_TYPES:
+                rho_t, p_t = spearman(task_a, task_b)
+                r_t, pr_t = pearson(task_a, task_b)
             both = present[:, i] & present[:, j]
             kept = both & ~np.isnan(gaps[:, i]) & ~np.isnan(gaps[:, j])
             va, vb = gaps[kept, i], gaps[kept, j]
@@ -118,11 +160,14 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
                     "benchmark": benchmark,
                     "model_a": a,
                     "model_b": b,
-                    "n_task_types": len(shared_types),
+                    "min_stratum": options.min_stratum,
+                    "n_task_types": len(entered),
+                    "too_small": too_small_note(sizes, options.min_stratum),
                     "task_spearman": rho_t,
                     "task_p": p_t,
                     "task_pearson": r_t,
                     "task_pearson_p": pr_t,
+                    "task_reason": correlation_reason(len(entered), options.min_stratum, rho_t, r_t),
                     "n": int(kept.sum()),
                     "n_error": int((both & ~kept).sum()),
                     "question_spearman": rho_q,
@@ -190,34 +235,39 @@ def split_half_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     questions = per_question(frame, options)
     rows = []
     tail = (1.0 - options.ci_level) / 2.0
+    smallest = max(2, options.min_stratum)
     for (model, benchmark), table in questions.groupby(["model", "benchmark"], sort=True):
         kept = table[~table["excluded"]]
-        sizes = kept["task_type"].value_counts()
-        kept = kept[kept["task_type"].isin(sizes.index[sizes >= 2])]
+        sizes = kept["task_type"].astype(str).value_counts()
+        kept = kept[kept["task_type"].astype(str).isin(sizes.index[sizes >= smallest])]
         codes = pd.factorize(kept["task_type"], sort=True)[0]
         n_types = int(np.unique(codes).size)
         row = {
             "model": model,
             "benchmark": benchmark,
+            "min_stratum": smallest,
             "n": len(kept),
             "n_task_types": n_types,
+            "too_small": too_small_note(sizes.to_dict(), smallest),
             "n_splits": N_SPLITS,
             "n_defined": 0,
             "spearman_mean": np.nan,
             "spearman_low": np.nan,
             "spearman_high": np.nan,
             "ci_level": options.ci_level,
+            "reason": correlation_reason(n_types, smallest),
             "missing_policy": options.missing,
         }
-        if n_types >= MIN_POINTS:
-            rho = split_half_correlations(
-                kept["vdg"].to_numpy(dtype=np.int64), codes, rng_for("split_half", model, benchmark)
-            )
+        if n_types >= MIN_TASK_TYPES:
+            seed = question_set_seed(options, "split_half", benchmark, question_ids=kept["question_id"])
+            rho = split_half_correlations(kept["vdg"].to_numpy(dtype=np.int64), codes, np.random.default_rng(seed))
             rho = rho[np.isfinite(rho)]
             row["n_defined"] = int(rho.size)
             if rho.size:
                 row["spearman_mean"] = float(rho.mean())
                 row["spearman_low"], row["spearman_high"] = (float(q) for q in np.quantile(rho, [tail, 1 - tail]))
+            else:
+                row["reason"] = "every split has a constant half (all ranks tied)"
         rows.append(row)
     if not rows:
         return empty(SPLIT_HALF_COLUMNS)
@@ -227,7 +277,8 @@ def split_half_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
 ANALYSES = (
     Analysis(
         "consistency",
-        "Per pair of models: Spearman and Pearson correlations of task-type VDGs, and agreement of per-question VDGs.",
+        "Per pair of models: Spearman and Pearson correlations of task-type VDGs (task types with >= min_stratum "
+        "questions, at least 5), and agreement of per-question VDGs.",
         COLUMNS,
         consistency_table,
         needs=conditions_needed("orig", "black"),

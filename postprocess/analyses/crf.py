@@ -11,21 +11,33 @@ largest N is the strongest compression. Five tables:
   It compares predictions, not correctness, across all levels at once, so it has its own table
   (one row per task type) rather than a value repeated on every level row of ``crf_flips``.
 - ``crf_enrichment``: Fisher's exact test of whether compression-sensitive questions are more
-  often visually grounded (VDG = +1: right on orig, wrong on black) than the others.
+  often visually grounded (VDG = +1: right on orig, wrong on black) than the others. Both
+  "sensitive" (right on orig, wrong at the strongest level) and "VDG = +1" require a right orig
+  answer, so over all questions they are associated by construction (every question wrong on orig
+  lands in the "not sensitive, VDG <= 0" cell). The headline test is therefore made on the
+  questions answered right on orig: sensitive against wrong on black. The paper's test over every
+  question stays beside it in the ``*_unconditioned`` columns, for reproduction.
 - ``crf_vdg``: per model, the Spearman correlation over task types between a task type's flip
   count summed over the CRF levels (C->I + I->C of every level, from ``crf_flips``) and its VDG
-  (the ``vdg`` table's value: orig vs black on its own question set under the policy). Do the task
-  types that need the video also break under compression? Also on the flip *rate* (flips / (n *
-  levels)), since a raw count grows with the task type's size.
+  (the ``vdg`` table's value under the same options). Do the task types that need the video also
+  break under compression? Also on the flip *rate* (flips / (n * levels)), since a raw count grows
+  with the task type's size. Only task types with at least ``options.min_stratum`` questions (in
+  both tables) enter, and a correlation needs ``MIN_TASK_TYPES`` of them (``reason`` says why not).
 
-Question sets. ``crf`` and ``crf_flips`` compare orig and all CRF levels present on one common set
-per (model, benchmark, task type): with ``missing="exclude"`` a question with an error at orig or
-at any CRF level is dropped from every level (``n_error``); with ``"incorrect"`` errors are scored
-wrong and all questions count. On that common set ``net / n`` of a flips row equals ``delta`` of
-the matching ``crf`` row. ``crf_stability`` needs no policy: a prediction is the parsed letter, or
-"error" / "unparsed" when there is none (two different values), so a question that fails at every
-level is stable. ``crf_enrichment`` always uses the *complete* set
-(no error at orig, black or any CRF level), whatever the policy, as the paper's section 4.4 does.
+Question sets (the ``question_rule`` column names each table's). ``crf`` and ``crf_flips`` compare
+orig and the CRF levels on one common set. With ``options.question_set="shared"`` (the default) it
+is one set per benchmark, so that the levels of a model and the models of a benchmark are all
+compared on the same questions: with ``missing="exclude"`` a question that any model of the
+benchmark has an error for at orig or at one of its CRF levels is dropped from every level and
+every model (``n_error``). With ``"per-model"`` each (model, benchmark) has its own common set (the
+questions that model answered at orig and every level). With ``missing="incorrect"`` errors are
+scored wrong and all questions count. On the common set ``net / n`` of a flips row equals
+``delta`` of the matching ``crf`` row. ``crf_stability`` needs no policy: a prediction is the parsed
+letter, or "error" / "unparsed" when there is none (two different values), so a question that fails
+at every level is stable. ``crf_enrichment`` always uses a *complete* set (no error at orig, black
+or any CRF level), whatever the missing policy, as the paper's section 4.4 does: shared (no error
+for any model of the benchmark with black) or per model, by ``options.question_set``. No table
+here resamples: the CIs are Wilson intervals and the tests exact, so no seed is involved.
 
 Sensitivity. The paper calls a question compression-sensitive when "its correctness changes under
 the strongest compression", but its published cells (11 sensitive with VDG = +1, 7 with VDG <= 0
@@ -48,9 +60,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import OVERALL
+from postprocess.analyses._paired import OVERALL, QUESTION_SET_PER_MODEL, question_rule
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import per_question, vdg_table
+from postprocess.analyses.consistency import MIN_TASK_TYPES, correlation_reason, too_small_note
+from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
 from postprocess.stats import fisher, spearman, wilson
 
 ORIG = "orig"
@@ -64,8 +77,9 @@ COLUMNS: dict[str, str] = {
     "condition": "orig or a CRF level (crf<N>), in order of N",
     "crf": "the CRF value N (0 for orig)",
     "levels": "the conditions compared for this model, joined by '>'",
-    "n": "questions compared: answered at orig and every CRF level (all questions under missing_policy=incorrect)",
-    "n_error": "questions excluded because orig or some CRF level has no answer",
+    "question_rule": "the questions the rows are computed on (one set for every level and, when shared, every model)",
+    "n": "questions compared: those of question_rule (all questions under missing_policy=incorrect)",
+    "n_error": "questions excluded because orig or some CRF level has no answer (for any model, when shared)",
     "n_correct": "questions answered right at this level, of the n",
     "acc": "n_correct / n",
     "ci_low": "lower bound of the Wilson score interval of acc",
@@ -83,8 +97,9 @@ FLIPS_COLUMNS: dict[str, str] = {
     "condition": "the CRF level compared with orig (crf<N>)",
     "crf": "the CRF value N",
     "levels": "the conditions of the common question set, joined by '>'",
+    "question_rule": "the questions the rows are computed on (the crf table's set)",
     "n": "questions compared (the same set as the crf table's rows)",
-    "n_error": "questions excluded because orig or some CRF level has no answer",
+    "n_error": "questions excluded because orig or some CRF level has no answer (for any model, when shared)",
     "c_to_i": "right at orig, wrong at this level",
     "i_to_c": "wrong at orig, right at this level",
     "net": "i_to_c - c_to_i (equals n * delta of the crf table)",
@@ -97,6 +112,7 @@ STABILITY_COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "task_type": "task type, or Overall",
     "levels": "the conditions compared, joined by '>' (orig and every CRF level present)",
+    "question_rule": "the questions the rows are computed on: every question (an error is a prediction value)",
     "n": "questions (all of them: no missing policy applies)",
     "n_identical": "questions with the same prediction at every level; an error or unparsed answer is a value",
     "identical_pred_pct": "100 * n_identical / n",
@@ -107,36 +123,56 @@ ENRICHMENT_COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "strongest": "the strongest CRF level present (largest N)",
     "levels": "the CRF levels whose errors define the complete set, joined by '>'",
-    "question_set": "which questions are tested (always the complete set, whatever missing_policy)",
-    "n": "questions in the complete set: no error at orig, black or any CRF level",
+    "question_rule": "the complete set tested: no error at orig, black or any CRF level (whatever missing_policy)",
+    "n": "questions in the complete set",
     "n_error": "questions left out because some of those conditions has no answer",
     "sensitive_definition": "which questions count as compression-sensitive",
-    "n_sensitive": "sensitive questions (a + b)",
-    "a": "sensitive and VDG = +1 (right on orig, wrong on black)",
-    "b": "sensitive and VDG <= 0",
-    "c": "not sensitive and VDG = +1",
-    "d": "not sensitive and VDG <= 0",
-    "odds_ratio": "sample odds ratio a*d / (b*c) (inf when b*c = 0; empty when a margin is 0)",
-    "p_greater": "one-sided Fisher exact p-value, alternative: odds ratio > 1 (empty when a margin is 0)",
-    "p_two_sided": "two-sided Fisher exact p-value (scipy's convention; empty when a margin is 0)",
-    "vdg_plus_rate_sensitive_pct": "100 * a / (a + b) (empty when no question is sensitive)",
-    "vdg_plus_rate_base_pct": "100 * c / (c + d), among the non-sensitive (empty when all are sensitive)",
+    "conditioned_on": "the questions the headline test (a, b, c, d, odds_ratio, p_*) is made on",
+    "n_orig_correct": "questions of the n answered right at orig: a + b + c + d",
+    "n_sensitive": "sensitive questions (a + b); sensitive implies right at orig, so the same in both tests",
+    "a": "right at orig: sensitive and wrong on black (VDG = +1)",
+    "b": "right at orig: sensitive and right on black (VDG = 0)",
+    "c": "right at orig: not sensitive and wrong on black (VDG = +1)",
+    "d": "right at orig: not sensitive and right on black (VDG = 0)",
+    "odds_ratio": "sample odds ratio a*d / (b*c) among the questions right at orig (inf when b*c = 0; empty "
+    "when a margin is 0)",
+    "p_greater": "one-sided Fisher exact p-value of a, b, c, d, alternative: odds ratio > 1 (empty when a margin is 0)",
+    "p_two_sided": "two-sided Fisher exact p-value of a, b, c, d (scipy's convention; empty when a margin is 0)",
+    "vdg_plus_rate_sensitive_pct": "100 * a / (a + b): VDG = +1 among the sensitive (the same in both tests; "
+    "empty when no question is sensitive)",
+    "vdg_plus_rate_base_pct": "100 * c / (c + d): VDG = +1 among the non-sensitive questions right at orig "
+    "(empty when there are none)",
+    "a_unconditioned": "the paper's test over all n questions: sensitive and VDG = +1 (equals a)",
+    "b_unconditioned": "sensitive and VDG <= 0 over all n questions (equals b)",
+    "c_unconditioned": "not sensitive and VDG = +1 over all n questions (equals c)",
+    "d_unconditioned": "not sensitive and VDG <= 0 over all n questions: d plus every question wrong at orig",
+    "odds_ratio_unconditioned": "a * d_unconditioned / (b * c): the paper's odds ratio, inflated by construction "
+    "(both events need a right orig answer); inf when b*c = 0, empty when a margin is 0",
+    "p_greater_unconditioned": "one-sided Fisher exact p-value of the unconditioned table (the paper's p)",
+    "p_two_sided_unconditioned": "two-sided Fisher exact p-value of the unconditioned table",
+    "vdg_plus_rate_base_pct_unconditioned": "100 * c / (c + d_unconditioned): VDG = +1 among every "
+    "non-sensitive question (the paper's base rate)",
 }
 
 VDG_COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
     "levels": "the CRF levels whose flips are summed, joined by '>'",
-    "n_task_types": "task types with both a flip count and a VDG",
+    "question_rule": "the question sets: the flips' (crf_flips) and the VDG's (vdg table)",
+    "min_stratum": "fewest questions a task type needs (in both tables) to enter the correlations",
+    "n_task_types": "task types that entered: a flip count and a VDG, each on at least min_stratum questions",
+    "too_small": "task types left out for fewer than min_stratum questions, as 'type (n=k)' joined by '; '",
     "flip_spearman": "Spearman correlation over task types of the flip count (C->I + I->C summed over the "
     "levels) and the task type's VDG",
     "flip_p": "two-sided p-value of flip_spearman (scipy.stats.spearmanr)",
     "flip_rate_spearman": "Spearman correlation of the flip rate (flips / (n * levels)) and the VDG",
     "flip_rate_p": "two-sided p-value of flip_rate_spearman",
+    "reason": "why the correlations are empty (too few task types, or a constant side); empty when computed",
     "missing_policy": "exclude or incorrect (the flips' common set and the VDG's question set)",
 }
 
-COMPLETE_SET = "complete: no error at orig, black or any CRF level"
+#: The ``question_rule`` of ``crf_stability``: no missing policy applies (an error is a prediction value).
+STABILITY_RULE = "every question; an error or unparsed answer is a prediction value"
 
 
 def crf_levels(conditions: Iterable[str]) -> list[tuple[int, str]]:
@@ -164,13 +200,15 @@ class _Block:
 
     ``correct[c]`` is False for an error row, as ``_paired.paired`` scores it; ``error[c]`` marks
     rows with no answer; ``pred[c]`` codes the prediction (a letter's code, ``-2`` for an error,
-    ``-3`` for an unparsed answer), so equal codes mean identical predictions.
+    ``-3`` for an unparsed answer), so equal codes mean identical predictions. ``question`` holds
+    question codes shared by every block of the frame (one id, one code).
     """
 
     model: str
     benchmark: str
     names: list[str]
     has_black: bool
+    question: np.ndarray
     task: np.ndarray
     task_names: np.ndarray
     correct: dict[str, np.ndarray]
@@ -272,6 +310,7 @@ def _each_block(frame: pd.DataFrame) -> Iterator[_Block]:
             benchmark=benchmark,
             names=names,
             has_black=bool(has[1]),
+            question=question[lo:hi],
             task=task[lo:hi],
             task_names=task_names,
             correct={c: matrices["correct"][lo:hi, i] for c, i in columns.items()},
@@ -287,6 +326,38 @@ def _raise_row(frame: pd.DataFrame, row: int, what: str) -> None:
         f"model {rec['model']!r}, benchmark {rec['benchmark']!r}: condition {rec['condition']!r} {what} "
         f"{rec['question_id']!r}; de-duplicate the frame (postprocess.io.load_frame does)"
     )
+
+
+def _compared(
+    blocks: list[_Block], options: Options, *, black: bool, missing: str
+) -> Iterator[tuple[_Block, list[str], np.ndarray, str]]:
+    """Each block compared, its conditions, the questions dropped from every arm, and their ``question_rule``.
+
+    The conditions are orig, black (when ``black``: the enrichment's set, blocks without black left out) and the
+    block's CRF levels. Under ``options.question_set="shared"`` a question dropped for one block of a benchmark is
+    dropped for every block of it, so the levels of a model and the models of a benchmark share one set.
+    """
+    chosen = [block for block in blocks if block.has_black or not black]
+
+    def conditions(block: _Block) -> list[str]:
+        return [ORIG, *([BLACK] if black else []), *block.names]
+
+    if options.question_set == QUESTION_SET_PER_MODEL:
+        for block in chosen:
+            compared = conditions(block)
+            rule = question_rule(compared, missing, QUESTION_SET_PER_MODEL)
+            yield block, compared, block.excluded(compared, missing), rule
+        return
+    dropped: dict[str, np.ndarray] = {}
+    levels: dict[str, set[str]] = {}
+    for block in chosen:
+        codes = block.question[block.excluded(conditions(block), missing)]
+        dropped[block.benchmark] = np.union1d(dropped.get(block.benchmark, codes[:0]), codes)
+        levels.setdefault(block.benchmark, set()).update(block.names)
+    for block in chosen:
+        every = [ORIG, *([BLACK] if black else []), *(name for _, name in crf_levels(levels[block.benchmark]))]
+        excluded = np.isin(block.question, dropped[block.benchmark])
+        yield block, conditions(block), excluded, question_rule(every, missing)
 
 
 def _tally(block: _Block, excluded: np.ndarray, columns: dict[str, np.ndarray]) -> list[tuple[str, dict[str, int]]]:
@@ -307,9 +378,7 @@ def _tally(block: _Block, excluded: np.ndarray, columns: dict[str, np.ndarray]) 
 def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy at orig and every CRF level per (model, benchmark, task type); columns as in ``COLUMNS``."""
     rows = []
-    for block in _blocks(frame):
-        conditions = [ORIG, *block.names]
-        excluded = block.excluded(conditions, options.missing)
+    for block, conditions, excluded, rule in _compared(_blocks(frame), options, black=False, missing=options.missing):
         columns = {f"{kind}_{c}": getattr(block, kind)[c] for c in conditions for kind in ("correct", "unparsed")}
         for task_type, count in _tally(block, excluded, columns):
             n = count["n"]
@@ -324,6 +393,7 @@ def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
                         "condition": condition,
                         "crf": 0 if condition == ORIG else int(condition[3:]),
                         "levels": ">".join(conditions),
+                        "question_rule": rule,
                         "n": n,
                         "n_error": count["n_error"],
                         "n_correct": k,
@@ -344,9 +414,7 @@ def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
 def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Correctness flips between orig and each CRF level; columns as in ``FLIPS_COLUMNS``."""
     rows = []
-    for block in _blocks(frame):
-        conditions = [ORIG, *block.names]
-        excluded = block.excluded(conditions, options.missing)
+    for block, conditions, excluded, rule in _compared(_blocks(frame), options, black=False, missing=options.missing):
         orig = block.correct[ORIG]
         columns = {}
         for c in block.names:
@@ -364,6 +432,7 @@ def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
                         "condition": condition,
                         "crf": int(condition[3:]),
                         "levels": ">".join(conditions),
+                        "question_rule": rule,
                         "n": n,
                         "n_error": count["n_error"],
                         "c_to_i": c_to_i,
@@ -398,6 +467,7 @@ def stability_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
                     "benchmark": block.benchmark,
                     "task_type": task_type,
                     "levels": ">".join(conditions),
+                    "question_rule": STABILITY_RULE,
                     "n": n,
                     "n_identical": k,
                     "identical_pred_pct": 100 * k / n if n else np.nan,
@@ -408,49 +478,63 @@ def stability_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
     return pd.DataFrame(rows, columns=list(STABILITY_COLUMNS))
 
 
+def _fisher_columns(a: int, b: int, c: int, d: int, suffix: str = "") -> dict[str, float]:
+    """odds_ratio, p_greater and p_two_sided (with ``suffix``) of the table ((a, b), (c, d)); empty when a margin
+    is 0 (the test is undefined)."""
+    names = (f"odds_ratio{suffix}", f"p_greater{suffix}", f"p_two_sided{suffix}")
+    if min(a + b, c + d, a + c, b + d) == 0:
+        return dict.fromkeys(names, np.nan)
+    test = fisher(a, b, c, d)
+    return dict(zip(names, (test.odds_ratio, test.p_greater, test.p_two_sided), strict=True))
+
+
 def enrichment_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Fisher test of VDG = +1 among compression-sensitive questions; columns as in ``ENRICHMENT_COLUMNS``.
 
-    ``options`` is unused: the test always runs on the complete set (see the module docstring).
+    The test always runs on a complete set (``options.missing`` unused; see the module docstring). The headline
+    test is on the questions right at orig; the ``*_unconditioned`` columns hold the paper's test on all of them.
     """
     rows = []
-    for block in _blocks(frame):
-        if not block.has_black:
-            continue
+    for block, _, excluded, rule in _compared(_blocks(frame), options, black=True, missing="exclude"):
         strongest = block.names[-1]
-        excluded = block.excluded([ORIG, BLACK, *block.names], "exclude")
         kept = ~excluded
         orig = block.correct[ORIG][kept]
         sensitive = orig & ~block.correct[strongest][kept]
-        vdg_plus = orig & ~block.correct[BLACK][kept]
-        a = int((sensitive & vdg_plus).sum())
-        b = int((sensitive & ~vdg_plus).sum())
-        c = int((~sensitive & vdg_plus).sum())
-        d = int((~sensitive & ~vdg_plus).sum())
-        row = {
-            "model": block.model,
-            "benchmark": block.benchmark,
-            "strongest": strongest,
-            "levels": ">".join(block.names),
-            "question_set": COMPLETE_SET,
-            "n": int(kept.sum()),
-            "n_error": int(excluded.sum()),
-            "sensitive_definition": f"C->I: right at {ORIG}, wrong at {strongest}",
-            "n_sensitive": a + b,
-            "a": a,
-            "b": b,
-            "c": c,
-            "d": d,
-            "odds_ratio": np.nan,
-            "p_greater": np.nan,
-            "p_two_sided": np.nan,
-            "vdg_plus_rate_sensitive_pct": 100 * a / (a + b) if a + b else np.nan,
-            "vdg_plus_rate_base_pct": 100 * c / (c + d) if c + d else np.nan,
-        }
-        if min(a + b, c + d, a + c, b + d) > 0:
-            test = fisher(a, b, c, d)
-            row["odds_ratio"], row["p_greater"], row["p_two_sided"] = test.odds_ratio, test.p_greater, test.p_two_sided
-        rows.append(row)
+        black_wrong = ~block.correct[BLACK][kept]
+        # On orig-correct questions VDG = +1 is "wrong on black"; every other question has VDG <= 0.
+        a = int((sensitive & black_wrong).sum())
+        b = int((sensitive & ~black_wrong).sum())
+        c = int((orig & ~sensitive & black_wrong).sum())
+        d = int((orig & ~sensitive & ~black_wrong).sum())
+        d_all = d + int((~orig).sum())
+        rows.append(
+            {
+                "model": block.model,
+                "benchmark": block.benchmark,
+                "strongest": strongest,
+                "levels": ">".join(block.names),
+                "question_rule": rule,
+                "n": int(kept.sum()),
+                "n_error": int(excluded.sum()),
+                "sensitive_definition": f"C->I: right at {ORIG}, wrong at {strongest}",
+                "conditioned_on": f"right at {ORIG}",
+                "n_orig_correct": a + b + c + d,
+                "n_sensitive": a + b,
+                "a": a,
+                "b": b,
+                "c": c,
+                "d": d,
+                **_fisher_columns(a, b, c, d),
+                "vdg_plus_rate_sensitive_pct": 100 * a / (a + b) if a + b else np.nan,
+                "vdg_plus_rate_base_pct": 100 * c / (c + d) if c + d else np.nan,
+                "a_unconditioned": a,
+                "b_unconditioned": b,
+                "c_unconditioned": c,
+                "d_unconditioned": d_all,
+                **_fisher_columns(a, b, c, d_all, "_unconditioned"),
+                "vdg_plus_rate_base_pct_unconditioned": 100 * c / (c + d_all) if c + d_all else np.nan,
+            }
+        )
     if not rows:
         return empty(ENRICHMENT_COLUMNS)
     return pd.DataFrame(rows, columns=list(ENRICHMENT_COLUMNS))
@@ -459,7 +543,9 @@ def enrichment_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
 def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Spearman correlation of task types' CRF flip counts with their VDG, per model; ``VDG_COLUMNS``.
 
-    A correlation is empty when fewer than 3 task types are compared or either side is constant.
+    Task types with fewer than ``options.min_stratum`` questions in the flips or the VDG are left out (listed in
+    ``too_small``). A correlation is empty when fewer than ``MIN_TASK_TYPES`` task types enter or either side is
+    constant (``reason``).
     """
     flips = flips_table(frame, options)
     gaps = vdg_table(frame, options)
@@ -475,25 +561,32 @@ def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
         )
         per_type["flips"] += per_type.pop("back")
         per_type = per_type[per_type["n"] > 0]
-        vdg = gaps[(gaps["model"] == model) & (gaps["benchmark"] == benchmark)].set_index("task_type")["vdg"]
-        if vdg.empty:  # no black for this model: no VDG
+        mine = gaps[(gaps["model"] == model) & (gaps["benchmark"] == benchmark)].set_index("task_type")
+        if mine.empty:  # no black for this model: no VDG
             continue
-        shared = per_type.index.intersection(vdg.index)
-        count = per_type.loc[shared, "flips"].to_numpy(dtype=np.float64)
-        rate = count / (per_type.loc[shared, "n"].to_numpy(dtype=np.float64) * len(levels))
-        v = vdg.loc[shared].to_numpy(dtype=np.float64)
-        rho_c, p_c = spearman(count, v)
-        rho_r, p_r = spearman(rate, v)
+        shared = per_type.index.intersection(mine.index)
+        size = np.minimum(per_type.loc[shared, "n"].to_numpy(), mine.loc[shared, "n"].to_numpy())
+        entered = shared[size >= options.min_stratum]
+        count = per_type.loc[entered, "flips"].to_numpy(dtype=np.float64)
+        rate = count / (per_type.loc[entered, "n"].to_numpy(dtype=np.float64) * len(levels))
+        v = mine.loc[entered, "vdg"].to_numpy(dtype=np.float64)
+        enough = len(entered) >= MIN_TASK_TYPES
+        rho_c, p_c = spearman(count, v) if enough else (np.nan, np.nan)
+        rho_r, p_r = spearman(rate, v) if enough else (np.nan, np.nan)
         rows.append(
             {
                 "model": model,
                 "benchmark": benchmark,
                 "levels": ">".join(sorted(levels, key=lambda c: int(c[3:]))),
-                "n_task_types": len(shared),
+                "question_rule": f"flips: {group['question_rule'].iloc[0]}; VDG: {mine['question_rule'].iloc[0]}",
+                "min_stratum": options.min_stratum,
+                "n_task_types": len(entered),
+                "too_small": too_small_note(dict(zip(shared, size, strict=True)), options.min_stratum),
                 "flip_spearman": rho_c,
                 "flip_p": p_c,
                 "flip_rate_spearman": rho_r,
                 "flip_rate_p": p_r,
+                "reason": correlation_reason(len(entered), options.min_stratum, rho_c, rho_r),
                 "missing_policy": options.missing,
             }
         )
@@ -539,7 +632,8 @@ ANALYSES = (
     ),
     Analysis(
         "crf_enrichment",
-        "Fisher exact test: are compression-sensitive (C->I) questions enriched for VDG = +1?",
+        "Fisher exact test, among questions right at orig: are compression-sensitive (C->I) ones enriched for "
+        "VDG = +1? (the paper's test over all questions beside it, *_unconditioned)",
         ENRICHMENT_COLUMNS,
         enrichment_table,
         needs=_crf_needs(ORIG, BLACK),
@@ -547,10 +641,11 @@ ANALYSES = (
     ),
     Analysis(
         "crf_vdg",
-        "Per model: Spearman correlation over task types between CRF answer flips and VDG.",
+        "Per model: Spearman correlation over task types (>= min_stratum questions, at least 5) between CRF "
+        "answer flips and VDG.",
         VDG_COLUMNS,
         crf_vdg_table,
         needs=_crf_needs(ORIG, BLACK),
-        shares=(_blocks, per_question, vdg_table),
+        shares=(_blocks, per_question, vdg_table, question_set_cache),
     ),
 )

@@ -1,7 +1,12 @@
 """The diagnostic ladder: black -> single -> shuffled -> ordered -> orig, and the deltas between rungs.
 
 Probes (``reversed``) sit beside a rung: ``direction`` = ordered - reversed, the same key frames
-with the time direction flipped."""
+with the time direction flipped.
+
+A model's rungs are compared on one question set per benchmark (``Options.question_set="shared"``): the
+questions no model that ran the same rungs has an error for under any of them (``vdg.compared_questions``);
+``"per-model"`` keeps each model on its own answered questions. Strata below ``Options.min_stratum`` keep
+their accuracies and deltas but no CI (``too_small``); CIs as the vdg table's (``vdg.ci_or_none``)."""
 
 from __future__ import annotations
 
@@ -9,8 +14,15 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
-from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.stats import bootstrap_mean
+from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.vdg import (
+    ci_columns,
+    ci_or_none,
+    compared_questions,
+    in_question_set,
+    question_set_cache,
+    rule_of,
+)
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
@@ -18,22 +30,30 @@ COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "task_type": "task type, or Overall",
     "rungs": "the ladder conditions present for this model, joined by '>'",
-    "n": "questions answered under every rung present",
+    "n": "questions answered under every rung present (and in the shared question set)",
     "n_error": "questions excluded because some rung has no answer",
+    "n_not_shared": "questions this model answered under every rung but left out because another model with the "
+    "same rungs has an error on them (question_set=shared); 0 under per-model or missing_policy=incorrect",
     **{f"acc_{rung}": f"accuracy under {rung} (empty when not run)" for rung in (*LADDER, *LADDER_PROBES)},
     **{
         column: entry
         for name, upper, lower in LADDER_DELTAS
         for column, entry in (
             (name, f"acc_{upper} - acc_{lower} (empty when either rung is missing)"),
-            (f"{name}_ci_low", f"lower bound of the paired bootstrap CI of {name}"),
-            (f"{name}_ci_high", f"upper bound of the paired bootstrap CI of {name}"),
+            (f"{name}_ci_low", f"lower bound of the paired bootstrap CI of {name} (empty when too_small)"),
+            (f"{name}_ci_high", f"upper bound of the paired bootstrap CI of {name} (empty when too_small)"),
         )
     },
     "temporal_definition": "ordered - shuffled, or orig - shuffled when there is no ordered rung (as the paper)",
+    "too_small": "n is below min_stratum: descriptive values only, no CIs",
     "ci_level": "confidence level of the CIs",
-    "n_resamples": "bootstrap resamples",
+    "ci_method": "exact when every CI of the row is (the bootstrap distribution's own percentiles), else monte "
+    "carlo; empty without CIs",
+    "n_resamples": "the most bootstrap resamples a CI of the row drew (0 when exact or without CIs)",
+    "mc_se": "the largest estimated Monte Carlo standard error of the row's CI endpoints (0 when exact; empty "
+    "without CIs)",
     "missing_policy": "exclude or incorrect",
+    "question_rule": "which questions the rows share: the model's rungs, question_set and missing_policy",
 }
 
 
@@ -53,6 +73,7 @@ def _ladder_needs(present: frozenset[str]) -> str | None:
     return f"fewer than two ladder rungs run ({', '.join(LADDER)}; has {', '.join(rungs) or 'none'})"
 
 
+@memo_by_frame
 def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy at each rung and the deltas with CIs, per (model, benchmark, task type)."""
     rows = []
@@ -66,9 +87,12 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         deltas = _deltas(compared)
         error = table["error"].to_numpy(dtype=bool)
         correct = {rung: table[f"correct_{rung}"].to_numpy(dtype=bool) for rung in compared}
+        question_ids = table["question_id"].to_numpy()
         videos = table["video_id"].to_numpy()
+        shared = in_question_set(question_ids, compared_questions(frame, str(benchmark), compared, options))
+        rule = rule_of(compared, options)
         for task_type, rows_of_task in task_type_masks(table):
-            kept = rows_of_task & ~error
+            kept = rows_of_task & ~error & shared
             n = int(kept.sum())
             row = {
                 "model": model,
@@ -77,25 +101,24 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "rungs": ">".join(rungs),
                 "n": n,
                 "n_error": int((rows_of_task & error).sum()),
+                "n_not_shared": int((rows_of_task & ~error & ~shared).sum()),
                 "temporal_definition": "ordered - shuffled" if "ordered" in rungs else "orig - shuffled",
+                "too_small": n < options.min_stratum,
                 "ci_level": options.ci_level,
-                "n_resamples": options.n_resamples,
                 "missing_policy": options.missing,
+                "question_rule": rule,
             }
             for rung in (*LADDER, *LADDER_PROBES):
                 row[f"acc_{rung}"] = correct[rung][kept].mean() if rung in compared and n else np.nan
+            cis = []
             for name, upper, lower in deltas:
                 diff = correct[upper][kept].astype(int) - correct[lower][kept].astype(int)
                 row[name] = diff.mean() if n else np.nan
-                if n:
-                    ci = bootstrap_mean(
-                        diff,
-                        n_resamples=options.n_resamples,
-                        seed=options.seed_for("ladder", name, model, benchmark, task_type),
-                        level=options.ci_level,
-                        clusters=videos[kept] if options.cluster else None,
-                    )
+                ci = ci_or_none(diff, options, ("ladder", benchmark, task_type, name), question_ids[kept], videos[kept])
+                if ci is not None:
                     row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci.low, ci.high
+                cis.append(ci)
+            row.update(ci_columns(cis))
             rows.append(row)
     if not rows:
         return empty(COLUMNS)
@@ -109,5 +132,6 @@ ANALYSES = (
         COLUMNS,
         ladder_table,
         needs=_ladder_needs,
+        shares=(ladder_table, question_set_cache),
     ),
 )

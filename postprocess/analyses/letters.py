@@ -7,9 +7,10 @@ accounts for.
 
 Conventions (each named in a column):
 
-- Each question has its own option count (``postprocess.choices``: the record's ``n_options`` or
-  ``options``, else the benchmark's declared count, else the largest letter seen for it, at least
-  4). A letter beyond it is not an answer (``postprocess.io`` makes it ``unparsed``).
+- Each question has its own option count (``postprocess.choices``: an ``--options-file``, else the
+  record's ``n_options`` or ``options``, else the benchmark's declared count, else the largest letter
+  of its task type's key and replies; ``n_options_rule`` names the rules a row's counts came from). A
+  letter beyond it is not an answer (``postprocess.io`` makes it ``unparsed``).
 - Chance and the chi-square null are per question: a question-blind answerer picks uniformly among
   *that question's* options, so letter L is expected ``sum over questions with more than L options
   of 1 / n_options`` times. When every question has k options this is the usual uniform-over-k test.
@@ -25,7 +26,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.choices import option_counts
+from postprocess.choices import RULES, option_counts, rule_codes, rules_label
 from postprocess.stats import chi2_counts
 from vdg_tasks.parse import LETTERS
 
@@ -33,8 +34,10 @@ COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
     "condition": "condition name",
-    "n_options": "options per question (postprocess.choices: declared, else the benchmark's count, else the largest "
-    "letter seen, at least 4); the largest among the n questions when they differ",
+    "n_options": "options per question (postprocess.choices: the options file, else the record's, else the "
+    "benchmark's declared count, else inferred per task type); the largest among the n questions when they differ",
+    "n_options_rule": "the rules that gave the n questions their option counts (in precedence order, joined by "
+    "'; '): options file, record, benchmark declares, inferred per task type",
     "n": "questions counted: answered (ok + unparsed), plus errors under missing_policy=incorrect",
     "n_letter": "answers with a readable letter (the predicted-letter counts sum to this)",
     "n_unparsed": "answers with no readable letter (in n, scored wrong, no letter)",
@@ -111,6 +114,7 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
         "pred {pred!r} is beyond the question's option count (postprocess.io.load_frame makes it unparsed)",
     )
     pred = np.where(has_pred, pred, -1)
+    rules = rule_codes(frame).astype(np.int64)
 
     group, key_table = cell_index(frame)
     groups = list(key_table.itertuples(index=False, name=None))
@@ -140,6 +144,8 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     top_counted = _largest(counted_by_size)
     top_any = _largest(_counts_by(group, options_of, n_groups, sizes))
     inverse_options = np.bincount(group[counted], weights=1.0 / options_of[counted], minlength=n_groups)
+    counted_rules = _counts_by(group[counted], rules[counted], n_groups, len(RULES))
+    any_rules = _counts_by(group, rules, n_groups, len(RULES))
 
     rows = []
     for i, (model, benchmark, condition) in enumerate(groups):
@@ -150,6 +156,7 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
             "benchmark": benchmark,
             "condition": condition,
             "n_options": k,
+            "n_options_rule": rules_label(np.flatnonzero(counted_rules[i] if n[i] else any_rules[i])),
             "n": int(n[i]),
             "n_letter": int(n_letter[i]),
             "n_unparsed": int(n_unparsed[i]),

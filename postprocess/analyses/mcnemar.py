@@ -1,31 +1,55 @@
 """Model against model on the same questions: McNemar per condition, and the orig/black dissociation.
 
-A pair is two models of one benchmark, named in alphabetical order (``model_a < model_b``).
-Every table here compares them on one question set per condition:
+A pair is two models of one benchmark, named in alphabetical order (``model_a < model_b``): renaming a
+model can swap a pair's orientation (then acc_a <-> acc_b, diff -> -diff, b01 <-> b10, interaction ->
+-interaction), and changes no other number.
+
+Question sets: one function, ``_Pair.keep``, decides the questions of a pair under a condition, and every
+table comparing the pair there (``mcnemar``, ``dissociation``, ``kappa``) uses it; ``question_rule`` names it.
 
 - ``missing="exclude"``: the questions neither model has an error for, under that condition and
   under ``orig`` and ``black`` (the *anchor* conditions) where both models ran them. So the
   ``orig`` and ``black`` rows of a pair share one question set (the paper's matched 547 for
-  internvl2 vs qwen2vl), and the other conditions are compared on a subset of it.
+  internvl2 vs qwen2vl), and the other conditions are compared on a subset of it. The set depends on
+  the pair alone: adding a model changes no pair's questions.
 - ``missing="incorrect"``: every question, an error scored wrong.
 
 Discordant-cell convention (the one ``postprocess.stats.mcnemar`` takes): ``b01`` counts questions
 model_a got wrong and model_b right, ``b10`` questions model_a got right and model_b wrong.
 
-Dissociation: one rule for the label and its stability. A pair *differs reliably* on orig (black)
-when its McNemar p_cc there, Holm-adjusted over the benchmark's family (the orig and black p-values
-of every pair), is below alpha; ``pattern`` and ``dissociation`` follow from that, and
-``share_pattern`` is the share of bootstrap resamples in which *the same rule* gives the same
+McNemar's p (``p``, ``postprocess.stats.mcnemar_p``): 1 when b01 = b10, the exact binomial test when
+b01 + b10 < 25, else the continuity-corrected chi-square; ``p_cc`` (the paper's test) and ``p_exact``
+stay as columns. Holm families of ``p_holm`` (documented once, used by both tables):
+
+- ``orig+black``: the orig and the black McNemar p of every model pair of a benchmark. ``mcnemar``'s
+  orig and black rows and ``dissociation``'s p_holm_orig / p_holm_black are the same adjusted values.
+- any other condition (a CRF level, ...): every model pair of the benchmark under that condition, so
+  running more conditions never changes an orig/black conclusion.
+
+A p with b01 = b10 = 0 (nothing to test) is empty and stays out of its family.
+
+Dissociation. The descriptive ``pattern`` says where the pair differs reliably (McNemar p Holm-adjusted
+in the ``orig+black`` family below alpha): 'orig only', 'black only', 'both' or 'neither'. That a
+difference is significant in one condition and not in the other is no test that the two differences
+differ, so the ``dissociation`` label also needs the interaction: per question
+d(q) = (a_orig - b_orig) - (a_black - b_black), its mean ``interaction`` with a paired percentile
+bootstrap CI (questions resampled; d lies on the integers, so ``ci_method="exact"`` computes it in
+closed form), an exact sign-flip permutation p-value and its Holm adjustment over the pairs of the
+benchmark. ``dissociation`` = p_holm_interaction < alpha and pattern 'orig only' or 'black only'.
+
+``share_pattern`` is the share of bootstrap resamples in which the pattern's rule gives the same
 pattern: each resample draws the benchmark's questions (or videos) once for every pair, recomputes
-every pair's p-values and Holm-adjusts them over the family again. Holm, not the unadjusted p, is
-the rule because a report compares many pairs on two conditions each: with k models there are
-k(k-1) tests, and an unadjusted 5 % rule would label spurious dissociations as the models grow.
-A pair's label therefore depends on the other pairs of its benchmark (the family), as p_holm does.
+every McNemar p of the orig+black family and Holm-adjusts them again. A pair's pattern therefore
+depends on the other pairs of its benchmark (the family), as p_holm does.
 
 ``share_black_p01``, ``share_orig_p01`` and ``share_black_only_unadjusted`` are fixed events on the
-pair's own resamples (seeded from the pair), not label stabilities: the last one, unadjusted orig
-p >= alpha and black p < alpha, is the stability the Accuracy Without Grounding paper reports for its
-black-only dissociation (section 4.2).
+pair's own resamples, with the paper's p_cc, not label stabilities: the last one, unadjusted orig
+p_cc >= alpha and black p_cc < alpha, is the stability the Accuracy Without Grounding paper reports
+for its black-only dissociation (section 4.2).
+
+Seeds (``_paired.question_set_seed``) derive from the analysis, the benchmark, the condition and the
+question ids resampled, never from a model label; resampling runs on the pair in a data-determined
+orientation, so a rename that swaps model_a and model_b mirrors every interval exactly.
 """
 
 from __future__ import annotations
@@ -37,13 +61,24 @@ import numpy as np
 import pandas as pd
 from scipy import special as _special
 
-from postprocess.analyses._paired import ordered_conditions
+from postprocess.analyses._paired import ordered_conditions, question_rule, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
-from postprocess.stats import holm, mcnemar_many, paired_bootstrap_diff, tost_paired
-from vdg_tasks.seeding import stable_seed
+from postprocess.stats import (
+    BootstrapCI,
+    bootstrap_mean,
+    holm,
+    mcnemar_many,
+    mcnemar_p,
+    paired_bootstrap_diff,
+    sign_flip_test,
+    tost_paired,
+)
 
 #: Conditions whose question set every row of a pair shares under ``missing="exclude"``.
 ANCHORS: tuple[str, ...] = ("orig", "black")
+#: The Holm family of the anchor conditions' McNemar tests (``family`` column).
+ANCHOR_FAMILY = "orig+black"
+_PAIR = "pair"  # question_rule scope of a pair's own set
 
 
 COLUMNS: dict[str, str] = {
@@ -51,14 +86,20 @@ COLUMNS: dict[str, str] = {
     "model_b": "second model of the pair",
     "benchmark": "benchmark name",
     "condition": "condition both models ran",
-    "n": "questions compared: no error for either model under this condition, orig and black "
-    "(missing_policy=exclude), or all (incorrect)",
+    "n": "questions compared (question_rule): no error for either model under this condition, orig and black "
+    "(missing_policy=exclude), or all (incorrect); kappa reports the same set",
     "n_excluded": "questions dropped because either model has an error under this condition, orig or black",
+    "question_rule": "which questions the row compares (the pair's own set)",
     "acc_a": "model_a's accuracy over the n questions",
     "acc_b": "model_b's accuracy over the n questions",
     "diff": "acc_a - acc_b",
-    "diff_ci_low": "lower bound of the paired percentile bootstrap CI of diff (questions resampled jointly)",
+    "diff_ci_low": "lower bound of the paired percentile bootstrap CI of diff (questions, or videos, resampled "
+    "jointly for both models; see ci_method)",
     "diff_ci_high": "upper bound of the paired percentile bootstrap CI of diff",
+    "ci_method": "exact: the bootstrap distribution's own percentiles in closed form (question resampling of "
+    "binary outcomes); monte carlo: percentiles of n_resamples drawn resamples (cluster bootstrap)",
+    "mc_se": "the larger estimated Monte Carlo standard error of the two CI endpoints (batch-means estimate; "
+    "0 when exact)",
     "b00": "questions both models got wrong",
     "b01": "questions model_a got wrong and model_b right",
     "b10": "questions model_a got right and model_b wrong",
@@ -67,11 +108,15 @@ COLUMNS: dict[str, str] = {
     "empty when b01 = b10 = 0",
     "p_cc": "p-value of chi2_cc (chi-square, 1 df), the paper's test",
     "p_exact": "exact McNemar p-value (two-sided binomial test of b01 in b01 + b10 at 0.5)",
-    "p_holm": "p_cc Holm-adjusted over its family: every row of this table with the same benchmark "
-    "(all pairs x all conditions) that has a p_cc",
+    "p": "McNemar p-value: 1 when b01 = b10, p_exact when b01 + b10 < 25, else p_cc; empty when b01 = b10 = 0",
+    "test": "the test behind p: 'exact binomial' or 'chi-square (continuity corrected)'",
+    "family": "the Holm family of p_holm: 'orig+black' (the orig and black p of every pair of the benchmark, "
+    "shared with dissociation) or the condition (every pair of the benchmark under it)",
+    "p_holm": "p Holm-adjusted over its family (rows of the benchmark with this family and a p)",
     "n_family": "number of p-values in the Holm family of p_holm",
     "ci_level": "confidence level of the CI",
-    "n_resamples": "bootstrap resamples",
+    "n_resamples": "bootstrap resamples the CI drew (0 when exact; more than the option when needed for the "
+    "Monte Carlo error target)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude or incorrect",
 }
@@ -80,8 +125,9 @@ DISSOCIATION_COLUMNS: dict[str, str] = {
     "model_a": "first model of the pair (alphabetically first)",
     "model_b": "second model of the pair",
     "benchmark": "benchmark name",
-    "n": "questions compared (the pair's shared orig/black set; see missing_policy)",
+    "n": "questions compared (the pair's shared orig/black set, question_rule; mcnemar's orig and black n)",
     "n_excluded": "questions dropped because either model has an error under orig or black",
+    "question_rule": "which questions the row compares (the pair's own set)",
     "acc_a_orig": "model_a's accuracy on orig",
     "acc_b_orig": "model_b's accuracy on orig",
     "acc_a_black": "model_a's accuracy on black",
@@ -90,31 +136,45 @@ DISSOCIATION_COLUMNS: dict[str, str] = {
     "b10_orig": "orig: questions model_a got right and model_b wrong",
     "b01_black": "black: questions model_a got wrong and model_b right",
     "b10_black": "black: questions model_a got right and model_b wrong",
-    "p_orig": "McNemar p_cc on orig (empty when b01 = b10 = 0)",
-    "p_black": "McNemar p_cc on black (empty when b01 = b10 = 0)",
-    "p_holm_orig": "p_orig Holm-adjusted over the family: the orig and black p-values of every pair of this benchmark",
+    "p_orig": "McNemar p on orig (mcnemar's p: exact when b01 + b10 < 25, 1 when b01 = b10; empty when b01 = b10 = 0)",
+    "p_black": "McNemar p on black (as p_orig)",
+    "p_holm_orig": "p_orig Holm-adjusted over the orig+black family: the orig and black p of every pair of this "
+    "benchmark (mcnemar's p_holm of that row)",
     "p_holm_black": "p_black Holm-adjusted over the same family",
     "n_family": "number of p-values in that Holm family",
     "differs_orig": "p_holm_orig < alpha (the models differ reliably with the video)",
     "differs_black": "p_holm_black < alpha (they differ reliably without it)",
-    "pattern": "where they differ: 'orig only', 'black only', 'both' or 'neither'",
-    "dissociation": "they differ reliably on exactly one of orig and black",
+    "pattern": "descriptive: where they differ reliably: 'orig only', 'black only', 'both' or 'neither'",
+    "interaction": "mean over the n questions of d = (a_orig - b_orig) - (a_black - b_black) (correct = 1): "
+    "how much more model_a leads with the video than without it",
+    "interaction_ci_low": "lower bound of the paired percentile bootstrap CI of interaction (see ci_method)",
+    "interaction_ci_high": "upper bound of that CI",
+    "n_interaction_nonzero": "questions with d != 0 (the only ones the sign-flip test draws on)",
+    "p_interaction": "exact two-sided sign-flip permutation p-value of mean(d) = 0; empty when every d = 0",
+    "p_holm_interaction": "p_interaction Holm-adjusted over the pairs of this benchmark that have one",
+    "n_family_interaction": "number of p-values in the Holm family of p_holm_interaction",
+    "dissociation": "p_holm_interaction < alpha and pattern 'orig only' or 'black only': the gap between the "
+    "models differs reliably with and without the video, and only one of the two is reliable",
     "p_tost_orig": "TOST equivalence p-value of acc_a_orig - acc_b_orig within +-equivalence_margin "
     "(paired t; empty when all paired differences are equal)",
     "equivalent_orig": "p_tost_orig < alpha: the models' orig accuracies are equivalent within the margin",
     "p_tost_black": "TOST equivalence p-value on black",
     "equivalent_black": "p_tost_black < alpha",
-    "share_black_p01": "share of the pair's stability resamples (drawn for this pair, seeded from it) with unadjusted "
-    "black p_cc < 0.01",
+    "share_black_p01": "share of the pair's stability resamples (seeded from the benchmark and the pair's "
+    "questions) with unadjusted black p_cc < 0.01",
     "share_orig_p01": "share of those resamples with unadjusted orig p_cc < 0.01",
     "share_pattern": "share of stability resamples in which the rule behind pattern gives pattern again: each "
-    "resample draws the benchmark's questions (videos when clustered) once for every pair, recomputes every pair's "
-    "orig and black p_cc and Holm-adjusts them over the family (a p with b01 = b10 = 0 leaves it, as above), at alpha",
+    "resample draws the benchmark's questions (videos when clustered) once for every pair, recomputes every McNemar "
+    "p of the orig+black family and Holm-adjusts them (a p with b01 = b10 = 0 leaves it, as above), at alpha",
     "share_black_only_unadjusted": "share of the pair's stability resamples (those of share_black_p01) with "
     "unadjusted orig p_cc >= alpha and black p_cc < alpha, whatever pattern is: the paper's 'joint' stability of a "
     "black-only dissociation (no Holm; b01 = b10 = 0 counts as p = 1)",
-    "alpha": "significance level of differs_* and the TOST",
+    "alpha": "significance level of differs_*, dissociation and the TOST",
     "equivalence_margin": "TOST margin (difference of proportions)",
+    "ci_level": "confidence level of the interaction CI",
+    "ci_method": "exact (closed-form bootstrap percentiles, question resampling) or monte carlo (cluster bootstrap)",
+    "mc_se": "the larger estimated Monte Carlo standard error of the interaction CI's endpoints (0 when exact)",
+    "n_resamples": "bootstrap resamples the interaction CI drew (0 when exact)",
     "stability_resamples": "bootstrap resamples of the question set (one draw shared by the orig and black arms)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude or incorrect",
@@ -167,14 +227,23 @@ class _Pair:
     a: _Wide
     b: _Wide
 
+    def arms_of(self, condition: str) -> list[str]:
+        """The conditions whose errors decide the pair's questions under ``condition``: the anchors it ran,
+        then ``condition``."""
+        return list(dict.fromkeys([*(c for c in ANCHORS if c in self.conditions), condition]))
+
     def keep(self, condition: str, missing: str) -> np.ndarray:
-        """Questions compared under ``condition`` (boolean mask over the sorted question ids)."""
+        """Questions compared under ``condition`` (boolean mask over the sorted question ids): the one rule of
+        every table that compares the pair there."""
         if missing == "incorrect":
             return np.ones(len(self.a.question_ids), dtype=bool)
-        arms = [condition, *(c for c in ANCHORS if c in self.conditions)]
+        arms = self.arms_of(condition)
         cols_a = [self.a.conditions[c] for c in arms]
         cols_b = [self.b.conditions[c] for c in arms]
         return ~(self.a.error[:, cols_a].any(axis=1) | self.b.error[:, cols_b].any(axis=1))
+
+    def question_rule(self, condition: str, missing: str) -> str:
+        return question_rule(self.arms_of(condition), missing, _PAIR)
 
     def arms(self, condition: str, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (
@@ -223,68 +292,152 @@ def _cells(ca: np.ndarray, cb: np.ndarray) -> tuple[int, int, int, int]:
     )
 
 
-def _holm_by(table: pd.DataFrame, pcols: list[str], holm_cols: list[str]) -> pd.DataFrame:
-    """Holm-adjust the p-values in ``pcols`` jointly within each benchmark; NaNs stay out of the family."""
-    for col in holm_cols:
-        table[col] = np.nan
-    table["n_family"] = 0
-    for _, idx in table.groupby("benchmark", sort=False).groups.items():
-        block = table.loc[idx, pcols].to_numpy(dtype=float)
-        flat = block.ravel()
-        ok = ~np.isnan(flat)
-        adjusted = np.full(flat.shape, np.nan)
+def holm_family(condition: str) -> str:
+    """The Holm family of a McNemar test under ``condition`` (within its benchmark; module docstring)."""
+    return ANCHOR_FAMILY if condition in ANCHORS else condition
+
+
+def _holm_within(table: pd.DataFrame, keys: list[str], pcol: str, holm_col: str, count_col: str) -> None:
+    """Holm-adjust ``pcol`` within each group of ``keys`` into ``holm_col`` (NaNs stay out of the family), the
+    family's size into ``count_col``; in place."""
+    table[holm_col] = np.nan
+    table[count_col] = 0
+    for _, idx in table.groupby(keys if len(keys) > 1 else keys[0], sort=False).groups.items():
+        p = table.loc[idx, pcol].to_numpy(dtype=float)
+        ok = ~np.isnan(p)
+        adjusted = np.full(p.shape, np.nan)
         if ok.any():
-            adjusted[ok] = holm(flat[ok])
-        table.loc[idx, holm_cols] = adjusted.reshape(block.shape)
-        table.loc[idx, "n_family"] = int(ok.sum())
-    return table
+            adjusted[ok] = holm(p[ok])
+        table.loc[idx, holm_col] = adjusted
+        table.loc[idx, count_col] = int(ok.sum())
 
 
-def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """Every model pair x shared condition: accuracies, paired CI of the difference, McNemar with Holm."""
-    rows = []
+#: The columns of ``pair_tests``, in order.
+_TEST_COLUMNS = [
+    "model_a",
+    "model_b",
+    "benchmark",
+    "condition",
+    "n",
+    "n_excluded",
+    "question_rule",
+    "acc_a",
+    "acc_b",
+    "diff",
+    "b00",
+    "b01",
+    "b10",
+    "b11",
+    "chi2_cc",
+    "p_cc",
+    "p_exact",
+    "p",
+    "test",
+    "family",
+    "p_holm",
+    "n_family",
+]
+
+
+@memo_by_frame
+def pair_tests_and_sets(
+    frame: pd.DataFrame, options: Options = Options()
+) -> tuple[pd.DataFrame, list[tuple[_Pair, np.ndarray]]]:
+    """Every model pair x shared condition: its question set (``_Pair.keep``), the four cells, McNemar and Holm
+    within its family; with each row's (pair, kept-question mask). The one source of ``mcnemar``,
+    ``dissociation`` and ``kappa`` rows."""
+    rows, keeps = [], []
     for pair in _pairs(frame):
         for condition in pair.conditions:
             keep = pair.keep(condition, options.missing)
             ca, cb = pair.arms(condition, keep)
             b00, b01, b10, b11 = _cells(ca, cb)
-            row = {
-                "model_a": pair.model_a,
-                "model_b": pair.model_b,
-                "benchmark": pair.benchmark,
-                "condition": condition,
-                "n": int(keep.sum()),
-                "n_excluded": int((~keep).sum()),
-                "acc_a": ca.mean() if ca.size else np.nan,
-                "acc_b": cb.mean() if cb.size else np.nan,
-                "diff": ca.mean() - cb.mean() if ca.size else np.nan,
-                "diff_ci_low": np.nan,
-                "diff_ci_high": np.nan,
-                "b00": b00,
-                "b01": b01,
-                "b10": b10,
-                "b11": b11,
-                "ci_level": options.ci_level,
-                "n_resamples": options.n_resamples,
-                "resample_unit": "video" if options.cluster else "question",
-                "missing_policy": options.missing,
-            }
-            if ca.size:
-                ci = paired_bootstrap_diff(
-                    ca,
-                    cb,
-                    options.n_resamples,
-                    seed=stable_seed("mcnemar", pair.model_a, pair.model_b, pair.benchmark, condition),
-                    level=options.ci_level,
-                    clusters=pair.a.video_id[keep] if options.cluster else None,
-                )
-                row["diff_ci_low"], row["diff_ci_high"] = ci.low, ci.high
-            rows.append(row)
+            rows.append(
+                {
+                    "model_a": pair.model_a,
+                    "model_b": pair.model_b,
+                    "benchmark": pair.benchmark,
+                    "condition": condition,
+                    "n": int(keep.sum()),
+                    "n_excluded": int((~keep).sum()),
+                    "question_rule": pair.question_rule(condition, options.missing),
+                    "acc_a": ca.mean() if ca.size else np.nan,
+                    "acc_b": cb.mean() if cb.size else np.nan,
+                    "diff": ca.mean() - cb.mean() if ca.size else np.nan,
+                    "b00": b00,
+                    "b01": b01,
+                    "b10": b10,
+                    "b11": b11,
+                    "family": holm_family(condition),
+                }
+            )
+            keeps.append((pair, keep))
     if not rows:
-        return empty(COLUMNS)
+        return pd.DataFrame(columns=_TEST_COLUMNS), keeps
     table = pd.DataFrame(rows)
     table["chi2_cc"], table["p_cc"], table["p_exact"] = mcnemar_many(table["b01"], table["b10"])
-    table = _holm_by(table, ["p_cc"], ["p_holm"])
+    table["p"], table["test"] = mcnemar_p(table["b01"], table["b10"])
+    _holm_within(table, ["benchmark", "family"], "p", "p_holm", "n_family")
+    return table[_TEST_COLUMNS], keeps
+
+
+def pair_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Every model pair x shared condition of the frame: question set (n, n_excluded, question_rule), cells
+    b00..b11, accuracies and McNemar with Holm (columns as ``COLUMNS`` without the CI ones). Other analyses that
+    compare a pair (kappa) read their question sets and counts here. Callers must not mutate it."""
+    return pair_tests_and_sets(frame, options)[0]
+
+
+def _orientation(values: np.ndarray) -> int:
+    """+1 or -1: the sign of the first non-zero entry (in sorted question order) of a per-question statistic that
+    changes sign when the pair is swapped (+1 when all are 0). Resampling ``orientation * values`` then
+    mirrors the result exactly under a swap, whatever the resampler draws."""
+    nonzero = np.flatnonzero(values)
+    return -1 if nonzero.size and values[nonzero[0]] < 0 else 1
+
+
+def _mirrored(ci: BootstrapCI, sign: int) -> tuple[float, float]:
+    return (ci.low, ci.high) if sign > 0 else (-ci.high, -ci.low)
+
+
+def _ci_fields(ci: BootstrapCI | None) -> dict[str, object]:
+    """The columns that say how a CI was computed (empty when there is none)."""
+    if ci is None:
+        return {"ci_method": "", "mc_se": np.nan, "n_resamples": 0}
+    return {"ci_method": ci.method, "mc_se": max(ci.mc_se_low, ci.mc_se_high), "n_resamples": ci.n_resamples}
+
+
+def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Every model pair x shared condition: accuracies, paired CI of the difference, McNemar with Holm."""
+    tests, keeps = pair_tests_and_sets(frame, options)
+    if tests.empty:
+        return empty(COLUMNS)
+    extra = []
+    for (pair, keep), condition in zip(keeps, tests["condition"], strict=True):
+        ca, cb = pair.arms(condition, keep)
+        row: dict[str, object] = {"diff_ci_low": np.nan, "diff_ci_high": np.nan, **_ci_fields(None)}
+        if ca.size:
+            sign = _orientation(ca.astype(np.int8) - cb.astype(np.int8))
+            first, second = (ca, cb) if sign > 0 else (cb, ca)
+            ci = paired_bootstrap_diff(
+                first,
+                second,
+                options.n_resamples,
+                seed=question_set_seed(
+                    options, "mcnemar", pair.benchmark, condition, question_ids=pair.a.question_ids[keep]
+                ),
+                level=options.ci_level,
+                clusters=pair.a.video_id[keep] if options.cluster else None,
+                method=options.ci_method,
+                mc_se_target=options.mc_se_target,
+            )
+            row["diff_ci_low"], row["diff_ci_high"] = _mirrored(ci, sign)
+            row.update(_ci_fields(ci))
+        extra.append(row)
+    table = pd.concat([tests.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+    table["ci_level"] = options.ci_level
+    table["resample_unit"] = "video" if options.cluster else "question"
+    table["missing_policy"] = options.missing
     return table[list(COLUMNS)]
 
 
@@ -299,6 +452,10 @@ def _mcnemar_p_vector(b01: np.ndarray, b10: np.ndarray) -> np.ndarray:
     return np.where(total > 0, _special.erfc(np.sqrt(chi2 / 2.0)), 1.0)
 
 
+#: Joint outcome cell (8 a_orig + 4 b_orig + 2 a_black + b_black) -> the cell with model a and b swapped.
+_SWAP_CELL = np.array([(c & 0b0101) << 1 | (c & 0b1010) >> 1 for c in range(16)])
+
+
 def stability_pvalues(
     correct: np.ndarray, n_resamples: int, seed: int, clusters: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -307,10 +464,16 @@ def stability_pvalues(
     ``correct`` is (n, 4) boolean: columns a_orig, b_orig, a_black, b_black. A resample draws the
     units (questions, or whole clusters) with replacement once for both arms. Units are reduced to
     their counts over the 16 joint outcome cells; resampling n units is a multinomial over the
-    distinct count vectors, so the cost does not grow with n. Returns (p_orig, p_black), one entry
-    per resample.
+    distinct count vectors, so the cost does not grow with n. The pair is first put in a
+    data-determined orientation (a and b swapped when the first question on which they differ has
+    the larger cell code swapped), so swapping the columns of a and b gives the very same draws.
+    Returns (p_orig, p_black), one entry per resample.
     """
     cell = correct.astype(np.int64) @ np.array([8, 4, 2, 1])
+    swapped = _SWAP_CELL[cell]
+    differ = np.flatnonzero(cell != swapped)
+    if differ.size and swapped[differ[0]] < cell[differ[0]]:
+        cell = swapped
     if clusters is None:
         freq = np.bincount(cell, minlength=16)
         present = np.flatnonzero(freq)
@@ -365,11 +528,6 @@ def holm_rows(pvalues: np.ndarray) -> np.ndarray:
     return np.where(missing, np.nan, out)
 
 
-def _mcnemar_p_or_nan(b01: np.ndarray, b10: np.ndarray) -> np.ndarray:
-    """McNemar p_cc; NaN where there is no discordant pair (as the observed table: out of the Holm family)."""
-    return np.where(b01 + b10 > 0, _mcnemar_p_vector(b01, b10), np.nan)
-
-
 def resample_weights(n_units: int, n_resamples: int, seed: int, chunk: int | None = None) -> Iterator[np.ndarray]:
     """Bootstrap multiplicities of ``n_units`` units (draw n_units with replacement), ``chunk`` resamples at a time.
 
@@ -387,106 +545,128 @@ def resample_weights(n_units: int, n_resamples: int, seed: int, chunk: int | Non
         done += rows
 
 
-@dataclass(frozen=True)
-class _Arms:
-    """One pair's orig and black outcomes over the benchmark's full (sorted) question list."""
-
-    keep: np.ndarray
-    a_orig: np.ndarray
-    b_orig: np.ndarray
-    a_black: np.ndarray
-    b_black: np.ndarray
-
-    def cells(self) -> np.ndarray:
-        """(questions, 4) indicators of the discordant cells b01_orig, b10_orig, b01_black, b10_black."""
-        k = self.keep
-        return np.column_stack(
-            [
-                k & ~self.a_orig & self.b_orig,
-                k & self.a_orig & ~self.b_orig,
-                k & ~self.a_black & self.b_black,
-                k & self.a_black & ~self.b_black,
-            ]
-        )
+def discordant_cells(pair: _Pair, condition: str, keep: np.ndarray) -> np.ndarray:
+    """(questions, 2) indicators of the test's discordant cells b01, b10 over the benchmark's full (sorted)
+    question list; a question outside ``keep`` is in neither."""
+    a = pair.a.correct[:, pair.a.conditions[condition]]
+    b = pair.b.correct[:, pair.b.conditions[condition]]
+    return np.column_stack([keep & ~a & b, keep & a & ~b])
 
 
 def holm_pattern_stability(
-    arms: list[_Arms], patterns: list[str], weights: Iterator[np.ndarray], alpha: float
+    cells: np.ndarray, tests: np.ndarray, patterns: list[str], weights: Iterator[np.ndarray], alpha: float
 ) -> np.ndarray:
     """Per pair, the share of resamples (rows of question weights) whose Holm rule gives its observed pattern.
 
-    Every resample recomputes the orig and black p_cc of every pair and Holm-adjusts them together
-    (one family, NaN p-values left out), exactly as ``dissociation_table`` labels the observed data.
+    ``cells`` is (questions, 2 x family) : the b01 and b10 indicators (``discordant_cells``) of every McNemar
+    test of the family; ``tests`` is (pairs, 2): the family index of each pair's orig and black test. Every
+    resample recomputes every test's McNemar p (``stats.mcnemar_p``) and Holm-adjusts them together (one family,
+    NaN p-values left out), exactly as ``dissociation_table`` labels the observed data.
     """
-    cells = np.hstack([arm.cells() for arm in arms]).astype(np.float64)  # (questions, 4 x pairs)
+    cells = cells.astype(np.float64)
+    family = cells.shape[1] // 2
     want_orig = np.array([p in ("both", "orig only") for p in patterns])
     want_black = np.array([p in ("both", "black only") for p in patterns])
-    hits = np.zeros(len(arms))
+    hits = np.zeros(len(patterns))
     total = 0
     for w in weights:
-        counts = (w.astype(np.float64) @ cells).reshape(w.shape[0], len(arms), 4)  # exact: small integers
-        p = np.empty((w.shape[0], len(arms), 2))
-        p[..., 0] = _mcnemar_p_or_nan(counts[..., 0], counts[..., 1])
-        p[..., 1] = _mcnemar_p_or_nan(counts[..., 2], counts[..., 3])
-        adjusted = holm_rows(p.reshape(w.shape[0], -1)).reshape(p.shape)
-        differs = np.nan_to_num(adjusted, nan=1.0) < alpha
-        hits += ((differs[..., 0] == want_orig) & (differs[..., 1] == want_black)).sum(axis=0)
+        counts = (w.astype(np.float64) @ cells).reshape(w.shape[0], family, 2)  # exact: small integers
+        p, _ = mcnemar_p(counts[..., 0], counts[..., 1])
+        differs = np.nan_to_num(holm_rows(p), nan=1.0) < alpha
+        hits += ((differs[:, tests[:, 0]] == want_orig) & (differs[:, tests[:, 1]] == want_black)).sum(axis=0)
         total += w.shape[0]
-    return hits / total if total else np.full(len(arms), np.nan)
+    return hits / total if total else np.full(len(patterns), np.nan)
 
 
-def _full_arms(pair: _Pair, keep: np.ndarray) -> _Arms:
-    def column(wide: _Wide, condition: str) -> np.ndarray:
-        return wide.correct[:, wide.conditions[condition]]
-
-    return _Arms(
-        keep=keep,
-        a_orig=column(pair.a, "orig"),
-        b_orig=column(pair.b, "orig"),
-        a_black=column(pair.a, "black"),
-        b_black=column(pair.b, "black"),
-    )
-
-
-def _stability_units(pairs: list[_Pair], options: Options) -> tuple[int, np.ndarray | None]:
+def _stability_units(question_ids: np.ndarray, video_id: np.ndarray, options: Options) -> tuple[int, np.ndarray | None]:
     """(number of resampling units, unit of each question or None when the unit is the question)."""
     if not options.cluster:
-        return len(pairs[0].a.question_ids), None
-    _, unit = np.unique(pairs[0].a.video_id.astype(str), return_inverse=True)
+        return len(question_ids), None
+    _, unit = np.unique(video_id.astype(str), return_inverse=True)
     return int(unit.max()) + 1 if unit.size else 0, unit.reshape(-1)
 
 
+def _interaction(pair: _Pair, keep: np.ndarray, options: Options) -> dict[str, object]:
+    """Mean of d = (a_orig - b_orig) - (a_black - b_black) over the kept questions, its CI and sign-flip test."""
+    ao, bo = pair.arms("orig", keep)
+    ab, bb = pair.arms("black", keep)
+    d = (ao.astype(np.int64) - bo) - (ab.astype(np.int64) - bb)
+    out: dict[str, object] = {
+        "interaction": np.nan,
+        "interaction_ci_low": np.nan,
+        "interaction_ci_high": np.nan,
+        "n_interaction_nonzero": int(np.count_nonzero(d)),
+        "p_interaction": np.nan,
+        **_ci_fields(None),
+    }
+    if not d.size:
+        return out
+    sign = _orientation(d)
+    ci = bootstrap_mean(
+        sign * d,
+        options.n_resamples,
+        seed=question_set_seed(
+            options, "dissociation", pair.benchmark, "interaction", question_ids=pair.a.question_ids[keep]
+        ),
+        level=options.ci_level,
+        clusters=pair.a.video_id[keep] if options.cluster else None,
+        method=options.ci_method,
+        mc_se_target=options.mc_se_target,
+    )
+    test = sign_flip_test(d)
+    out["interaction"] = test.estimate
+    out["interaction_ci_low"], out["interaction_ci_high"] = _mirrored(ci, sign)
+    out["p_interaction"] = test.p_value if test.n_nonzero else np.nan
+    out.update(_ci_fields(ci))
+    return out
+
+
 def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """Per pair: do the models differ with the video, without it, or both, and how stable is that."""
+    """Per pair: do the models differ with the video, without it, or both, is that difference itself
+    reliable (the interaction), and how stable is the pattern."""
+    tests, keeps = pair_tests_and_sets(frame, options)
+    if tests.empty:
+        return empty(DISSOCIATION_COLUMNS)
+    index = {
+        key: i
+        for i, key in enumerate(
+            zip(tests["benchmark"], tests["model_a"], tests["model_b"], tests["condition"], strict=True)
+        )
+    }
     rows = []
-    pairs: list[_Pair] = []
-    arms: list[_Arms] = []
+    members: list[tuple[int, int]] = []  # each row's orig and black test (row of ``tests``)
     for pair in _pairs(frame):
         if not set(ANCHORS) <= set(pair.conditions):
             continue
-        keep = pair.keep("orig", options.missing)
+        i_orig = index[(pair.benchmark, pair.model_a, pair.model_b, "orig")]
+        i_black = index[(pair.benchmark, pair.model_a, pair.model_b, "black")]
+        orig, black = tests.iloc[i_orig], tests.iloc[i_black]
+        keep = keeps[i_orig][1]
         ao, bo = pair.arms("orig", keep)
         ab, bb = pair.arms("black", keep)
-        _, b01_o, b10_o, _ = _cells(ao, bo)
-        _, b01_b, b10_b, _ = _cells(ab, bb)
         p_tost_o, eq_o = _tost_or_nan(ao, bo, options)
         p_tost_b, eq_b = _tost_or_nan(ab, bb, options)
         row = {
             "model_a": pair.model_a,
             "model_b": pair.model_b,
             "benchmark": pair.benchmark,
-            "n": int(keep.sum()),
-            "n_excluded": int((~keep).sum()),
-            "acc_a_orig": ao.mean() if ao.size else np.nan,
-            "acc_b_orig": bo.mean() if bo.size else np.nan,
-            "acc_a_black": ab.mean() if ab.size else np.nan,
-            "acc_b_black": bb.mean() if bb.size else np.nan,
-            "b01_orig": b01_o,
-            "b10_orig": b10_o,
-            "b01_black": b01_b,
-            "b10_black": b10_b,
-            "p_orig": float(mcnemar_many(np.array(b01_o), np.array(b10_o))[1]),
-            "p_black": float(mcnemar_many(np.array(b01_b), np.array(b10_b))[1]),
+            "n": int(orig["n"]),
+            "n_excluded": int(orig["n_excluded"]),
+            "question_rule": orig["question_rule"],
+            "acc_a_orig": orig["acc_a"],
+            "acc_b_orig": orig["acc_b"],
+            "acc_a_black": black["acc_a"],
+            "acc_b_black": black["acc_b"],
+            "b01_orig": int(orig["b01"]),
+            "b10_orig": int(orig["b10"]),
+            "b01_black": int(black["b01"]),
+            "b10_black": int(black["b10"]),
+            "p_orig": orig["p"],
+            "p_black": black["p"],
+            "p_holm_orig": orig["p_holm"],
+            "p_holm_black": black["p_holm"],
+            "n_family": int(orig["n_family"]),
+            **_interaction(pair, keep, options),
             "p_tost_orig": p_tost_o,
             "equivalent_orig": eq_o,
             "p_tost_black": p_tost_b,
@@ -497,6 +677,7 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
             "share_black_only_unadjusted": np.nan,
             "alpha": options.alpha,
             "equivalence_margin": options.equivalence_margin,
+            "ci_level": options.ci_level,
             "stability_resamples": options.stability_resamples,
             "resample_unit": "video" if options.cluster else "question",
             "missing_policy": options.missing,
@@ -505,36 +686,56 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
             p_o, p_b = stability_pvalues(
                 np.column_stack([ao, bo, ab, bb]),
                 options.stability_resamples,
-                stable_seed("dissociation", pair.model_a, pair.model_b, pair.benchmark),
+                question_set_seed(
+                    options, "dissociation", pair.benchmark, _PAIR, question_ids=pair.a.question_ids[keep]
+                ),
                 clusters=pair.a.video_id[keep] if options.cluster else None,
             )
             row["share_black_p01"] = float((p_b < 0.01).mean())
             row["share_orig_p01"] = float((p_o < 0.01).mean())
             row["share_black_only_unadjusted"] = float(((p_o >= options.alpha) & (p_b < options.alpha)).mean())
         rows.append(row)
-        pairs.append(pair)
-        arms.append(_full_arms(pair, keep))
+        members.append((i_orig, i_black))
     if not rows:
         return empty(DISSOCIATION_COLUMNS)
-    table = _holm_by(pd.DataFrame(rows), ["p_orig", "p_black"], ["p_holm_orig", "p_holm_black"])
+    table = pd.DataFrame(rows)
+    _holm_within(table, ["benchmark"], "p_interaction", "p_holm_interaction", "n_family_interaction")
     table["differs_orig"] = table["p_holm_orig"] < options.alpha
     table["differs_black"] = table["p_holm_black"] < options.alpha
     table["pattern"] = [_pattern(o, b) for o, b in zip(table["differs_orig"], table["differs_black"], strict=True)]
-    table["dissociation"] = table["differs_orig"] != table["differs_black"]
+    table["dissociation"] = (table["p_holm_interaction"] < options.alpha) & table["pattern"].isin(
+        ["orig only", "black only"]
+    )
+    _pattern_stability(table, tests, keeps, np.array(members), options)
+    return table[list(DISSOCIATION_COLUMNS)]
+
+
+def _pattern_stability(
+    table: pd.DataFrame,
+    tests: pd.DataFrame,
+    keeps: list[tuple[_Pair, np.ndarray]],
+    members: np.ndarray,
+    options: Options,
+) -> None:
+    """Fill ``share_pattern`` per benchmark: resample its questions, re-run the orig+black family's Holm rule."""
     for benchmark in table["benchmark"].unique():
-        idx = np.flatnonzero((table["benchmark"] == benchmark).to_numpy())
-        family = [pairs[i] for i in idx]
-        n_units, unit = _stability_units(family, options)
+        rows = np.flatnonzero((table["benchmark"] == benchmark).to_numpy())
+        family = np.flatnonzero(((tests["benchmark"] == benchmark) & (tests["family"] == ANCHOR_FAMILY)).to_numpy())
+        position = {int(t): k for k, t in enumerate(family)}
+        first = keeps[int(family[0])][0]
+        n_units, unit = _stability_units(first.a.question_ids, first.a.video_id, options)
         if n_units == 0:
             continue
-        weights = resample_weights(n_units, options.stability_resamples, options.seed_for("dissociation", benchmark))
+        cells = np.hstack([discordant_cells(keeps[t][0], str(tests["condition"].iat[t]), keeps[t][1]) for t in family])
+        seed = question_set_seed(options, "dissociation", benchmark, question_ids=first.a.question_ids)
+        weights = resample_weights(n_units, options.stability_resamples, seed)
         if unit is not None:
             weights = (w[:, unit] for w in weights)
+        pair_tests_idx = np.array([[position[int(t)] for t in members[r]] for r in rows])
         shares = holm_pattern_stability(
-            [arms[i] for i in idx], [str(table["pattern"].iat[i]) for i in idx], weights, options.alpha
+            cells, pair_tests_idx, [str(table["pattern"].iat[r]) for r in rows], weights, options.alpha
         )
-        table.loc[table.index[idx], "share_pattern"] = shares
-    return table[list(DISSOCIATION_COLUMNS)]
+        table.loc[table.index[rows], "share_pattern"] = shares
 
 
 ANALYSES = (
@@ -544,15 +745,16 @@ ANALYSES = (
         COLUMNS,
         mcnemar_table,
         min_models=2,
-        shares=(_wides,),
+        shares=(_wides, pair_tests_and_sets),
     ),
     Analysis(
         "dissociation",
-        "Per model pair: McNemar on orig and black, Holm-adjusted, TOST, and the bootstrap stability of the pattern.",
+        "Per model pair: McNemar on orig and black (Holm), the interaction test of the two gaps, TOST, and the "
+        "bootstrap stability of the pattern.",
         DISSOCIATION_COLUMNS,
         dissociation_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
-        shares=(_wides,),
+        shares=(_wides, pair_tests_and_sets),
     ),
 )

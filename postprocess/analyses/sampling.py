@@ -17,8 +17,9 @@ A run's setting, from the first of these that says it (``setting_source``):
 The model of a run is its label up to the ``@`` (a quantization mark ``†...`` after the suffix is
 kept). A (model, benchmark, axis) enters the table with at least two distinct values; the table is
 empty when no model has two. Every number is the VDG table's (``postprocess.analyses.vdg``): the same
-question pairing, missing-answer policy, bootstrap and seeds; the held-condition accuracies are the
-ladder table's (``postprocess.analyses.ladder``).
+question set (shared by every run of the benchmark under question_set=shared), missing-answer policy and
+bootstrap; the held-condition accuracies are the ladder table's (``postprocess.analyses.ladder``, on the
+whole frame, so on its question sets).
 """
 
 from __future__ import annotations
@@ -53,20 +54,26 @@ COLUMNS: dict[str, str] = {
     "acc_orig": "accuracy on the original video over the n questions",
     "acc_black": "accuracy on the black video over the n questions",
     "vdg": "mean per-question VDG = acc_orig - acc_black (the vdg table's Overall row)",
-    "vdg_ci_low": "lower bound of the paired percentile bootstrap CI of vdg",
-    "vdg_ci_high": "upper bound of the paired percentile bootstrap CI of vdg",
+    "vdg_ci_low": "lower bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
+    "vdg_ci_high": "upper bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
     "d": "questions with VDG = +1 (right only with the video)",
     "c": "questions with VDG = -1 (right only without it)",
     "n_error": "questions excluded because an arm has no answer (missing or undecodable video)",
+    "n_not_shared": "questions the run answered in both arms but left out because another run or model of the "
+    "benchmark has an error on them (question_set=shared)",
+    "too_small": "n is below min_stratum: no CI",
     **{
         f"acc_{held}": f"accuracy under {held} from the ladder table's Overall row (questions answered under every "
         "ladder rung the run has); empty when not run"
         for held in HELD
     },
     "ci_level": "confidence level of the CI",
-    "n_resamples": "bootstrap resamples",
+    "ci_method": "exact or monte carlo (the vdg table's); empty without a CI",
+    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
+    "mc_se": "the larger CI endpoint's estimated Monte Carlo standard error (0 when exact)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
+    "question_rule": "which questions the benchmark's rows share (the vdg table's)",
 }
 
 _SETTING = re.compile(r"^(?P<axis>frames|fps):(?P<value>\S+)$")
@@ -180,8 +187,8 @@ def sampling_axis(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     table = runs.merge(overall, on=["label", "benchmark"], how="inner")
     if table.empty:
         return empty(COLUMNS)
-    held = frame[frame["model"].isin(set(table["label"]))]
-    ladder = ladder_table(held, options) if held["condition"].isin(HELD).any() else None
+    held = frame["model"].isin(set(table["label"])) & frame["condition"].isin(HELD)
+    ladder = ladder_table(frame, options) if held.any() else None
     for rung in HELD:
         table[f"acc_{rung}"] = np.nan
     if ladder is not None and len(ladder):
@@ -201,6 +208,6 @@ ANALYSES = (
         "(frames per video) or frame rate (fps) of each model run at two or more settings (`vdg sweep`).",
         COLUMNS,
         sampling_axis,
-        shares=(per_question, vdg_table),
+        shares=(per_question, vdg_table, ladder_table),
     ),
 )

@@ -4,7 +4,9 @@ Three options of ``Options`` choose the questions every table is computed on (``
 ``run_all`` before any table):
 
 - ``task_types``: only these task types (an unknown name is an error listing the known ones);
-- ``min_n``: task types with fewer than ``min_n`` questions in a benchmark are left out;
+- ``min_stratum`` (``--min-n`` before): task types with fewer than ``min_stratum`` questions in a benchmark
+  are no longer left out: every table keeps their descriptive values and gives them no CI or test (its
+  ``too_small`` column); the ``selection`` table lists them with their n (``kind`` = ``too_small``);
 - ``align``: ``strict`` (default) refuses conditions of one (model, benchmark) holding different
   questions; ``intersect`` compares them on the questions present in all of them. The alignment is
   done while loading (``postprocess.io.load_frame(align=...)``), which records the drops.
@@ -65,13 +67,14 @@ _NOT_FIELDS = frozenset(
 
 COLUMNS: dict[str, str] = {
     "kind": "align (--align intersect dropped questions of this condition), task_types (a task type not among "
-    "--task-types) or min_n (a task type with fewer than --min-n questions in the benchmark)",
+    "--task-types) or too_small (a task type with fewer than min_stratum questions in the benchmark: kept in "
+    "every table, without CIs or tests)",
     "model": "the model (align rows); empty otherwise",
     "benchmark": "benchmark name",
     "condition": "the condition (align rows); empty otherwise",
-    "task_type": "the task type left out (task_types and min_n rows); empty for align rows",
+    "task_type": "the task type left out (task_types) or too small (too_small); empty for align rows",
     "n_questions": "questions the condition had (align), or the task type has in the benchmark",
-    "n_dropped": "questions left out of every table",
+    "n_dropped": "questions left out of every table (0 for too_small rows: they stay, without inference)",
     "reason": "why, as a sentence",
 }
 #: Table descriptions of the ``--by`` tables, for the schema (``<field>`` stands for the field).
@@ -101,11 +104,11 @@ def _notes(frame: pd.DataFrame) -> list[dict[str, object]]:
 
 
 def select(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """``frame`` restricted to ``options.task_types`` and to task types with ``options.min_n`` questions;
-    what was left out is noted in ``attrs`` (the ``selection`` table). The frame itself when nothing is
-    selected. Raises ValueError for an unknown task type or ``--by`` field."""
+    """``frame`` restricted to ``options.task_types``, with the task types below ``options.min_stratum``
+    questions noted (not dropped); both in ``attrs`` (the ``selection`` table). The frame itself when there is
+    nothing to note. Raises ValueError for an unknown task type or ``--by`` field."""
     _check_fields(frame, options.by)
-    if not options.task_types and options.min_n <= 1:
+    if frame.empty or (not options.task_types and options.min_stratum <= 1):
         return frame
     notes = _notes(frame)
     keep = pd.Series(True, index=frame.index)
@@ -119,33 +122,38 @@ def select(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
         wanted = set(options.task_types)
         keep &= types.isin(wanted)
         notes += [
-            _note("task_types", benchmark, task_type, n, f"{task_type} is not among --task-types")
+            _note("task_types", benchmark, task_type, n, n, f"{task_type} is not among --task-types")
             for (benchmark, task_type), n in counts.items()
             if task_type not in wanted
         ]
-    if options.min_n > 1:
-        small = [
-            (b, t, n)
-            for (b, t), n in counts.items()
-            if n < options.min_n and keep[(frame["benchmark"] == b) & (types == t)].any()
-        ]
-        for benchmark, task_type, n in small:
-            keep &= ~((frame["benchmark"] == benchmark) & (types == task_type))
-            notes.append(
-                _note(
-                    "min_n",
-                    benchmark,
-                    task_type,
-                    n,
-                    f"{task_type} of {benchmark} has {n} question(s), fewer than --min-n {options.min_n}",
-                )
-            )
-    out = frame[keep.to_numpy()]
+    wanted_types = set(options.task_types) or None
+    small = [
+        (benchmark, task_type, n)
+        for (benchmark, task_type), n in counts.items()
+        if n < options.min_stratum and (wanted_types is None or task_type in wanted_types)
+    ]
+    notes += [
+        _note(
+            "too_small",
+            benchmark,
+            task_type,
+            n,
+            0,
+            f"{task_type} of {benchmark} has {n} question(s), fewer than min_stratum {options.min_stratum}: its rows "
+            "keep n and the point estimates but no CI or test (too_small)",
+        )
+        for benchmark, task_type, n in small
+    ]
+    if not notes:
+        return frame
+    out = frame[keep.to_numpy()] if options.task_types else frame.copy(deep=False)
     out.attrs = {**frame.attrs, SELECTION_ATTR: json.dumps(notes)}
     return out
 
 
-def _note(kind: str, benchmark: object, task_type: object, n: object, reason: str) -> dict[str, object]:
+def _note(
+    kind: str, benchmark: object, task_type: object, n: object, dropped: object, reason: str
+) -> dict[str, object]:
     return {
         "kind": kind,
         "model": "",
@@ -153,7 +161,7 @@ def _note(kind: str, benchmark: object, task_type: object, n: object, reason: st
         "condition": "",
         "task_type": str(task_type),
         "n_questions": int(n),  # type: ignore[call-overload]
-        "n_dropped": int(n),  # type: ignore[call-overload]
+        "n_dropped": int(dropped),  # type: ignore[call-overload]
         "reason": reason + ".",
     }
 
@@ -216,8 +224,9 @@ def by_field_analyses(options: Options = Options()) -> tuple[Analysis, ...]:
 DIGESTS = (
     Digest(
         "selection",
-        "What --task-types, --min-n and --align intersect left out of every table: task types, and per condition the "
-        "questions not present in all of a model's conditions.",
+        "What --task-types and --align intersect left out of every table (task types, and per condition the "
+        "questions not present in all of a model's conditions), and the task types below min_stratum questions, "
+        "kept without CIs or tests.",
         COLUMNS,
         selection_table,
     ),

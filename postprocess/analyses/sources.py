@@ -23,8 +23,9 @@ COLUMNS: dict[str, str] = {
     "question_id_field": "field read as the question id (several joined by ', then ' when records differ: "
     "per record the first with a value)",
     "video_id_field": "field read as the video id, likewise; empty when the file has none",
-    "n_options_source": "where the option counts came from: the n_options or options field, the benchmark's "
-    "declared count, or the largest letter seen for the question (at least 4); with record counts when mixed",
+    "n_options_source": "where the records' option counts come from: the n_options, options or candidates field, "
+    "else the benchmark's declared count, else 'not given: inferred per task type'; with record counts when mixed "
+    "(an --options-file overrides them: the option_counts table says which rule each task type's count came from)",
 }
 
 

@@ -37,7 +37,8 @@ COLUMNS: dict[str, str] = {
     "vdg": "Overall VDG = acc_orig - acc_black (vdg table); empty without one",
     "ci_low": "lower bound of its paired percentile bootstrap CI",
     "ci_high": "upper bound of that CI",
-    "tier": "tier of the Overall VDG (tiers table): high, mid or low; empty without a VDG",
+    "tier": "tier of the Overall VDG (tiers table): high, mid or low, decided by its CI (a CI across a threshold "
+    "names both tiers), 'too small' below min_stratum questions; empty without a VDG",
     "flags": f"comma-separated, in this order: {', '.join(FLAGS)} (see details; empty when none)",
     "details": "each flag in words, joined by '; ' (which conditions, how many answers, which tables)",
     "ci_level": "confidence level of the CI",

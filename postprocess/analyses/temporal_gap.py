@@ -9,6 +9,11 @@ goes to ``temporal``: the gap is then, if anything, understated.
 Accuracy per bucket and the gap are given for all questions (``duration = "all"``) and per
 duration bucket (the frame's ``duration`` column: short/medium/long for Video-MME; questions with
 an empty duration appear only under ``all``).
+
+The models of a condition are counted on one question set (``accuracy.shared_rows``: no model has an error
+for the question under that condition; ``question_set="per-model"``: each model's own answered questions). A
+bucket with fewer than ``Options.min_stratum`` questions keeps its count and accuracy but no interval, and the
+gap then has none either (``too_small``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import cell_index, condition_sort_key
+from postprocess.analyses.accuracy import condition_rule, shared_rows
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.stats import wilson
 
@@ -77,24 +83,27 @@ COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "condition": "condition name",
     "duration": "'all', or a duration bucket of the frame's duration column (short, medium, long, ...)",
+    "n": "questions in either bucket: n_single_frame + n_temporal",
     "n_single_frame": "questions in the single-frame bucket (answered, or all under missing_policy=incorrect)",
     "acc_single_frame": "accuracy on them (empty when there are none)",
-    "single_frame_ci_low": "lower end of the Wilson interval of acc_single_frame",
+    "single_frame_ci_low": "lower end of the Wilson interval of acc_single_frame (empty below min_stratum questions)",
     "single_frame_ci_high": "upper end of the Wilson interval of acc_single_frame",
     "n_temporal": "questions in the temporal bucket (types the map does not know included)",
     "acc_temporal": "accuracy on them (empty when there are none)",
-    "temporal_ci_low": "lower end of the Wilson interval of acc_temporal",
+    "temporal_ci_low": "lower end of the Wilson interval of acc_temporal (empty below min_stratum questions)",
     "temporal_ci_high": "upper end of the Wilson interval of acc_temporal",
     "gap": "acc_single_frame - acc_temporal (positive: worse when time is needed)",
     "gap_ci_low": "lower end of Newcombe's hybrid score interval of gap (from the two Wilson intervals; "
-    "questions treated as independent)",
+    "questions treated as independent; empty when too_small)",
     "gap_ci_high": "upper end of that interval",
     "n_none": "questions whose type needs no frame (mapped to 'none'), left out of both buckets",
     "n_unknown_type": "questions whose task type the map does not know (counted in temporal)",
     "unknown_types": "those task types, joined by '; '",
     "n_error": "questions with no answer under this condition (dropped under exclude, wrong under incorrect)",
+    "too_small": "a bucket has fewer than min_stratum questions: its interval and the gap's are left empty",
     "ci_level": "confidence level of the intervals",
     "missing_policy": "exclude or incorrect",
+    "question_rule": "which questions the models' rows of this condition share (question_set and missing_policy)",
 }
 
 
@@ -133,13 +142,14 @@ def temporal_gap_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
     bucket = np.array([mapping.get(t, TEMPORAL) for t in type_names], dtype=object)[type_codes]
     unknown = np.array([t not in mapping for t in type_names], dtype=bool)[type_codes]
     is_error = (frame["status"] == "error").to_numpy()
-    counted = ~is_error if options.missing == "exclude" else np.ones(len(frame), dtype=bool)
+    counted = (~is_error & shared_rows(frame, options)) if options.missing == "exclude" else np.ones(len(frame), bool)
     hit = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
     duration_codes, duration_names = pd.factorize(frame["duration"].fillna("").astype(str))
     duration_names = [str(d) for d in duration_names]
 
     group, key_table = cell_index(frame)
     groups = list(key_table.itertuples(index=False, name=None))
+    rules = {c: condition_rule(str(c), options) for c in key_table["condition"].unique()}
     parts: list[tuple[str, np.ndarray]] = [(ALL_DURATIONS, np.ones(len(frame), dtype=bool))]
     parts += [
         (d, duration_codes == duration_names.index(d)) for d in sorted(set(duration_names) - {""}, key=_duration_key)
@@ -182,6 +192,7 @@ def temporal_gap_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
                 "benchmark": benchmark,
                 "condition": condition,
                 "duration": duration,
+                "n": n_sf + n_tp,
                 "n_single_frame": n_sf,
                 "acc_single_frame": k_sf / n_sf if n_sf else np.nan,
                 "single_frame_ci_low": np.nan,
@@ -197,16 +208,19 @@ def temporal_gap_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
                 "n_unknown_type": int(counts["n_unknown"][i]),
                 "unknown_types": "; ".join(sorted(unknown_by.get((i, duration), ()))),
                 "n_error": int(counts["n_error"][i]),
+                "too_small": min(n_sf, n_tp) < options.min_stratum,
                 "ci_level": options.ci_level,
                 "missing_policy": options.missing,
+                "question_rule": rules[condition],
             }
-            if n_sf:
+            big_sf, big_tp = n_sf >= options.min_stratum, n_tp >= options.min_stratum
+            if big_sf:
                 iv = wilson(k_sf, n_sf, options.ci_level)
                 row["single_frame_ci_low"], row["single_frame_ci_high"] = iv.low, iv.high
-            if n_tp:
+            if big_tp:
                 iv = wilson(k_tp, n_tp, options.ci_level)
                 row["temporal_ci_low"], row["temporal_ci_high"] = iv.low, iv.high
-            if n_sf and n_tp:
+            if big_sf and big_tp:
                 row["gap_ci_low"], row["gap_ci_high"] = _newcombe(k_sf, n_sf, k_tp, n_tp, options.ci_level)[4:]
             rows.append(row)
     if not rows:
@@ -228,6 +242,6 @@ ANALYSES = (
         "Accuracy on single-frame vs temporal questions (by task type) and their gap, overall and per duration.",
         COLUMNS,
         temporal_gap_table,
-        shares=(cell_index,),
+        shares=(cell_index, shared_rows),
     ),
 )

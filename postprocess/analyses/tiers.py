@@ -1,4 +1,4 @@
-"""VDG tiers per task type, and how well a predicted tier map (from another benchmark) holds.
+"""VDG tiers per task type, decided by the CI, and how well a predicted tier map (from another benchmark) holds.
 
 The tier of a VDG v, with ``options.tier_low <= options.tier_high``:
 
@@ -6,14 +6,25 @@ The tier of a VDG v, with ``options.tier_low <= options.tier_high``:
 - ``mid``:  tier_low <= v <= tier_high
 - ``low``:  v < tier_low (``review`` is True: the task type barely needs the video)
 
-The VDG numbers are those of ``postprocess.analyses.vdg.vdg_table`` under the same options
-(each model on its own question set under the missing-answer policy), with its CI. A
-``model = "pooled"`` row per (benchmark, task type) takes the unweighted mean of the models'
-VDGs (each model counts once), when a benchmark has at least two models.
+A row's tier is decided by its CI, not by the point estimate: the tiers of the CI's two ends.
+When they agree, that is the tier; when the CI straddles a threshold the row is labelled with
+every tier it spans and the thresholds straddled, e.g. ``high/mid (CI straddles 0.30)``. A
+(model, benchmark, task type) with fewer than ``options.min_stratum`` questions gets the tier
+``too small`` (its n in ``n``): its CI says little, and a handful of questions can give a
+zero-width one. ``tier_basis`` names what decided each row.
+
+The VDG numbers are those of ``postprocess.analyses.vdg.vdg_table`` under the same options,
+with its CI (``ci_low``, ``ci_high`` as that table gives them). A ``model = "pooled"`` row per
+(benchmark, task type) takes the unweighted mean of the models' VDGs (each model counts once),
+when a benchmark has at least two models; it has no CI, so its tier is that of the point
+estimate (``tier_basis`` says so), and it is ``too small`` when some model has fewer than
+``min_stratum`` questions in the task type.
 
 Two tables: ``tiers`` (one row per model or pooled, benchmark and task type, Overall included)
 and ``tier_agreement`` (per model or pooled and benchmark: how many task types in
-``options.tier_map`` land in their predicted tier; no rows when the map is empty).
+``options.tier_map`` land in their predicted tier; no rows when the map is empty). A task type
+whose CI straddles a threshold with the predicted tier on one side, or that is too small, is
+undecided: it neither agrees nor disagrees.
 """
 
 from __future__ import annotations
@@ -27,9 +38,13 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.categories import POOLED
-from postprocess.analyses.vdg import per_question, vdg_table
+from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
 
 TIERS = ("high", "mid", "low")
+#: The tier of a stratum with fewer than ``Options.min_stratum`` questions.
+TOO_SMALL = "too small"
+#: ``tier_basis`` values.
+BASIS_CI, BASIS_POINT = "CI", "point estimate (no CI)"
 
 COLUMNS: dict[str, str] = {
     "model": f"model label, or {POOLED!r} (mean of the models' VDGs)",
@@ -37,15 +52,24 @@ COLUMNS: dict[str, str] = {
     "task_type": "task type, or Overall",
     "n_models": "models behind the row (1, or the number pooled: those with questions in the task type)",
     "n": "questions compared (summed over models when pooled)",
+    "n_smallest": "questions of the smallest model row behind this one (n itself unless pooled): what min_stratum "
+    "is compared with",
     "vdg": "VDG (acc_orig - acc_black) of the vdg table; pooled: unweighted mean over models",
     "ci_low": "lower end of the vdg table's bootstrap CI (empty when pooled)",
     "ci_high": "upper end of the vdg table's bootstrap CI (empty when pooled)",
-    "tier": "high (vdg > tier_high), mid (tier_low <= vdg <= tier_high) or low (vdg < tier_low)",
-    "review": "tier is low: the task type is answered about as well without the video",
+    "tier": "high (> tier_high), mid (tier_low to tier_high) or low (< tier_low) for both CI ends; the tiers "
+    "spanned and the threshold(s) when the CI straddles one (e.g. 'high/mid (CI straddles 0.30)'); 'too small' "
+    "below min_stratum questions",
+    "tier_basis": "what decided the tier: CI, point estimate (no CI: pooled rows, or a CI the vdg table left "
+    "empty), or too small",
+    "point_tier": "tier of the point estimate vdg alone (descriptive; empty when vdg is)",
+    "review": "tier is low (the whole CI below tier_low): the task type is answered about as well without the video",
     "predicted_tier": "tier predicted by tier_map for this task type (empty when unmapped)",
-    "in_predicted_tier": "tier equals predicted_tier (empty when unmapped)",
+    "in_predicted_tier": "tier is predicted_tier (True), or predicted_tier is none of the tiers the CI spans "
+    "(False); empty when unmapped, too small, or the CI spans predicted_tier and another",
     "tier_high": "threshold above which a VDG is high",
     "tier_low": "threshold below which a VDG is low",
+    "min_stratum": "fewest questions a row needs for a tier",
     "ci_level": "confidence level of the CI",
     "n_resamples": "bootstrap resamples of the CI",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
@@ -54,9 +78,10 @@ COLUMNS: dict[str, str] = {
 AGREEMENT_COLUMNS: dict[str, str] = {
     "model": f"model label, or {POOLED!r}",
     "benchmark": "benchmark name",
-    "n_mapped": "task types of this benchmark that tier_map predicts a tier for",
+    "n_mapped": "task types of this benchmark that tier_map predicts a tier for and whose tier is decided",
     "n_agree": "mapped task types whose observed tier is the predicted one",
     "share_agree": "n_agree / n_mapped",
+    "n_undecided": "mapped task types left out of n_mapped: too small, or a CI spanning the predicted tier and another",
     "n_unmapped": "task types of this benchmark that tier_map does not name",
     "off_tier": "mapped task types off their predicted tier, as 'task: predicted -> observed', joined by '; '",
     "tier_high": "threshold above which a VDG is high",
@@ -80,6 +105,51 @@ def tier_of(vdg: Fraction | float, options: Options) -> str | None:
     if vdg < Fraction(repr(float(options.tier_low))):
         return "low"
     return "mid"
+
+
+def spanned_tiers(low: float, high: float, options: Options) -> tuple[str, ...]:
+    """The tiers an interval [low, high] spans, from high to low (empty when an end is NaN)."""
+    top, bottom = tier_of(high, options), tier_of(low, options)
+    if top is None or bottom is None:
+        return ()
+    return TIERS[TIERS.index(top) : TIERS.index(bottom) + 1]
+
+
+def _threshold_text(value: float) -> str:
+    return f"{value:.2f}" if round(value, 2) == value else repr(float(value))
+
+
+def tier_label(spanned: tuple[str, ...], options: Options) -> str:
+    """One tier, or the tiers spanned and the threshold(s) straddled: ``high/mid (CI straddles 0.30)``."""
+    if len(spanned) == 1:
+        return spanned[0]
+    straddled = []
+    if spanned[0] == "high":
+        straddled.append(_threshold_text(options.tier_high))
+    if spanned[-1] == "low":
+        straddled.append(_threshold_text(options.tier_low))
+    return f"{'/'.join(spanned)} (CI straddles {' and '.join(dict.fromkeys(straddled))})"
+
+
+def _decide(exact: Fraction | None, low: float, high: float, n_smallest: int, options: Options):
+    """(tier, tier_basis, tiers spanned) of one row: too small, by the CI, or by the point estimate without one."""
+    if exact is None:
+        return None, None, ()
+    if n_smallest < options.min_stratum:
+        return TOO_SMALL, TOO_SMALL, ()
+    spanned = spanned_tiers(low, high, options)
+    if spanned:
+        return tier_label(spanned, options), BASIS_CI, spanned
+    point = tier_of(exact, options)
+    return point, BASIS_POINT, (point,)
+
+
+def _in_predicted(spanned: tuple[str, ...], predicted: object):
+    if not isinstance(predicted, str) or not spanned:
+        return pd.NA
+    if predicted not in spanned:
+        return False
+    return True if len(spanned) == 1 else pd.NA
 
 
 def _check_map(tier_map: Mapping[str, str]) -> None:
@@ -112,6 +182,7 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
             "task_type": vdg["task_type"],
             "n_models": 1,
             "n": vdg["n"],
+            "n_smallest": vdg["n"],
             "exact": exact,
             "ci_low": vdg["ci_low"],
             "ci_high": vdg["ci_high"],
@@ -122,7 +193,8 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
         if group["model"].nunique() < 2:
             continue
         for task_type, part in group.groupby("task_type", sort=False):
-            values = [v for v in part["exact"] if v is not None]
+            answered = part[[v is not None for v in part["exact"]]]
+            values = list(answered["exact"])
             pooled.append(
                 {
                     "model": POOLED,
@@ -130,23 +202,30 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
                     "task_type": task_type,
                     "n_models": len(values),
                     "n": int(part["n"].sum()),
+                    "n_smallest": int(answered["n"].min()) if values else 0,
                     "exact": sum(values, Fraction(0)) / len(values) if values else None,
                     "ci_low": np.nan,
                     "ci_high": np.nan,
                 }
             )
     out = pd.concat([rows, pd.DataFrame(pooled, columns=rows.columns)], ignore_index=True)
+    decided = [
+        _decide(v, lo, hi, int(k), options)
+        for v, lo, hi, k in zip(out["exact"], out["ci_low"], out["ci_high"], out["n_smallest"], strict=True)
+    ]
     out["vdg"] = [float(v) if v is not None else np.nan for v in out["exact"]]
-    out["tier"] = [tier_of(v, options) if v is not None else None for v in out["exact"]]
+    out["tier"] = [tier for tier, _, _ in decided]
+    out["tier_basis"] = [basis for _, basis, _ in decided]
+    out["point_tier"] = [tier_of(v, options) if v is not None else None for v in out["exact"]]
     out["review"] = out["tier"] == "low"
     out["predicted_tier"] = [options.tier_map.get(t) for t in out["task_type"]]
-    mapped = out["predicted_tier"].notna() & out["tier"].notna()
     out["in_predicted_tier"] = pd.array(
-        [bool(a == b) if m else pd.NA for a, b, m in zip(out["tier"], out["predicted_tier"], mapped, strict=True)],
+        [_in_predicted(spanned, p) for (_, _, spanned), p in zip(decided, out["predicted_tier"], strict=True)],
         dtype="boolean",
     )
     out["tier_high"] = options.tier_high
     out["tier_low"] = options.tier_low
+    out["min_stratum"] = options.min_stratum
     out["ci_level"] = options.ci_level
     out["n_resamples"] = options.n_resamples
     out["missing_policy"] = options.missing
@@ -160,7 +239,8 @@ def agreement_from_tiers(tiers: pd.DataFrame, options: Options = Options()) -> p
     rows = []
     for (model, benchmark), group in tiers.groupby(["model", "benchmark"], sort=False):
         types = group[(group["task_type"] != OVERALL) & group["tier"].notna()]
-        mapped = types[types["predicted_tier"].notna()]
+        predicted = types[types["predicted_tier"].notna()]
+        mapped = predicted[predicted["in_predicted_tier"].notna()]
         agree = mapped["in_predicted_tier"].astype(bool)
         off = mapped[~agree]
         rows.append(
@@ -170,7 +250,8 @@ def agreement_from_tiers(tiers: pd.DataFrame, options: Options = Options()) -> p
                 "n_mapped": len(mapped),
                 "n_agree": int(agree.sum()),
                 "share_agree": agree.mean() if len(mapped) else np.nan,
-                "n_unmapped": len(types) - len(mapped),
+                "n_undecided": len(predicted) - len(mapped),
+                "n_unmapped": len(types) - len(predicted),
                 "off_tier": "; ".join(
                     f"{t}: {p} -> {o}"
                     for t, p, o in zip(off["task_type"], off["predicted_tier"], off["tier"], strict=True)
@@ -194,17 +275,18 @@ def tier_agreement_table(frame: pd.DataFrame, options: Options = Options()) -> p
 ANALYSES = (
     Analysis(
         "tiers",
-        "Each task type's VDG tier (high / mid / low: review), per model and pooled.",
+        "Each task type's VDG tier (high / mid / low: review) decided by its CI (straddles named), per model and "
+        "pooled; too small below min_stratum questions.",
         COLUMNS,
         tiers_table,
         needs=conditions_needed("orig", "black"),
-        shares=(per_question, vdg_table),
+        shares=(per_question, vdg_table, question_set_cache),
     ),
     Analysis(
         "tier_agreement",
         "How many task types land in the tier a map from another benchmark predicts.",
         AGREEMENT_COLUMNS,
         tier_agreement_table,
-        shares=(per_question, vdg_table),
+        shares=(per_question, vdg_table, question_set_cache),
     ),
 )

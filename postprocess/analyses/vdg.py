@@ -1,13 +1,36 @@
-"""Visual Dependency Gap: VDG(q) = correct(orig) - correct(black), in {-1, 0, +1}."""
+"""Visual Dependency Gap: VDG(q) = correct(orig) - correct(black), in {-1, 0, +1}.
+
+The models of one benchmark are compared on one question set (``Options.question_set="shared"``, the
+default): the questions no model has an error for under orig or black (``compared_questions``), so one
+model's failed videos (whose black accuracy need not be typical) never change another model's rows;
+``"per-model"`` keeps each model on its own answered questions (the published paper's convention). A
+stratum with fewer than ``Options.min_stratum`` questions keeps its descriptive values (n, accuracies,
+vdg, d, c) but no CI (``too_small``). CIs are exact where the bootstrap distribution has a closed form
+(``postprocess.stats.bootstrap_mean(method="exact")``) and seeded from the benchmark, the task type and
+the question set otherwise (``_paired.question_set_seed``): never from a model label.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
+from postprocess.analyses._paired import (
+    QUESTION_SET_PER_MODEL,
+    by_model_benchmark,
+    paired,
+    question_rule,
+    question_set_seed,
+    shared_questions,
+    task_type_masks,
+)
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
-from postprocess.stats import bootstrap_mean
+from postprocess.stats import BootstrapCI, bootstrap_mean
+
+#: The conditions a VDG compares.
+ARMS: tuple[str, ...] = ("orig", "black")
 
 PER_QUESTION_COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -30,17 +53,25 @@ COLUMNS: dict[str, str] = {
     "acc_orig": "accuracy on the original video over the n questions",
     "acc_black": "accuracy on the black video over the n questions",
     "vdg": "mean per-question VDG = acc_orig - acc_black",
-    "ci_low": "lower bound of the paired percentile bootstrap CI of vdg",
-    "ci_high": "upper bound of the paired percentile bootstrap CI of vdg",
+    "ci_low": "lower bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
+    "ci_high": "upper bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
     "d": "questions with VDG = +1 (right only with the video)",
     "c": "questions with VDG = -1 (right only without it)",
     "dc_ratio": "d / c (inf when c = 0 < d; empty when both are 0)",
     "n_error": "questions excluded because an arm has no answer (missing or undecodable video)",
+    "n_not_shared": "questions this model answered in both arms but left out because another model has an error "
+    "on them under orig or black (question_set=shared); 0 under per-model or missing_policy=incorrect",
     "n_unparsed": "answers among the n questions with no readable letter (scored wrong), both arms",
+    "too_small": "n is below min_stratum: descriptive values only, no CI",
     "ci_level": "confidence level of the CI",
-    "n_resamples": "bootstrap resamples",
+    "ci_method": "exact (the bootstrap distribution's own percentiles, no resampling) or monte carlo; empty "
+    "without a CI",
+    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
+    "mc_se": "the larger of the two CI endpoints' estimated Monte Carlo standard errors (0 when exact; empty "
+    "without a CI)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
+    "question_rule": "which questions the benchmark's rows share (question_set and missing_policy)",
 }
 
 
@@ -81,12 +112,84 @@ def _dc_ratio(d: int, c: int) -> float:
 
 
 @memo_by_frame
+def question_set_cache(frame: pd.DataFrame, options: Options = Options()) -> dict[tuple[object, ...], frozenset]:
+    """One cache per (frame, options) that ``compared_questions`` fills (its own, so mutated only there)."""
+    return {}
+
+
+def compared_questions(
+    frame: pd.DataFrame, benchmark: str, conditions: Sequence[str], options: Options
+) -> frozenset[str] | None:
+    """The question ids (as text) every row of ``benchmark`` compared under ``conditions`` is computed on:
+    ``_paired.shared_questions``, once per (frame, benchmark, conditions); None when each model keeps its
+    own answered questions (``question_set="per-model"``, or missing=incorrect, where nothing is dropped)."""
+    if options.question_set == QUESTION_SET_PER_MODEL or options.missing == "incorrect":
+        return None
+    cache = question_set_cache(frame, options)
+    key = (benchmark, tuple(conditions))
+    if key not in cache:
+        cache[key] = frozenset(shared_questions(frame, benchmark, list(conditions), options.missing))
+    return cache[key]
+
+
+def rule_of(conditions: Sequence[str], options: Options) -> str:
+    """The ``question_rule`` value of a table comparing ``conditions`` under ``options``."""
+    return question_rule(list(conditions), options.missing, options.question_set)
+
+
+def in_question_set(question_ids: np.ndarray, shared: frozenset[str] | None) -> np.ndarray:
+    """Whether each question id is in ``shared`` (every one when ``shared`` is None)."""
+    if shared is None:
+        return np.ones(len(question_ids), dtype=bool)
+    return np.fromiter((str(q) in shared for q in question_ids), dtype=bool, count=len(question_ids))
+
+
+def ci_or_none(
+    values: np.ndarray,
+    options: Options,
+    seed_parts: tuple[object, ...],
+    question_ids: np.ndarray,
+    clusters: np.ndarray | None,
+) -> BootstrapCI | None:
+    """The percentile bootstrap CI of mean(values) under ``options`` (exact where it can be), or None when the
+    stratum has fewer than ``options.min_stratum`` questions. ``seed_parts`` = (analysis, benchmark, ...): the
+    seed also digests the resampled question ids, never a model label."""
+    if len(values) < options.min_stratum or not len(values):
+        return None
+    analysis, benchmark, *rest = seed_parts
+    return bootstrap_mean(
+        values,
+        n_resamples=options.n_resamples,
+        seed=question_set_seed(options, str(analysis), str(benchmark), *rest, question_ids=question_ids),
+        level=options.ci_level,
+        clusters=clusters if options.cluster else None,
+        method=options.ci_method,
+        mc_se_target=options.mc_se_target,
+    )
+
+
+def ci_columns(cis: Sequence[BootstrapCI | None]) -> dict[str, object]:
+    """``ci_method``, ``n_resamples`` and ``mc_se`` of a row holding ``cis``: the method shared by them
+    (``exact`` only when all are), the most resamples any drew and the largest endpoint MC SE."""
+    drawn = [ci for ci in cis if ci is not None]
+    if not drawn:
+        return {"ci_method": "", "n_resamples": 0, "mc_se": np.nan}
+    methods = {ci.method for ci in drawn}
+    return {
+        "ci_method": "exact" if methods == {"exact"} else "monte carlo",
+        "n_resamples": max(ci.n_resamples for ci in drawn),
+        "mc_se": max(max(ci.mc_se_low, ci.mc_se_high) for ci in drawn),
+    }
+
+
+@memo_by_frame
 def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """VDG per (model, benchmark, task type) with Overall rows; columns as in ``COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:
         return empty(COLUMNS)
     unparsed = _unparsed_counts(frame)
+    rule = rule_of(ARMS, options)
     rows = []
     for (model, benchmark), table in questions.groupby(["model", "benchmark"], sort=True):
         excluded = table["excluded"].to_numpy(dtype=bool)
@@ -95,41 +198,38 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
         correct_black = table["correct_black"].to_numpy(dtype=bool)
         question_ids = table["question_id"].to_numpy()
         videos = table["video_id"].to_numpy()
+        shared = in_question_set(question_ids, compared_questions(frame, str(benchmark), ARMS, options))
         for task_type, rows_of_task in task_type_masks(table):
-            kept = rows_of_task & ~excluded
+            kept = rows_of_task & ~excluded & shared
             n = int(kept.sum())
             gap = gaps[kept]
             d, c = int((gap == 1).sum()), int((gap == -1).sum())
-            row = {
-                "model": model,
-                "benchmark": benchmark,
-                "task_type": task_type,
-                "n": n,
-                "acc_orig": correct_orig[kept].mean() if n else np.nan,
-                "acc_black": correct_black[kept].mean() if n else np.nan,
-                "vdg": gap.mean() if n else np.nan,
-                "ci_low": np.nan,
-                "ci_high": np.nan,
-                "d": d,
-                "c": c,
-                "dc_ratio": _dc_ratio(d, c),
-                "n_error": int((rows_of_task & excluded).sum()),
-                "n_unparsed": _count_unparsed(unparsed, model, benchmark, question_ids[kept]),
-                "ci_level": options.ci_level,
-                "n_resamples": options.n_resamples,
-                "resample_unit": "video" if options.cluster else "question",
-                "missing_policy": options.missing,
-            }
-            if n:
-                ci = bootstrap_mean(
-                    gap,
-                    n_resamples=options.n_resamples,
-                    seed=options.seed_for("vdg", model, benchmark, task_type),
-                    level=options.ci_level,
-                    clusters=videos[kept] if options.cluster else None,
-                )
-                row["ci_low"], row["ci_high"] = ci.low, ci.high
-            rows.append(row)
+            ci = ci_or_none(gap, options, ("vdg", benchmark, task_type), question_ids[kept], videos[kept])
+            rows.append(
+                {
+                    "model": model,
+                    "benchmark": benchmark,
+                    "task_type": task_type,
+                    "n": n,
+                    "acc_orig": correct_orig[kept].mean() if n else np.nan,
+                    "acc_black": correct_black[kept].mean() if n else np.nan,
+                    "vdg": gap.mean() if n else np.nan,
+                    "ci_low": ci.low if ci else np.nan,
+                    "ci_high": ci.high if ci else np.nan,
+                    "d": d,
+                    "c": c,
+                    "dc_ratio": _dc_ratio(d, c),
+                    "n_error": int((rows_of_task & excluded).sum()),
+                    "n_not_shared": int((rows_of_task & ~excluded & ~shared).sum()),
+                    "n_unparsed": _count_unparsed(unparsed, model, benchmark, question_ids[kept]),
+                    "too_small": n < options.min_stratum,
+                    "ci_level": options.ci_level,
+                    **ci_columns([ci]),
+                    "resample_unit": "video" if options.cluster else "question",
+                    "missing_policy": options.missing,
+                    "question_rule": rule,
+                }
+            )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -152,11 +252,12 @@ def _count_unparsed(counts: pd.Series, model: str, benchmark: str, question_ids:
 ANALYSES = (
     Analysis(
         "vdg",
-        "VDG per model and task type, with a paired bootstrap CI and D:C.",
+        "VDG per model and task type on one question set per benchmark, with a paired bootstrap CI (exact where it "
+        "can be; none for strata below min_stratum) and D:C.",
         COLUMNS,
         vdg_table,
         needs=conditions_needed("orig", "black"),
-        shares=(per_question, vdg_table),
+        shares=(per_question, vdg_table, question_set_cache),
     ),
     Analysis(
         "vdg_per_question",

@@ -23,12 +23,16 @@ def test_five_option_predictions_count_e_as_an_answer(tmp_path, benchmark):
     records = five_option_records("m")
     path = write_records(tmp_path / "m.jsonl", records)
     frame = load_frame(predictions=[("m", path)], benchmark=benchmark)
-    # egoschema declares 5 options; for an unknown benchmark each question has max(4, largest letter seen).
-    largest = {}
+    # egoschema declares 5 options; for an unknown benchmark each question has the largest letter seen in its
+    # task type (the key and the replies, no floor).
+    by_type: dict[str, int] = {}
     for r in records:
         seen = max("ABCDE".index(r["ground_truth"]), "ABCDE".index(r["prediction"])) + 1
-        largest[r["q_uid"]] = max(largest.get(r["q_uid"], 4), seen)
+        by_type[r["task_type"]] = max(by_type.get(r["task_type"], 0), seen)
+    largest = {r["q_uid"]: by_type[r["task_type"]] for r in records}
     want_options = {q: 5 for q in largest} if benchmark == "egoschema" else largest
+    want_rule = "benchmark declares" if benchmark == "egoschema" else "inferred per task type"
+    assert (frame["n_options_rule"] == want_rule).all()
     assert frame.groupby("question_id")["n_options"].first().to_dict() == want_options
     # Every prediction is a bare letter A-E: all are answers, none unparsed.
     assert (frame["status"] == "ok").all()
@@ -47,7 +51,7 @@ def test_five_option_predictions_count_e_as_an_answer(tmp_path, benchmark):
         assert math.isclose(letters.loc[condition, "chance"], chance)
     overall = accuracy_table(frame).query("task_type == 'Overall'")
     assert all(math.isclose(c, chance) for c in overall["chance"])
-    origin = "benchmark 'egoschema' declares 5" if benchmark == "egoschema" else "largest letter seen"
+    origin = "benchmark 'egoschema' declares 5" if benchmark == "egoschema" else "not given: inferred per task type"
     assert sources(frame)[0]["n_options_source"].startswith(origin)
 
 
@@ -90,13 +94,15 @@ def test_n_options_and_options_fields_mix_three_four_and_five(tmp_path):
     assert sources(frame)[0]["n_options_source"] == "n_options field (24 records); options field (12 records)"
 
 
-def test_inferred_count_is_per_question_across_models_and_conditions(tmp_path):
+def test_inferred_count_is_per_task_type_across_models_and_conditions(tmp_path):
     base = {"task_type": "T", "condition": "orig"}
     a = [
         dict(base, question_id="q1", ground_truth="A", prediction="B"),
         dict(base, question_id="q2", ground_truth="B", prediction="A"),
+        dict(base, question_id="q3", task_type="U", ground_truth="A", prediction="C"),
     ]
-    # Only model b, under black, answers E to q1: q1 has 5 options for every model; q2 stays at 4.
+    # Only model b, under black, answers E to q1: every question of task type T has 5 options, q2 (which no one
+    # answered E) included; task type U shows nothing beyond C, so its q3 has 3 (no floor of 4).
     b = [dict(r, prediction="E" if r["question_id"] == "q1" else "C") for r in a]
     b += [dict(r, condition="black", prediction="E" if r["question_id"] == "q1" else "C") for r in a]
     a += [dict(r, condition="black") for r in a]
@@ -104,8 +110,21 @@ def test_inferred_count_is_per_question_across_models_and_conditions(tmp_path):
         predictions=[("a", write_records(tmp_path / "a.json", a)), ("b", write_records(tmp_path / "b.json", b))],
         benchmark="unknown",
     )
+    largest = {}
+    for r in a + b:
+        seen = max("ABCDEFGH".index(r["ground_truth"]), "ABCDEFGH".index(r["prediction"])) + 1
+        largest[r["task_type"]] = max(largest.get(r["task_type"], 0), seen)
     counts = frame.groupby("question_id")["n_options"].unique().map(list).to_dict()
-    assert counts == {"q1": [5], "q2": [4]}
+    assert (
+        counts
+        == {"q1": [largest["T"]], "q2": [largest["T"]], "q3": [largest["U"]]}
+        == {
+            "q1": [5],
+            "q2": [5],
+            "q3": [3],
+        }
+    )
+    assert (frame["n_options_rule"] == "inferred per task type").all()
     assert (frame.loc[(frame["model"] == "b") & (frame["question_id"] == "q1"), "status"] == "ok").all()
 
 

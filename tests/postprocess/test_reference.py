@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import Options, run_all
+from postprocess.analyses.mcnemar import mcnemar_table
 from tests.reference_data import MODEL, expected_rows, reference_frame
 
 
@@ -47,23 +48,63 @@ def _rows(table: str, pattern: str) -> list[tuple[dict[str, str], re.Match[str]]
     return out
 
 
-def test_t1_vdg_and_bootstrap_ci(tables):
-    vdg = tables["exclude"]["vdg"].set_index(["model", "task_type"])
+# The published T1 and D:C rows were computed on each model's own answered questions, with 2,000 Monte Carlo
+# resamples. Under vdg's defaults (one question set per benchmark, exact CIs, min_stratum 30) two groups of
+# rows change, and are checked under the convention that reproduces them (docs/reproducing.md):
+# - PER_MODEL: qwen2vl has errors on 53 questions (19 OCR Problems, 20 Action Reasoning, 14 Temporal
+#   Reasoning); the default compares llava and internvl2 on qwen2vl's answered set too (n = 81, 80, 86, 547),
+#   the paper on their own 100 / 600. Every llava and internvl2 row of those task types and of Overall
+#   (VDG, CI and D:C) needs question_set="per-model". Which rows these are is read off the data below (a
+#   row whose n differs between the two conventions), not listed by hand.
+# - MONTE_CARLO: Qwen Action Reasoning CI hi is 0.3375 in the paper; the exact percentile bootstrap gives 0.35
+#   (n = 80: P(resampled sum <= 27) = 0.9739 < 0.975), so 0.3375 is a 2,000-resample draw one lattice step
+#   (1/80) below: it needs ci_method="resample" with no MC SE target (the paper's 2,000 resamples).
+# No T1 stratum has fewer than 30 questions, so none needs min_stratum below its default. Every other row is
+# reproduced by the defaults.
+PER_MODEL = Options(missing="exclude", question_set="per-model")
+MONTE_CARLO = Options(missing="exclude", ci_method="resample", mc_se_target=0.0)
+MONTE_CARLO_ROWS = {"Action Reasoning Qwen CI hi"}
+
+
+@pytest.fixture(scope="module")
+def conventions(frame):
+    """The vdg table under the defaults and under each reproducing convention."""
+    options = {"default": Options(missing="exclude"), "per-model": PER_MODEL, "monte carlo": MONTE_CARLO}
+    return {
+        name: run_all(frame, o, names=["vdg"])["vdg"].set_index(["model", "task_type"]) for name, o in options.items()
+    }
+
+
+def _convention(conventions, quantity: str, key: tuple[str, str]) -> str:
+    if quantity in MONTE_CARLO_ROWS:
+        return "monte carlo"
+    return "per-model" if conventions["default"].loc[key, "n"] != conventions["per-model"].loc[key, "n"] else "default"
+
+
+def test_t1_vdg_and_bootstrap_ci(conventions):
     rows = _rows("T1", r"(?P<task>.+) (?P<m>Qwen|LLaVA|IV2) (?:VDG \(n=(?P<n>\d+)\)|CI (?P<end>lo|hi))")
     assert len(rows) == 63
+    used = {}
     for row, m in rows:
-        cell = vdg.loc[(MODEL[m["m"]], m["task"])]
+        key = (MODEL[m["m"]], m["task"])
+        used[row["quantity"]] = name = _convention(conventions, row["quantity"], key)
+        cell = conventions[name].loc[key]
         if m["n"]:
             assert cell["n"] == int(m["n"])
             _check(row, cell["vdg"])
         else:
             _check(row, cell["ci_low" if m["end"] == "lo" else "ci_high"])
+    per_model = {q for q, name in used.items() if name == "per-model"}
+    assert len(per_model) == 2 * 4 * 3 and all(("LLaVA" in q or "IV2" in q) for q in per_model)
+    # the exact CI is the limit the paper's draw missed by one step of 1/80
+    assert conventions["default"].loc[("qwen2vl", "Action Reasoning"), "ci_high"] == pytest.approx(0.35)
 
 
-def test_dc_ratio_on_each_models_matched_set(tables):
-    vdg = tables["exclude"]["vdg"].set_index(["model", "task_type"])
+def test_dc_ratio_on_each_models_matched_set(conventions):
     for row, m in _rows("4.3", r"VME D:C (?P<m>Qwen|LLaVA|IV2)"):
-        _check(row, vdg.loc[(MODEL[m["m"]], "Overall"), "dc_ratio"])
+        key = (MODEL[m["m"]], "Overall")
+        _check(row, conventions[_convention(conventions, row["quantity"], key)].loc[key, "dc_ratio"])
+    assert conventions["default"].loc[("qwen2vl", "Overall"), "n_not_shared"] == 0  # Qwen's own set is the shared one
 
 
 def test_s12_flips_orig_vs_strongest_crf(tables):
@@ -88,19 +129,21 @@ def test_t3_accuracy_on_the_original_video(tables):
 
 
 def test_fisher_enrichment_of_visually_grounded_questions_among_compression_sensitive_ones(tables):
+    """The paper's test is over every question of the complete set: the ``*_unconditioned`` columns (the headline
+    columns condition on a right orig answer)."""
     fisher = tables["exclude"]["crf_enrichment"].set_index("model").loc["qwen2vl"]
     assert fisher["n"] == 545
     cell = {"sens&VDG+1": "a", "sens&VDG<=0": "b", "stable&VDG+1": "c", "stable&VDG<=0": "d"}
     for row, m in _rows("4.4", r"Fisher cell (?P<c>\S+) \(n=545\)"):
-        _check(row, fisher[cell[m["c"]]])
+        _check(row, fisher[f"{cell[m['c']]}_unconditioned"])
     for row, _ in _rows("4.4", r"Fisher OR"):
-        _check(row, fisher["odds_ratio"])
+        _check(row, fisher["odds_ratio_unconditioned"])
     for row, _ in _rows("4.4", r"Fisher p \(one-sided greater\)"):
-        _check(row, fisher["p_greater"])
+        _check(row, fisher["p_greater_unconditioned"])
     for row, _ in _rows("4.4", r"VDG=\+1 rate in sensitive %"):
         _check(row, fisher["vdg_plus_rate_sensitive_pct"])
     for row, _ in _rows("4.4", r"VDG=\+1 base rate %"):
-        _check(row, fisher["vdg_plus_rate_base_pct"])
+        _check(row, fisher["vdg_plus_rate_base_pct_unconditioned"])
 
 
 def test_s4_categories_and_pooled_shares(tables):
@@ -133,17 +176,31 @@ def _pair_rows(table: pd.DataFrame) -> pd.DataFrame:
     return table[(table.model_a == "internvl2") & (table.model_b == "qwen2vl")]
 
 
-def test_t2_mcnemar_and_42_accuracies_on_the_matched_set(tables):
+def test_t2_mcnemar_and_42_accuracies_on_the_matched_set(tables, frame):
     mcn = _pair_rows(tables["exclude"]["mcnemar"]).set_index("condition")
     assert mcn.loc["orig", "n"] == mcn.loc["black", "n"] == 547
+    # The paper used the continuity-corrected chi-square (p_cc). vdg's default p is the same test here
+    # (154 and 166 discordant pairs, >= 25), so both rows reproduce under the default p as well as p_cc.
+    # p_holm does not: the paper adjusted over all conditions, vdg over the orig+black family.
+    for condition in ("orig", "black"):
+        assert mcn.loc[condition, "test"] == "chi-square (continuity corrected)"
+        assert mcn.loc[condition, "p"] == mcn.loc[condition, "p_cc"]
     for row, _ in _rows("T2", r"VME IV2 vs Qwen p_orig"):
-        _check(row, mcn.loc["orig", "p_cc"])
+        _check(row, mcn.loc["orig", "p"])
     for row, _ in _rows("T2", r"VME IV2 vs Qwen p_black \(n=547\)"):
-        _check(row, mcn.loc["black", "p_cc"])
+        _check(row, mcn.loc["black", "p"])
     for row, m in _rows("4.2", r"VME matched (?P<m>IV2|Qwen) orig acc"):
         _check(row, mcn.loc["orig", "acc_a" if m["m"] == "IV2" else "acc_b"])
+    # The paper's CI is one 2,000-resample Monte Carlo draw (seed 42, tolerance 3 points); vdg's default is the
+    # exact bootstrap CI (its Monte Carlo limit), which lies within that tolerance, as does the resampled one
+    # (ci_method="resample", seeded from the question set, not the model labels).
+    assert mcn.loc["orig", "ci_method"] == "exact"
+    resampled = _pair_rows(mcnemar_table(frame, Options(ci_method="resample"))).set_index("condition")
+    assert resampled.loc["orig", "ci_method"] == "monte carlo"
     for row, m in _rows("4.2", r"IV2-Qwen diff CI (?P<end>lo|hi) \(%\)"):
-        _check(row, 100 * mcn.loc["orig", "diff_ci_low" if m["end"] == "lo" else "diff_ci_high"])
+        end = "diff_ci_low" if m["end"] == "lo" else "diff_ci_high"
+        _check(row, 100 * mcn.loc["orig", end])
+        _check(row, 100 * resampled.loc["orig", end])
 
 
 # Rows that are one draw of the paper's own 1,000-resample numpy stream rather than a property of
@@ -157,6 +214,12 @@ MONTE_CARLO_ALLOWANCE = {"% resamples joint (orig p>.05 & black p<.05)": 6.6}
 def test_42_dissociation_stability_shares(tables):
     dis = _pair_rows(tables["exclude"]["dissociation"]).iloc[0]
     assert dis["pattern"] == "black only" and dis["stability_resamples"] == 1000
+    # The paper calls this pair a black-only dissociation. vdg keeps that as the descriptive pattern, but the
+    # interaction test (is the orig gap different from the black gap?) does not support it, so vdg's
+    # dissociation label is False (see docs/reproducing.md).
+    assert dis["p_holm_interaction"] >= 0.05 and not dis["dissociation"]
+    # The shares are seeded from the benchmark and the pair's question set (not the model labels, as the paper's
+    # stream was): they are new Monte Carlo draws of the same probabilities.
     # The paper's "joint" share is the unadjusted event on the pair's own resamples (share_black_only_unadjusted);
     # share_pattern is the stability of vdg's Holm-adjusted label, another quantity.
     share = {

@@ -72,7 +72,9 @@ def test_markdown_headline_sections_state_their_conventions(written):
     # The convention sentence sits above the table and is read from the convention columns.
     text, table = section.split("\n|", 1)
     assert "dropped from both arms" in text and "95% confidence intervals" in text
-    assert "percentile bootstrap with 200 resamples" in text and "resampling unit: question" in text
+    assert "exact percentile bootstrap" in text and "resampling unit: question" in text
+    assert "percentile bootstrap with" not in text  # exact CIs draw no resamples
+    assert "questions compared: no error under orig, black for any model" in text
     # Stated conventions are not repeated as columns; the CI joins its estimate.
     assert "missing_policy" not in table and "n_resamples" not in table and "vdg [CI]" in table
     # qwen2vl Overall on the matched 547 questions: VDG 130/547 (reference T1: n = 547).

@@ -14,7 +14,7 @@ from postprocess.plots import plot_sampling
 from postprocess.report import render_markdown
 from tests.frames import outcome_fields, tidy_frame, tidy_row
 
-OPTIONS = Options(n_resamples=200)
+OPTIONS = Options(n_resamples=200, min_stratum=1)  # a few questions per run: CIs even so
 N_QUESTIONS = 24
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -93,7 +93,9 @@ def test_frames_sweep_rows_match_a_hand_count():
         overall = vdg.loc[(row["label"], "Overall")]  # the VDG table's CI, same bootstrap and seed
         assert (row["vdg_ci_low"], row["vdg_ci_high"]) == (overall["ci_low"], overall["ci_high"])
         assert row["vdg_ci_low"] <= row["vdg"] <= row["vdg_ci_high"]
-        assert row["ci_level"] == 0.95 and row["n_resamples"] == 200 and row["missing_policy"] == "exclude"
+        assert row["ci_level"] == 0.95 and row["missing_policy"] == "exclude"
+        assert row["ci_method"] == "exact" and row["n_resamples"] == 0 and row["mc_se"] == 0  # a VDG's CI is exact
+        assert row["question_rule"] == overall["question_rule"] and not row["too_small"]
         shuffled = [s for s, b in zip(FRAMES_RUNS[row["label"]]["shuffled"], FRAMES_RUNS[row["label"]]["black"],
                                       strict=True) if b != "e"]  # fmt: skip
         assert row["acc_shuffled"] == pytest.approx(np.mean(shuffled))  # ladder: answered under every rung
@@ -210,7 +212,7 @@ def test_vdg_sweep_then_vdg_report_on_vdgsynth(tmp_path, monkeypatch):
         assert sorted((out / f"frames{n}").rglob("*_samples_*.jsonl")), f"no samples at {n} frames"
     report = tmp_path / "report"
     runs = [f"probe@{n}f={out / f'frames{n}'}" for n in (8, 16)]
-    assert vdg_main(["report", *runs, "--out", str(report), "--resamples", "200"]) == 0
+    assert vdg_main(["report", *runs, "--out", str(report), "--resamples", "200", "--min-n", "1"]) == 0
     table = pd.read_csv(report / "sampling_sweep.csv")
     assert table["setting"].tolist() == ["frames:8", "frames:16"] and table["label"].tolist() == [
         "probe@8f",

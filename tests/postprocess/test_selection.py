@@ -93,20 +93,34 @@ def test_task_types_restrict_every_table_and_unknown_names_list_the_known():
     overall = tables["vdg"][tables["vdg"]["task_type"] == "Overall"]
     assert set(overall["n"]) == {4}
     notes = tables["selection"]
-    assert set(notes["kind"]) == {"task_types"} and set(notes["task_type"]) == {"t2", "t3"}
+    left_out = notes[notes["kind"] == "task_types"]
+    assert set(left_out["task_type"]) == {"t2", "t3"}
+    # t1 (4 questions) stays, listed as below min_stratum; the unselected types are not listed as small
+    assert notes.loc[notes["kind"] == "too_small", "task_type"].tolist() == ["t1"]
     with pytest.raises(ValueError, match=r"unknown task type\(s\) t9; known: t1, t2, t3"):
         select(frame, Options(task_types=("t1", "t9")))
 
 
-def test_min_n_leaves_small_task_types_out_and_names_them():
+@pytest.mark.parametrize("options", [Options(n_resamples=20, min_stratum=2), Options(n_resamples=20, min_n=2)])
+def test_small_task_types_stay_without_inference_and_are_listed(options):
+    """min_stratum (min_n its former spelling) no longer drops a task type: it keeps n and vdg, loses its CI."""
     frame = _frame()
-    tables = run_all(frame, Options(n_resamples=20, min_n=2), names=["vdg", "selection"])
-    assert "t3" not in set(tables["vdg"]["task_type"])
-    assert set(tables["vdg"].loc[tables["vdg"]["task_type"] == "Overall", "n"]) == {8}
+    tables = run_all(frame, options, names=["vdg", "selection"])
+    vdg = tables["vdg"].set_index(["model", "task_type"])
+    for model in ("m1", "m2"):
+        small = vdg.loc[(model, "t3")]
+        n, gap = _vdg_by_hand(frame, model, "task_type", "t3")
+        assert small["n"] == n == 1 and small["vdg"] == pytest.approx(gap) and bool(small["too_small"])
+        assert np.isnan(small["ci_low"]) and np.isnan(small["ci_high"]) and small["ci_method"] == ""
+        assert not vdg.loc[(model, "t1"), "too_small"] and np.isfinite(vdg.loc[(model, "t1"), "ci_low"])
+        assert vdg.loc[(model, "Overall"), "n"] == 9
     notes = tables["selection"]
-    assert notes[["kind", "benchmark", "task_type", "n_questions"]].values.tolist() == [["min_n", "b", "t3", 1]]
-    assert "fewer than --min-n 2" in notes["reason"].iloc[0]
+    assert notes[["kind", "benchmark", "task_type", "n_questions", "n_dropped"]].values.tolist() == [
+        ["too_small", "b", "t3", 1, 0]
+    ]
+    assert "fewer than min_stratum 2" in notes["reason"].iloc[0]
     assert len(selection_table({}, frame)) == 0  # nothing selected: nothing noted
+    assert len(run_all(frame, Options(n_resamples=20, min_stratum=1), names=["selection"])["selection"]) == 0
 
 
 def _predictions(path: Path, model: str, conditions: dict[str, list[str]], **fields: object) -> Path:
@@ -144,7 +158,7 @@ def test_strict_refuses_and_intersect_compares_the_shared_questions(tmp_path):
     assert tables["vdg"].loc[tables["vdg"]["task_type"] == "Overall", "n"].tolist() == [2]
     notes = tables["selection"].set_index("condition")
     assert notes.loc["orig", "n_dropped"] == 2 and notes.loc["black", "n_dropped"] == 1
-    assert set(notes["kind"]) == {"align"}
+    assert set(notes["kind"]) == {"align", "too_small"}
     assert alignment(load_frame(predictions=[("m", path)], align="intersect")) is not None
     strict_ok = _predictions(tmp_path / "ok.jsonl", "m", {"orig": ["q1-0"], "black": ["q1-0"]})
     assert alignment(load_frame(predictions=[("m", strict_ok)])) is None

@@ -135,6 +135,7 @@ def test_a_model_without_black_is_named_not_silently_left_out(tmp_path):
     gaps = tables["skipped"]
     named = gaps[gaps["model"] == "b"].set_index("analysis")["reason"].to_dict()
     needs_black = [
+        "question_sets",
         "vdg",
         "vdg_per_question",
         "categories",

@@ -19,7 +19,6 @@ from statsmodels.stats.weightstats import ttost_paired
 from postprocess import stats
 from postprocess.stats import (
     binomial_test,
-    bootstrap_grouped,
     bootstrap_mean,
     chi2_uniform,
     cohen_h,
@@ -267,53 +266,6 @@ def test_bootstrap_validation(kwargs, match):
 def test_bootstrap_seed_is_required():
     with pytest.raises(TypeError, match="seed"):
         bootstrap_mean([1.0, 0.0])  # type: ignore[call-arg]
-
-
-# ------------------------------------------------------------------------- bootstrap_grouped
-
-
-def test_bootstrap_grouped_equals_bootstrap_mean_per_group():
-    rng = np.random.default_rng(12)
-    groups = rng.choice(["qwen|orig", "qwen|black", "llava|orig", "llava|crf28"], size=2000)
-    v = vdg_values(2000, 12)
-    clusters = rng.integers(0, 300, size=2000)
-    for cl in (None, clusters):
-        res = bootstrap_grouped(v, groups, 1000, seed=99, level=0.9, clusters=cl)
-        assert list(res.groups) == sorted(set(groups))
-        for g in res.groups:
-            mask = groups == g
-            one = bootstrap_mean(
-                v[mask],
-                1000,
-                seed=stable_seed(99, str(g)),
-                level=0.9,
-                clusters=None if cl is None else cl[mask],
-            )
-            assert res.ci(g) == one
-    table = res.as_dict()
-    assert set(table) == {f.name for f in dataclasses.fields(stats.GroupedBootstrapCI)}
-    assert all(len(col) == 4 for col in table.values())
-    assert table["level"] == [0.9] * 4
-
-
-def test_bootstrap_grouped_integer_groups_and_independence_from_other_groups():
-    v = vdg_values(900, 13)
-    g = np.repeat([0, 1, 2], 300)
-    full = bootstrap_grouped(v, g, seed=5)
-    part = bootstrap_grouped(v[g != 1], g[g != 1], seed=5)
-    assert full.ci(2) == part.ci(2)
-    assert full.ci(0).seed == stable_seed(5, 0)
-    assert full.n.tolist() == [300, 300, 300]
-
-
-def test_bootstrap_grouped_validation():
-    with pytest.raises(ValueError, match="groups has 2 entries but values has 3"):
-        bootstrap_grouped([1.0, 0.0, 1.0], ["a", "b"], seed=1)
-    with pytest.raises(ValueError, match="values is empty"):
-        bootstrap_grouped([], [], seed=1)
-    res = bootstrap_grouped([1.0, 0.0], ["a", "b"], 10, seed=1)
-    with pytest.raises(ValueError, match="Group 'c' is not among the 2 groups"):
-        res.ci("c")
 
 
 # --------------------------------------------------------------------- paired_bootstrap_diff

@@ -46,31 +46,36 @@ def random_records(seed: int = 1, n: int = 90) -> list[tuple[str, str, str, str,
     return records
 
 
-def naive(records, model, condition, task_type, missing):
-    """Count question by question (task_type None: all)."""
+def naive(records, model, condition, task_type, missing, question_set="per-model"):
+    """Count question by question (task_type None: all); question_set="shared" (under exclude) also leaves out
+    the questions any model has an error for under the condition."""
+    failed = {q for _, c, q, _, outcome in records if c == condition and outcome == "e"}
     n = correct = n_error = n_unparsed = 0
-    for m, c, _, t, outcome in records:
+    for m, c, q, t, outcome in records:
         if m != model or c != condition or (task_type is not None and t != task_type):
             continue
         if outcome == "e":
             n_error += 1
             if missing == "exclude":
                 continue
+        if missing == "exclude" and question_set == "shared" and q in failed:
+            continue
         n += 1
         correct += outcome is True
         n_unparsed += outcome == "u"
     return n, correct, n_error, n_unparsed
 
 
+@pytest.mark.parametrize("question_set", ["shared", "per-model"])
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
-def test_counts_match_a_question_by_question_count(missing):
+def test_counts_match_a_question_by_question_count(missing, question_set):
     records = random_records()
-    table = accuracy_table(make_frame(records), Options(missing=missing))
+    table = accuracy_table(make_frame(records), Options(missing=missing, question_set=question_set, min_stratum=1))
     assert list(table.columns) == list(COLUMNS)
     assert len(table) == 2 * 3 * 4
     for row in table.itertuples():
         task = None if row.task_type == "Overall" else row.task_type
-        n, correct, n_error, n_unparsed = naive(records, row.model, row.condition, task, missing)
+        n, correct, n_error, n_unparsed = naive(records, row.model, row.condition, task, missing, question_set)
         assert (row.n, row.correct, row.n_error, row.n_unparsed) == (n, correct, n_error, n_unparsed)
         assert row.acc == pytest.approx(correct / n, abs=1e-12)
         # statsmodels' Wilson interval, as an independent implementation.
@@ -82,10 +87,13 @@ def test_counts_match_a_question_by_question_count(missing):
 def test_policies_differ_only_in_how_errors_count():
     records = random_records()
     frame = make_frame(records)
-    exclude = accuracy_table(frame, Options(missing="exclude"))
+    exclude = accuracy_table(frame, Options(missing="exclude", question_set="per-model"))
     incorrect = accuracy_table(frame, Options(missing="incorrect"))
     np.testing.assert_array_equal(incorrect["n"], exclude["n"] + exclude["n_error"])
     np.testing.assert_array_equal(incorrect["correct"], exclude["correct"])
+    shared = accuracy_table(frame, Options(missing="exclude"))
+    np.testing.assert_array_equal(exclude["n"], shared["n"] + shared["n_not_shared"])
+    assert (shared["n_not_shared"] > 0).any() and (exclude["n_not_shared"] == 0).all()
     assert (exclude["n_error"] > 0).any()
 
 
@@ -108,7 +116,7 @@ def test_all_errors_give_empty_accuracy_under_exclude():
 
 
 def test_ci_level_is_passed_through():
-    table = accuracy_table(make_frame(random_records()), Options(ci_level=0.9))
+    table = accuracy_table(make_frame(random_records()), Options(ci_level=0.9, min_stratum=1))
     row = table.iloc[0]
     low, high = proportion_confint(row["correct"], row["n"], alpha=0.1, method="wilson")
     np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [low, high], atol=1e-12)

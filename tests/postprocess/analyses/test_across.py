@@ -81,6 +81,16 @@ def test_vdg_across_is_seeded_and_empty_for_one_benchmark():
     assert (cluster["resample_unit"] == "video").all()
 
 
+def test_vdg_across_seed_comes_from_the_question_sets_not_the_model_label():
+    rows = [r for r in vdg_records() if r["model"] == "m1"]
+    frame = tidy_frame(rows)
+    renamed = tidy_frame([dict(r, model="another name") for r in rows])
+    options = Options(n_resamples=500)
+    first, second = vdg_across_table(frame, options), vdg_across_table(renamed, options)
+    cols = ["ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(first[cols], second[cols])
+
+
 def letter_rows(model, bench, condition, preds, n_options):
     return [
         tidy_row(
@@ -90,22 +100,36 @@ def letter_rows(model, bench, condition, preds, n_options):
     ]
 
 
-def test_letters_across_matches_scipy_on_the_shared_letters():
-    # b4: four options; b5: five. E answers on b5 lie beyond b4's options and are left out.
-    p4 = ["A"] * 30 + ["B"] * 20 + ["C"] * 25 + ["D"] * 25
-    p5 = ["A"] * 10 + ["B"] * 40 + ["C"] * 20 + ["D"] * 15 + ["E"] * 15
-    frame = tidy_frame(letter_rows("m", "b4", "black", p4, 4) + letter_rows("m", "b5", "black", p5, 5))
+def test_letters_across_matches_scipy_on_sets_with_the_same_option_count():
+    pa = ["A"] * 30 + ["B"] * 20 + ["C"] * 25 + ["D"] * 25
+    pb = ["A"] * 10 + ["B"] * 40 + ["C"] * 20 + ["D"] * 15
+    frame = tidy_frame(letter_rows("m", "a4", "black", pa, 4) + letter_rows("m", "b4", "black", pb, 4))
     table = letters_across_table(frame)
     assert list(table.columns) == list(LETTER_COLUMNS)
     row = table.iloc[0]
-    assert (row["benchmark_a"], row["benchmark_b"], row["n_options_a"], row["n_options_b"]) == ("b4", "b5", 4, 5)
-    assert row["letters"] == "A,B,C,D" and (row["n_a"], row["n_b"]) == (100, 85)
-    assert (row["n_beyond_a"], row["n_beyond_b"]) == (0, 15)
+    assert (row["benchmark_a"], row["benchmark_b"], row["n_options_a"], row["n_options_b"]) == ("a4", "b4", "4", "4")
+    assert row["not_compared"] == "" and row["letters"] == "A,B,C,D" and (row["n_a"], row["n_b"]) == (100, 85)
     observed = np.array([[30, 20, 25, 25], [10, 40, 20, 15]])
     ref = stats.chi2_contingency(observed, correction=False)
     assert row["chi2"] == pytest.approx(ref.statistic) and row["p"] == pytest.approx(ref.pvalue)
     assert row["df"] == 3 and (row["top_a"], row["top_b"]) == ("A", "B")
     assert row["cramers_v"] == pytest.approx(math.sqrt(ref.statistic / 185))
+
+
+def test_letters_across_refuses_sets_with_different_or_mixed_option_counts():
+    # b4 has 4 options, b5 5, and "mix" 3- and 4-option questions: no pair has one shared count, so no test.
+    p4 = ["A"] * 30 + ["B"] * 20 + ["C"] * 25 + ["D"] * 25
+    p5 = ["A"] * 10 + ["B"] * 40 + ["C"] * 20 + ["D"] * 15 + ["E"] * 15
+    mixed = letter_rows("m", "mix", "black", ["A", "B", "C"] * 5, 3)
+    mixed += [dict(r, question_id=f"{r['question_id']}x") for r in letter_rows("m", "mix", "black", ["D"] * 5, 4)]
+    frame = tidy_frame(letter_rows("m", "b4", "black", p4, 4) + letter_rows("m", "b5", "black", p5, 5) + mixed)
+    table = letters_across_table(frame).set_index(["benchmark_a", "benchmark_b"])
+    assert table.loc[("b4", "b5"), "not_compared"] == "option counts differ: 4 on b4, 5 on b5"
+    assert (table.loc[("b4", "b5"), "n_options_a"], table.loc[("b4", "b5"), "n_options_b"]) == ("4", "5")
+    assert table.loc[("b4", "mix"), "not_compared"] == "mix mixes questions with 3 to 4 options"
+    assert table.loc[("b4", "mix"), "n_options_b"] == "3-4"
+    assert table["chi2"].isna().all() and table["p"].isna().all() and (table["letters"] == "").all()
+    assert (table.loc[("b4", "b5"), "n_a"], table.loc[("b4", "b5"), "n_b"]) == (len(p4), len(p5))
 
 
 def test_letters_no_answer_uses_are_dropped():

@@ -23,18 +23,20 @@ from postprocess.analyses.agreement import (
     transition_table,
 )
 from postprocess.analyses.base import Options
+from postprocess.analyses.mcnemar import mcnemar_table
 from tests.postprocess.analyses.test_accuracy import make_frame
 
 MODELS = ("m1", "m2", "m3")
 
 
-def random_records(seed: int = 5, n: int = 120):
+def random_records(seed: int = 5, n: int = 120, ragged: bool = True):
+    """Three models on orig and black; with ``ragged`` model k lacks the last 5k questions."""
     rng = np.random.default_rng(seed)
     latent = rng.random(n)  # a shared difficulty, so that the models agree more than chance
     records = []
     for k, model in enumerate(MODELS):
         for condition in ("orig", "black"):
-            for i in range(n - 5 * k):
+            for i in range(n - 5 * k * ragged):
                 task = f"T{i % 4}"
                 p = (0.75 if condition == "orig" else 0.4) * (0.4 + latent[i])
                 draw = rng.random()
@@ -55,7 +57,7 @@ def outcomes(records):
 
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_kappa_matches_statsmodels_on_hand_counted_tables(missing):
-    records = random_records()
+    records = random_records(ragged=False)  # a pair's models answer one question set (load_frame aligns them)
     table = kappa_table(make_frame(records), Options(missing=missing))
     assert list(table.columns) == list(KAPPA_COLUMNS)
     got, _ = outcomes(records)
@@ -63,8 +65,10 @@ def test_kappa_matches_statsmodels_on_hand_counted_tables(missing):
     for row in table.itertuples():
         a, b = got[(row.model_a, row.condition)], got[(row.model_b, row.condition)]
         shared = sorted(set(a) & set(b))
-        if missing == "exclude":
-            shared = [q for q in shared if "e" not in (a[q], b[q])]
+        if missing == "exclude":  # the pair's mcnemar set: no error for either model under orig and black
+            arms = [got[(m, c)] for m in (row.model_a, row.model_b) for c in ("orig", "black")]
+            shared = [q for q in shared if all(arm[q] != "e" for arm in arms)]
+        assert (row.n, row.n_excluded) == (len(shared), len(a) - len(shared))
         cells = Counter((a[q] is True, b[q] is True) for q in shared)
         t = np.array([[cells[(True, True)], cells[(True, False)]], [cells[(False, True)], cells[(False, False)]]])
         assert (row.both_right, row.a_only, row.b_only, row.both_wrong) == tuple(t.ravel())
@@ -102,6 +106,8 @@ def test_categories_by_task_matches_scipy_chi2_contingency():
     assert list(table.columns) == list(CATEGORY_TEST_COLUMNS)
     ps = []
     for row in table.itertuples():
+        assert row.min_expected >= 5 and row.p_method == "chi-square" and row.p_chi2 == row.p
+        assert row.too_small == "" and row.n_task_types == 4
         counts = categories_of(records, row.model, "exclude")
         tasks = sorted({t for t, _ in counts})
         cats = [c for c in ("I", "II", "III", "IV") if any(counts[(t, c)] for t in tasks)]
@@ -156,6 +162,63 @@ def test_models_right_and_transition_match_a_hand_count(missing):
         row_total = sum(v for (r, _), v in pairs.items() if r == row.right_black)
         if row_total:
             assert row.share_of_black == pytest.approx(row.n_questions / row_total)
+
+
+def test_kappa_mcnemar_and_accuracy_of_a_pair_count_the_same_questions():
+    # m1 has errors on 9 questions under orig only: McNemar drops them from every condition (orig is an anchor).
+    rng = np.random.default_rng(3)
+    records = [
+        (m, c, f"v{i:03d}-0", f"T{i % 2}", "e" if (m == "m1" and c == "orig" and i < 9) else bool(rng.random() < 0.6))
+        for m in ("m1", "m2")
+        for c in ("orig", "black", "crf28")
+        for i in range(80)
+    ]
+    frame = make_frame(records)
+    kappa = kappa_table(frame).set_index(["model_a", "model_b", "condition"])
+    mcn = mcnemar_table(frame).set_index(["model_a", "model_b", "condition"])
+    assert len(kappa) == len(mcn) == 3
+    for key, row in mcn.iterrows():
+        assert kappa.loc[key, "n"] == row["n"] == 80 - 9
+        assert kappa.loc[key, "question_rule"] == row["question_rule"]
+        assert (kappa.loc[key, "acc_a"], kappa.loc[key, "acc_b"]) == (row["acc_a"], row["acc_b"])
+        got, _ = outcomes(records)
+        kept = [f"v{i:03d}-0" for i in range(9, 80)]
+        assert row["acc_b"] == np.mean([got[("m2", key[2])][q] is True for q in kept])
+
+
+def test_kappa_refuses_pairs_on_different_question_sets():
+    with pytest.raises(ValueError, match="answered different question sets"):
+        kappa_table(make_frame(random_records()))
+
+
+def test_categories_by_task_leaves_small_task_types_out_and_permutes_when_expected_counts_are_small():
+    rng = np.random.default_rng(8)
+    # T0 and T1 (40 questions each) enter; T2 (6) is too small. Category III is rare: expected counts < 5.
+    tasks = ["T0"] * 40 + ["T1"] * 40 + ["T2"] * 6
+    records = []
+    for i, task in enumerate(tasks):
+        o = bool(rng.random() < (0.8 if task == "T0" else 0.5))
+        b = bool(rng.random() < 0.1) if not o else bool(rng.random() < 0.5)
+        records += [("m1", "orig", f"v{i:03d}-0", task, o), ("m1", "black", f"v{i:03d}-0", task, b)]
+    row = category_test_table(make_frame(records), Options(min_stratum=30)).iloc[0]
+    assert row["too_small"] == "T2 (n=6)" and row["n_task_types"] == 2 and row["n_tested"] == 80 and row["n"] == 86
+    counts = categories_of(records, "m1", "exclude")
+    cats = [c for c in ("I", "II", "III", "IV") if any(counts[(t, c)] for t in ("T0", "T1"))]
+    obs = np.array([[counts[(t, c)] for c in cats] for t in ("T0", "T1")])
+    ref = stats.chi2_contingency(obs, correction=False)
+    assert ref.expected_freq.min() < 5 and row["min_expected"] == pytest.approx(ref.expected_freq.min())
+    assert row["chi2"] == pytest.approx(ref.statistic) and row["p_chi2"] == pytest.approx(ref.pvalue)
+    assert row["p_method"] == "monte carlo permutation" and row["n_permutations"] == 10_000
+    # an independent permutation p (scipy's own stream): the two estimates differ by MC error only
+    perm = stats.chi2_contingency(
+        obs, correction=False, method=stats.PermutationMethod(n_resamples=20_000, rng=np.random.default_rng(1))
+    )
+    se = math.sqrt(perm.pvalue * (1 - perm.pvalue) / 10_000)
+    assert abs(row["p"] - perm.pvalue) < 4 * 1.23 * se + 1e-3
+    assert row["p_mc_se"] == pytest.approx(math.sqrt(row["p"] * (1 - row["p"]) / 10_000))
+    # renaming the model leaves the seed and so the p unchanged
+    renamed = category_test_table(make_frame([("zz", *r[1:]) for r in records]), Options(min_stratum=30)).iloc[0]
+    assert renamed["p"] == row["p"]
 
 
 def test_registered_in_report_order():

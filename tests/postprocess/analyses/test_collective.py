@@ -46,18 +46,27 @@ def random_records(seed: int = 0, n_videos: int = 40):
     return records
 
 
-def naive(records, model, condition, missing):
+def dropped_questions(records, model, missing, question_set):
+    """Questions the model's rows leave out: an error of any model (shared) or of this model (per-model),
+    under any condition."""
+    if missing == "incorrect":
+        return set()
+    return {q for m, _, _, q, o in records if o == "e" and (question_set == "shared" or m == model)}
+
+
+def naive(records, model, condition, missing, question_set="shared"):
     groups = defaultdict(list)
-    n_error = 0
+    n_error = n_excluded = 0
     seen = set()
-    for m, c, v, _, outcome in records:
+    dropped = dropped_questions(records, model, missing, question_set)
+    for m, c, v, q, outcome in records:
         if m != model or c != condition:
             continue
         seen.add(v)
-        if outcome == "e":
-            n_error += 1
-            if missing == "exclude":
-                continue
+        n_error += outcome == "e"
+        if q in dropped:
+            n_excluded += 1
+            continue
         groups[v].append(outcome is True)
     right = [all(g) for g in groups.values()]
     dist = defaultdict(int)
@@ -66,6 +75,7 @@ def naive(records, model, condition, missing):
     return {
         "n": sum(len(g) for g in groups.values()),
         "n_error": n_error,
+        "n_excluded": n_excluded,
         "n_groups": len(groups),
         "n_groups_dropped": len(seen) - len(groups),
         "accuracy": sum(sum(g) for g in groups.values()) / sum(len(g) for g in groups.values()),
@@ -74,17 +84,19 @@ def naive(records, model, condition, missing):
     }, dist
 
 
-@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
-def test_collective_matches_a_naive_count(missing):
+@pytest.mark.parametrize(
+    ("missing", "question_set"), [("exclude", "shared"), ("exclude", "per-model"), ("incorrect", "shared")]
+)
+def test_collective_matches_a_naive_count(missing, question_set):
     records = random_records()
-    options = Options(missing=missing, ci_level=0.9)
+    options = Options(missing=missing, ci_level=0.9, question_set=question_set)
     table = collective_table(make_frame(records), options)
     assert list(table.columns) == list(COLUMNS)
     keys = list(zip(table["model"], table["condition"], strict=True))
     assert keys == [("m1", "orig"), ("m1", "crf23"), ("m2", "orig"), ("m2", "crf23")]  # declared order
     for row in table.to_dict("records"):
-        want, _ = naive(records, row["model"], row["condition"], missing)
-        for key in ("n", "n_error", "n_groups", "n_groups_dropped"):
+        want, _ = naive(records, row["model"], row["condition"], missing, question_set)
+        for key in ("n", "n_error", "n_excluded", "n_groups", "n_groups_dropped"):
             assert row[key] == want[key], key
         assert_allclose([row["accuracy"], row["collective_accuracy"]], [want["accuracy"], want["collective_accuracy"]])
         assert_allclose(row["mean_group_size"], want["n"] / want["n_groups"])
@@ -93,10 +105,17 @@ def test_collective_matches_a_naive_count(missing):
         assert (row["group_by"], row["missing_policy"], row["ci_level"]) == ("video_id", missing, 0.9)
         if missing == "incorrect":
             assert row["n_groups_dropped"] == 0
+            assert row["question_rule"] == "every question; errors scored wrong"
+        else:
+            whose = "any model" if question_set == "shared" else "this model"
+            assert row["question_rule"] == f"no error under orig, crf23 for {whose}"
+    if missing == "exclude" and question_set == "shared":
+        # every compared row counts the very same questions
+        assert table["n"].nunique() == 1
 
 
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
-def test_distribution_matches_a_naive_count(missing):
+def test_distribution_matches_a_naive_count(missing):  # the shared set
     records = random_records(seed=4)
     dist = collective_distribution(make_frame(records), Options(missing=missing))
     assert list(dist.columns) == list(DISTRIBUTION_COLUMNS)
@@ -156,9 +175,13 @@ def test_validation_errors_and_empty():
 def test_reference_videos_against_pandas():
     frame = reference_frame(("qwen2vl",), ORIG_BLACK)
     table = collective_table(frame).set_index("condition")
-    orig = frame[(frame["condition"] == "orig") & (frame["status"] != "error")]
-    per_video = orig.groupby("video_id")["correct"].all()
-    assert table.loc["orig", "n_groups"] == len(per_video) == 366  # 41 of 407 videos lose all questions
-    assert table.loc["orig", "n_groups_dropped"] == 407 - 366
-    assert_allclose(table.loc["orig", "collective_accuracy"], per_video.mean())
-    assert table.loc["black", "n_groups"] == 407
+    # the shared set: questions with an error under orig or black are out of both rows
+    failed = set(frame.loc[frame["status"] == "error", "question_id"])
+    for condition in ("orig", "black"):
+        kept = frame[(frame["condition"] == condition) & ~frame["question_id"].isin(failed)]
+        per_video = kept.groupby("video_id")["correct"].all()
+        assert table.loc[condition, "n_groups"] == len(per_video) == 364  # 43 of 407 videos lose all questions
+        assert table.loc[condition, "n_groups_dropped"] == 407 - 364
+        assert_allclose(table.loc[condition, "collective_accuracy"], per_video.mean())
+    per_model = collective_table(frame, Options(question_set="per-model")).set_index("condition")
+    assert per_model.loc["black", "n_groups"] == 364  # one model: its own set is the shared one

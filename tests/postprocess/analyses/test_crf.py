@@ -8,15 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
+from scipy import stats
 
 from postprocess.analyses import crf
-from postprocess.analyses._paired import paired
+from postprocess.analyses._paired import paired, question_rule
 from postprocess.analyses.base import Options
 from postprocess.stats import fisher, wilson
 from tests.frames import answer_fields, tidy_frame, tidy_row
 from tests.reference_data import MODEL, expected_rows, reference_frame
 
 EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
+PER_MODEL = Options(missing="exclude", question_set="per-model")
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -53,15 +55,33 @@ def random_records(seed: int) -> list[tuple[str, str, str, str, str | None]]:
     return records
 
 
-def naive(records, missing):
-    """A second, per-question implementation of all four tables, as {key: row dict}."""
+def naive(records, missing, shared=False):
+    """A second, per-question implementation of all four tables, as {key: row dict}.
+
+    ``shared``: a question some model (with orig and a CRF level) has an error for at orig or one of its levels is
+    dropped for every model (and, for the enrichment, an error at black too among the models with black).
+    """
     by_model: dict[str, dict[str, dict[str, tuple[str, str | None]]]] = {}
     for model, condition, qid, task, pred in records:
         by_model.setdefault(model, {}).setdefault(qid, {"task": task})[condition] = pred
-    acc, flips, stab, enrich = {}, {}, {}, {}
-    for model, questions in by_model.items():
+
+    def compared_of(questions):
         conditions = set().union(*(set(q) - {"task"} for q in questions.values()))
         levels = sorted((c for c in conditions if c.startswith("crf")), key=lambda c: int(c[3:]))
+        return conditions, levels
+
+    failed, failed_complete = set(), set()
+    for questions in by_model.values():
+        conditions, levels = compared_of(questions)
+        if shared and "orig" in conditions and levels:
+            failed |= {qid for qid, q in questions.items() if any(q[c] is None for c in ["orig", *levels])}
+            if "black" in conditions:
+                failed_complete |= {
+                    qid for qid, q in questions.items() if any(q[c] is None for c in ["orig", "black", *levels])
+                }
+    acc, flips, stab, enrich = {}, {}, {}, {}
+    for model, questions in by_model.items():
+        conditions, levels = compared_of(questions)
         if "orig" not in conditions or not levels:
             continue
         compared = ["orig", *levels]
@@ -71,11 +91,12 @@ def naive(records, missing):
 
         tasks = sorted({q["task"] for q in questions.values()})
         for task in [*tasks, "Overall"]:
-            qs = [q for q in questions.values() if task in ("Overall", q["task"])]
-            errored = [q for q in qs if any(q[c] is None for c in compared)]
-            kept = qs if missing == "incorrect" else [q for q in qs if q not in errored]
+            members = {qid: q for qid, q in questions.items() if task in ("Overall", q["task"])}
+            dropped = {qid for qid, q in members.items() if any(q[c] is None for c in compared) or qid in failed}
+            qs = list(members.values())
+            kept = qs if missing == "incorrect" else [q for qid, q in members.items() if qid not in dropped]
             n = len(kept)
-            n_error = 0 if missing == "incorrect" else len(errored)
+            n_error = 0 if missing == "incorrect" else len(dropped)
             k_orig = sum(right(q["orig"]) for q in kept)
             for c in compared:
                 k = sum(right(q[c]) for q in kept)
@@ -100,12 +121,17 @@ def naive(records, missing):
             same = sum(len({q[c] for c in compared}) == 1 for q in qs)
             stab[(model, task)] = {"n": len(qs), "n_identical": same, "identical_pred_pct": 100 * same / len(qs)}
         if "black" in conditions:
-            complete = [q for q in questions.values() if all(q[c] is not None for c in [*compared, "black"])]
-            cells = {"a": 0, "b": 0, "c": 0, "d": 0}
+            complete = [
+                q
+                for qid, q in questions.items()
+                if all(q[c] is not None for c in [*compared, "black"]) and qid not in failed_complete
+            ]
+            cells = {"a": 0, "b": 0, "c": 0, "d": 0, "d_all": 0}
             for q in complete:
                 sensitive = right(q["orig"]) and not right(q[levels[-1]])
                 plus = right(q["orig"]) and not right(q["black"])
-                cells["ab"[not plus] if sensitive else "cd"[not plus]] += 1
+                cells["ab"[not plus] if sensitive else "cd"[not plus]] += right(q["orig"])
+                cells["d_all"] += not sensitive and not plus
             enrich[model] = {"n": len(complete), "strongest": levels[-1], **cells}
     return acc, flips, stab, enrich
 
@@ -254,25 +280,100 @@ def test_stability_tells_an_error_from_an_unparsed_answer():
 
 def test_enrichment_by_hand():
     frame = hand_frame()
-    for options in (EXCLUDE, INCORRECT):  # always the complete set
+    for options in (EXCLUDE, INCORRECT, PER_MODEL):  # always the complete set
         row = crf.enrichment_table(frame, options).iloc[0]
         assert row["strongest"] == "crf38" and row["levels"] == "crf18>crf38"
         assert row["sensitive_definition"] == "C->I: right at orig, wrong at crf38"
-        assert row["question_set"] == crf.COMPLETE_SET
+        scope = "per-model" if options.question_set == "per-model" else "shared"
+        assert row["question_rule"] == question_rule(["orig", "black", "crf18", "crf38"], "exclude", scope)
         assert (row["n"], row["n_error"], row["n_sensitive"]) == (4, 2, 2)
-        assert [row[c] for c in "abcd"] == [1, 1, 1, 1]
+        # Right at orig: q1 (sensitive, black wrong), q5 (sensitive, black right), q2 (stable, black wrong).
+        assert row["conditioned_on"] == "right at orig" and row["n_orig_correct"] == 3
+        assert [row[c] for c in "abcd"] == [1, 1, 1, 0]
+        ref = stats.fisher_exact([[1, 1], [1, 0]], alternative="greater")
+        assert row["odds_ratio"] == 0.0 and row["p_greater"] == pytest.approx(ref.pvalue)
+        assert row["p_two_sided"] == pytest.approx(stats.fisher_exact([[1, 1], [1, 0]]).pvalue)
+        assert_allclose([row["vdg_plus_rate_sensitive_pct"], row["vdg_plus_rate_base_pct"]], [50.0, 100.0])
+        # The paper's test over all four: q3 (wrong at orig) joins d.
+        assert [row[f"{c}_unconditioned"] for c in "abcd"] == [1, 1, 1, 1]
         test = fisher(1, 1, 1, 1)
-        assert_allclose([row["odds_ratio"], row["p_greater"], row["p_two_sided"]], [1.0, test.p_greater, 1.0])
-        assert_allclose([row["vdg_plus_rate_sensitive_pct"], row["vdg_plus_rate_base_pct"]], [50.0, 50.0])
+        got = [row[f"{c}_unconditioned"] for c in ("odds_ratio", "p_greater", "p_two_sided")]
+        assert_allclose(got, [1.0, test.p_greater, 1.0])
+        assert_allclose(row["vdg_plus_rate_base_pct_unconditioned"], 50.0)
+
+
+def test_the_headline_enrichment_is_conditioned_on_a_right_orig_answer():
+    """A table built by hand: among questions right at orig, sensitivity and VDG = +1 are independent
+    (odds ratio 1); the unconditioned test, with every question wrong at orig in its d cell, finds an association."""
+    # (orig, crf38, black) -> how many questions
+    plan = {
+        ("A", "B", "B"): 6,  # right at orig, sensitive, VDG +1: a
+        ("A", "B", "A"): 4,  # sensitive, VDG 0: b
+        ("A", "A", "B"): 12,  # stable, VDG +1: c
+        ("A", "A", "A"): 8,  # stable, VDG 0: d
+        ("B", "B", "B"): 20,  # wrong at orig: VDG 0, never sensitive
+    }
+    records, i = [], 0
+    for preds, k in plan.items():
+        for _ in range(k):
+            records += [("m", c, f"q{i:03d}", "T", p) for c, p in zip(("orig", "crf38", "black"), preds, strict=True)]
+            i += 1
+    row = crf.enrichment_table(make_frame(records)).iloc[0]
+    a, b, c, d = 6, 4, 12, 8
+    assert [row[k] for k in "abcd"] == [a, b, c, d] and row["n_orig_correct"] == 30 and row["n"] == 50
+    assert row["odds_ratio"] == pytest.approx(a * d / (b * c)) == 1.0
+    ref = stats.fisher_exact([[a, b], [c, d]], alternative="greater")
+    assert row["p_greater"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert row["p_two_sided"] == pytest.approx(stats.fisher_exact([[a, b], [c, d]]).pvalue, rel=1e-12)
+    d_all = d + 20
+    assert row["d_unconditioned"] == d_all
+    assert row["odds_ratio_unconditioned"] == pytest.approx(a * d_all / (b * c)) == pytest.approx(3.5)
+    ref = stats.fisher_exact([[a, b], [c, d_all]], alternative="greater")
+    assert row["p_greater_unconditioned"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert row["p_greater_unconditioned"] < row["p_greater"]
+    assert_allclose(row["vdg_plus_rate_base_pct"], 100 * c / (c + d))
+    assert_allclose(row["vdg_plus_rate_base_pct_unconditioned"], 100 * c / (c + d_all))
 
 
 def test_enrichment_without_sensitive_questions_reports_cells_and_no_test():
     records = [("m", c, f"q{i}", "T", p) for i, p in enumerate("AAB") for c in ("orig", "crf18", "crf38")]
     records += [("m", "black", "q0", "T", "B"), ("m", "black", "q1", "T", "A"), ("m", "black", "q2", "T", "A")]
     row = crf.enrichment_table(make_frame(records)).iloc[0]
-    assert [row[c] for c in "abcd"] == [0, 0, 1, 2]
-    assert all(math.isnan(row[c]) for c in ("odds_ratio", "p_greater", "p_two_sided", "vdg_plus_rate_sensitive_pct"))
-    assert_allclose(row["vdg_plus_rate_base_pct"], 100 / 3)
+    assert [row[c] for c in "abcd"] == [0, 0, 1, 1]
+    assert [row[f"{c}_unconditioned"] for c in "abcd"] == [0, 0, 1, 2]
+    empty = ("odds_ratio", "p_greater", "p_two_sided")
+    assert all(math.isnan(row[c]) for c in (*empty, *(f"{c}_unconditioned" for c in empty)))
+    assert math.isnan(row["vdg_plus_rate_sensitive_pct"])
+    assert_allclose([row["vdg_plus_rate_base_pct"], row["vdg_plus_rate_base_pct_unconditioned"]], [50, 100 / 3])
+
+
+def test_shared_question_set_drops_another_models_errors_from_every_model():
+    """question_set=shared: a question one model failed at one CRF level leaves every model's crf, flips and
+    enrichment rows; per-model keeps it for the others. The question_rule column says which."""
+    conditions = ("orig", "black", "crf18", "crf38")
+    records = [
+        (m, c, f"q{i}", "T", "A" if (i + j) % 3 else "B")
+        for m in ("m1", "m2")
+        for j, c in enumerate(conditions)
+        for i in range(6)
+    ]
+    records = [(m, c, q, t, None if (m, c, q) == ("m2", "crf18", "q0") else p) for m, c, q, t, p in records]
+    frame = make_frame(records)
+    for options, n_m1 in ((EXCLUDE, 5), (PER_MODEL, 6)):
+        scope = options.question_set
+        for table, conds in (
+            (crf.crf_table(frame, options), ["orig", "crf18", "crf38"]),
+            (crf.flips_table(frame, options), ["orig", "crf18", "crf38"]),
+            (crf.enrichment_table(frame, options), ["orig", "black", "crf18", "crf38"]),
+        ):
+            rows = table[table.get("task_type", pd.Series("Overall", index=table.index)) == "Overall"]
+            by_model = rows.groupby("model")["n"].unique()
+            assert by_model["m1"].tolist() == [n_m1] and by_model["m2"].tolist() == [5]
+            assert set(rows["question_rule"]) == {question_rule(conds, "exclude", scope)}
+    # missing=incorrect drops nothing, for either rule.
+    assert set(crf.crf_table(frame, INCORRECT)["question_rule"]) == {"every question; errors scored wrong"}
+    assert (one(crf.crf_table(frame, INCORRECT), model="m1", task_type="Overall", condition="orig")["n"]) == 6
+    assert set(crf.stability_table(frame)["question_rule"]) == {crf.STABILITY_RULE}
 
 
 def test_levels_order_by_number_and_the_largest_is_strongest():
@@ -288,11 +389,12 @@ def test_levels_order_by_number_and_the_largest_is_strongest():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
-def test_matches_a_naive_per_question_implementation(seed, missing):
+@pytest.mark.parametrize("question_set", ["shared", "per-model"])
+def test_matches_a_naive_per_question_implementation(seed, missing, question_set):
     records = random_records(seed)
     frame = make_frame(records)
-    options = Options(missing=missing)
-    acc, flips, stab, enrich = naive(records, missing)
+    options = Options(missing=missing, question_set=question_set)
+    acc, flips, stab, enrich = naive(records, missing, shared=question_set == "shared")
 
     table = crf.crf_table(frame, options)
     assert set(table["model"]) == {"m1", "m2"}  # m3 has no CRF level
@@ -322,6 +424,7 @@ def test_matches_a_naive_per_question_implementation(seed, missing):
     want = enrich["m1"]
     assert row["strongest"] == want["strongest"] == "crf100"
     assert [row["n"], *(row[c] for c in "abcd")] == [want[k] for k in ("n", "a", "b", "c", "d")]
+    assert row["d_unconditioned"] == want["d_all"]
     assert row["n"] + row["n_error"] == 60
 
 
@@ -336,8 +439,8 @@ def test_net_over_n_equals_delta(reference):
 
 
 def test_counts_agree_with_paired(reference):
-    """The vectorized join equals postprocess.analyses._paired.paired on the reference data."""
-    for options in (EXCLUDE, INCORRECT):
+    """The vectorized join equals postprocess.analyses._paired.paired on the reference data (per model)."""
+    for options in (PER_MODEL, INCORRECT):
         table = crf.crf_table(reference, options)
         for model, group in reference.groupby("model"):
             conditions = ["orig", "crf18", "crf23", "crf28", "crf33", "crf38"]
@@ -426,43 +529,61 @@ def test_t3_original_accuracy_missing_incorrect(reference, expected):
 
 
 def test_44_fisher_enrichment(reference, expected):
-    """Section 4.4 footnote: Qwen, 545 questions with no error at orig or any CRF level (black has none)."""
-    row = one(crf.enrichment_table(reference), model="qwen2vl")
+    """Section 4.4 footnote: Qwen, 545 questions with no error at orig or any CRF level (black has none), each model
+    on its own set (question_set=per-model), and the paper's unconditioned test."""
+    row = one(crf.enrichment_table(reference, PER_MODEL), model="qwen2vl")
     assert (row["n"], row["n_error"], row["strongest"]) == (545, 55, "crf38")
     measured = {
-        "Fisher cell sens&VDG+1 (n=545)": row["a"],
-        "Fisher cell sens&VDG<=0 (n=545)": row["b"],
-        "Fisher cell stable&VDG+1 (n=545)": row["c"],
-        "Fisher cell stable&VDG<=0 (n=545)": row["d"],
-        "Fisher OR": row["odds_ratio"],
-        "Fisher p (one-sided greater)": row["p_greater"],
+        "Fisher cell sens&VDG+1 (n=545)": row["a_unconditioned"],
+        "Fisher cell sens&VDG<=0 (n=545)": row["b_unconditioned"],
+        "Fisher cell stable&VDG+1 (n=545)": row["c_unconditioned"],
+        "Fisher cell stable&VDG<=0 (n=545)": row["d_unconditioned"],
+        "Fisher OR": row["odds_ratio_unconditioned"],
+        "Fisher p (one-sided greater)": row["p_greater_unconditioned"],
         "VDG=+1 rate in sensitive %": row["vdg_plus_rate_sensitive_pct"],
-        "VDG=+1 base rate %": row["vdg_plus_rate_base_pct"],
+        "VDG=+1 base rate %": row["vdg_plus_rate_base_pct_unconditioned"],
     }
     for quantity, got in measured.items():
         value, tol = expected[("4.4", quantity)]
         assert_allclose(got, value, atol=tol, err_msg=quantity)
-    assert_allclose(row["p_two_sided"], fisher(11, 7, 159, 368).p_two_sided)
+    assert_allclose(row["p_two_sided_unconditioned"], fisher(11, 7, 159, 368).p_two_sided)
+    # The headline test drops the questions wrong at orig from d (all of them land there by construction).
+    n_wrong = row["n"] - row["n_orig_correct"]
+    assert row["d"] == 368 - n_wrong and [row[c] for c in "abc"] == [11, 7, 159]
+    ref = stats.fisher_exact([[11, 7], [159, row["d"]]], alternative="greater")
+    assert row["p_greater"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert row["odds_ratio"] == pytest.approx(11 * row["d"] / (7 * 159))
 
 
 # ------------------------------------------------------------------------------------ crf_vdg
 
 
-@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
-def test_crf_vdg_matches_a_naive_spearman(missing):
-    from scipy import stats
+def vdg_records(sizes: dict[str, int], seed: int = 7, p_error: float = 0.08):
+    """m1: orig, black and three CRF levels (m2 has no black, m3 no CRF level), ``sizes[t]`` questions of type t;
+    only m1 has errors, so the shared question sets are m1's own."""
+    rng = np.random.default_rng(seed)
+    plan = {"m1": ["orig", "black", "crf5", "crf23", "crf100"], "m2": ["orig", "crf18"], "m3": ["orig", "black"]}
+    records = []
+    for model, conditions in plan.items():
+        i = 0
+        for t, (task, size) in enumerate(sorted(sizes.items())):
+            for _ in range(size):
+                for condition in conditions:
+                    u, p_right = rng.random(), 0.3 + 0.1 * t if condition != "black" else 0.3
+                    pred = None if u < p_error and model == "m1" else "A" if rng.random() < p_right else "B"
+                    records.append((model, condition, f"q{i:03d}", task, pred))
+                i += 1
+    return records
 
-    records = random_records(7)
-    table = crf.crf_vdg_table(make_frame(records), Options(missing=missing))
-    assert list(table.columns) == list(crf.VDG_COLUMNS)
-    assert table["model"].tolist() == ["m1"]  # m2 has no black, m3 no CRF level
-    row = table.iloc[0]
-    assert row["levels"] == "crf5>crf23>crf100"
+
+def naive_crf_vdg(records, missing, min_stratum):
+    """m1's task types with >= min_stratum questions in flips and VDG: (types, flip counts, rates, VDGs), and the
+    {type: smaller n} of every type, by hand (m1 is the only model with CRF and black: its own set is the shared)."""
+    levels = ["crf5", "crf23", "crf100"]
     by = {}
     for model, condition, qid, task, pred in records:
         if model == "m1":
             by.setdefault(qid, {"task": task})[condition] = pred
-    levels = ["crf5", "crf23", "crf100"]
     flips, sizes, gap_sum, gap_n = {}, {}, {}, {}
     for q in by.values():
         task = q["task"]
@@ -473,22 +594,53 @@ def test_crf_vdg_matches_a_naive_spearman(missing):
         if missing == "incorrect" or (q["orig"] is not None and q["black"] is not None):
             gap_sum[task] = gap_sum.get(task, 0) + int(right["orig"]) - int(right["black"])
             gap_n[task] = gap_n.get(task, 0) + 1
-    tasks = sorted(flips)
+    smaller = {t: min(sizes[t], gap_n[t]) for t in sizes}
+    tasks = sorted(t for t in sizes if smaller[t] >= min_stratum)
     count = [flips[t] for t in tasks]
     rate = [flips[t] / (sizes[t] * len(levels)) for t in tasks]
     vdg = [gap_sum[t] / gap_n[t] for t in tasks]
-    assert row["n_task_types"] == 3
+    return tasks, count, rate, vdg, smaller
+
+
+@pytest.mark.parametrize("missing", ["exclude", "incorrect"])
+def test_crf_vdg_matches_a_naive_spearman(missing):
+    records = vdg_records({f"T{t}": 20 for t in range(6)})
+    table = crf.crf_vdg_table(make_frame(records), Options(missing=missing, min_stratum=1))
+    assert list(table.columns) == list(crf.VDG_COLUMNS)
+    assert table["model"].tolist() == ["m1"]  # m2 has no black, m3 no CRF level
+    row = table.iloc[0]
+    assert row["levels"] == "crf5>crf23>crf100"
+    tasks, count, rate, vdg, _ = naive_crf_vdg(records, missing, 1)
+    assert row["n_task_types"] == len(tasks) == 6 and row["too_small"] == "" and row["reason"] == ""
     ref = stats.spearmanr(count, vdg)
     assert row["flip_spearman"] == pytest.approx(ref.statistic) and row["flip_p"] == pytest.approx(ref.pvalue)
     ref = stats.spearmanr(rate, vdg)
     assert row["flip_rate_spearman"] == pytest.approx(ref.statistic)
     assert row["flip_rate_p"] == pytest.approx(ref.pvalue)
+    # The flips' shared set names every CRF level of the benchmark (m2 ran crf18).
+    flips_rule = question_rule(["orig", "crf5", "crf18", "crf23", "crf100"], missing)
+    assert row["question_rule"] == f"flips: {flips_rule}; VDG: {question_rule(['orig', 'black'], missing)}"
 
 
-def test_crf_vdg_is_empty_below_three_task_types_or_without_black():
-    conditions = ("orig", "black", "crf18")
-    two = make_frame([("m", c, f"q{i}", f"T{i % 2}", "A" if i % 3 else "B") for i in range(8) for c in conditions])
-    row = crf.crf_vdg_table(two).iloc[0]
-    assert row["n_task_types"] == 2 and math.isnan(row["flip_spearman"])
+def test_crf_vdg_uses_task_types_of_at_least_min_stratum_questions_and_needs_five():
+    """Exactly 30 questions enter (the default min_stratum), 29 do not; exactly 5 task types give a correlation."""
+    sizes = {"T0": 30, "T1": 31, "T2": 30, "T3": 40, "T4": 30, "T5": 29}
+    records = vdg_records(sizes, p_error=0.0)
+    row = crf.crf_vdg_table(make_frame(records)).iloc[0]
+    tasks, count, rate, vdg, _ = naive_crf_vdg(records, "exclude", 30)
+    assert tasks == ["T0", "T1", "T2", "T3", "T4"] and row["n_task_types"] == 5 and row["min_stratum"] == 30
+    assert row["too_small"] == "T5 (n=29)" and row["reason"] == ""
+    ref = stats.spearmanr(count, vdg)
+    assert row["flip_spearman"] == pytest.approx(ref.statistic) and row["flip_p"] == pytest.approx(ref.pvalue)
+    assert row["flip_rate_spearman"] == pytest.approx(stats.spearmanr(rate, vdg).statistic)
+    # Four task types of 30 or more: no correlation, and the reason says so.
+    sizes["T4"] = 29
+    row = crf.crf_vdg_table(make_frame(vdg_records(sizes, p_error=0.0))).iloc[0]
+    assert row["n_task_types"] == 4 and row["too_small"] == "T4 (n=29); T5 (n=29)"
+    assert math.isnan(row["flip_spearman"]) and math.isnan(row["flip_rate_p"])
+    assert "4 task types with at least 30 questions" in row["reason"] and "needs 5" in row["reason"]
+
+
+def test_crf_vdg_is_empty_without_black():
     no_black = make_frame([("m", c, "q1", "T", "A") for c in ("orig", "crf18")])
     assert crf.crf_vdg_table(no_black).empty

@@ -93,17 +93,18 @@ def test_counts_and_statistics_match_a_naive_count(missing):
         assert row["missing_policy"] == missing
 
 
-def test_inferred_option_count_is_the_largest_letter_seen_per_question_at_least_four():
+def test_inferred_option_count_is_the_largest_letter_seen_in_the_task_type_with_no_floor():
     three = [("m", "black", f"v{i}-0", "ABC"[i % 3], "ABC"[(i + 1) % 3], "ok") for i in range(9)]
     five = [("m", "black", f"v{i}-0", "ABCD"[i % 4], "E" if i == 0 else "A", "ok") for i in range(8)]
     frame = pd.concat([make_frame(three, "three"), make_frame(five, "five")], ignore_index=True)
     table = letters_table(frame).set_index("benchmark")
-    # Letters A-C only: read as 4 options (declare fewer with n_options / options).
-    assert table.loc["three", "n_options"] == 4 and table.loc["three", "df"] == 3
-    assert_allclose(table.loc["three", "chance"], 1 / 4)
-    # v0-0 was answered E: that question has 5 options, the other seven 4.
+    # Letters A-C only in the task type: 3 options, chance 1/3 (no floor of 4).
+    assert table.loc["three", "n_options"] == 3 and table.loc["three", "df"] == 2
+    assert_allclose(table.loc["three", "chance"], 1 / 3)
+    # v0-0 was answered E: every question of its task type has 5 options, the seven no one answered E included.
     assert table.loc["five", "n_options"] == 5 and table.loc["five", "pred_E"] == 1
-    assert_allclose(table.loc["five", "chance"], (1 / 5 + 7 / 4) / 8)
+    assert_allclose(table.loc["five", "chance"], 1 / 5)
+    assert (table["n_options_rule"] == "inferred per task type").all()
 
 
 def _expected_letter_counts(n_options: list[int]) -> np.ndarray:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +13,7 @@ from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
+from postprocess.analyses._paired import question_set_seed
 from postprocess.analyses.base import Options
 from postprocess.analyses.mcnemar import (
     ANALYSES,
@@ -21,10 +25,9 @@ from postprocess.analyses.mcnemar import (
     resample_weights,
     stability_pvalues,
 )
-from postprocess.stats import holm, mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
+from postprocess.stats import mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
 from tests.frames import outcome_fields, tidy_frame, tidy_row
 from tests.reference_data import ORIG_BLACK, expected, reference_frame
-from vdg_tasks.seeding import stable_seed
 
 
 def make_frame(outcomes: dict[tuple[str, str], list[object]], benchmark: str = "b") -> pd.DataFrame:
@@ -129,35 +132,88 @@ def test_mcnemar_many_equals_stats_mcnemar():
         assert_allclose(p_exact[i], ref.p_exact, rtol=1e-9, atol=1e-300)
 
 
-def test_holm_family_is_every_row_of_the_benchmark():
+def test_holm_families_orig_black_jointly_and_each_other_condition_alone():
     frame = pd.concat([make_frame(SMALL, "b1"), make_frame(SMALL, "b2")], ignore_index=True)
     table = mcnemar_table(frame, Options(n_resamples=50))
-    for _, part in table.groupby("benchmark"):
-        ok = part["p_cc"].notna()
+    for (_, condition), part in table.groupby(["benchmark", "condition"]):
+        family = "orig+black" if condition in ("orig", "black") else condition
+        assert (part["family"] == family).all()
+    for _, part in table.groupby(["benchmark", "family"]):
+        ok = part["p"].notna()
         assert (part["n_family"] == ok.sum()).all()
-        assert_allclose(part.loc[ok, "p_holm"], holm(part.loc[ok, "p_cc"].to_numpy()), atol=1e-15)
+        assert_allclose(part.loc[ok, "p_holm"], _holm_by_hand(part.loc[ok, "p"].to_numpy()), atol=1e-15)
         assert part.loc[~ok, "p_holm"].isna().all()
         assert (part.loc[~ok, "b01"] + part.loc[~ok, "b10"] == 0).all()
 
 
-@pytest.mark.parametrize("cluster", [False, True])
-def test_diff_ci_is_the_paired_bootstrap_with_a_stable_seed(cluster):
+def test_mcnemar_p_is_exact_below_25_discordant_pairs_and_1_when_they_tie():
+    # b01 + b10 = 20 < 25 (exact), 12 = 12 (tie: p = 1), 30 + 10 = 40 (chi-square)
+    cells = {"orig": (3, 17), "black": (12, 12), "crf28": (30, 10)}
+    outcomes = {}
+    for condition, (b01, b10) in cells.items():
+        outcomes[("a", condition)] = [F] * b01 + [T] * b10 + [T] * 20
+        outcomes[("b", condition)] = [T] * b01 + [F] * b10 + [T] * 20
+    n = max(len(v) for v in outcomes.values())
+    outcomes = {k: v + [F] * (n - len(v)) for k, v in outcomes.items()}
+    table = mcnemar_table(make_frame(outcomes), Options(n_resamples=50)).set_index("condition")
+    for condition, (b01, b10) in cells.items():
+        row = table.loc[condition]
+        assert (row["b01"], row["b10"]) == (b01, b10)
+        sm = sm_mcnemar([[0, b01], [b10, 0]], exact=b01 + b10 < 25, correction=True).pvalue
+        assert_allclose(row["p"], sm, rtol=1e-10)
+        assert_allclose(row["p_exact"], sps.binomtest(b01, b01 + b10, 0.5).pvalue, rtol=1e-10)
+        assert_allclose(row["p_cc"], sm_mcnemar([[0, b01], [b10, 0]], exact=False).pvalue, rtol=1e-10)
+    assert table.loc["orig", "test"] == "exact binomial" and table.loc["black", "p"] == 1.0
+    assert table.loc["crf28", "test"] == "chi-square (continuity corrected)"
+    assert table.loc["orig", "p"] != table.loc["orig", "p_cc"]
+
+
+def brute_bootstrap_ci(d: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile bootstrap CI of mean(d) by enumerating every multinomial draw of the distinct values:
+    the smallest resampled mean whose cumulative probability reaches each tail."""
+    values, counts = np.unique(d, return_counts=True)
+    n, probs = len(d), counts / len(d)
+    dist: dict[int, float] = {}
+
+    def walk(k: int, left: int, total: int, logp: float, ways: float) -> None:
+        if k == len(values) - 1:
+            key = total + left * int(values[k])
+            dist[key] = dist.get(key, 0.0) + ways * probs[k] ** left * np.exp(logp)
+            return
+        for j in range(left + 1):
+            walk(k + 1, left - j, total + j * int(values[k]), logp + j * np.log(probs[k]), ways * math.comb(left, j))
+
+    walk(0, n, 0, 0.0, 1.0)
+    sums = sorted(dist)
+    cdf = np.cumsum([dist[x] for x in sums])
+    tail = (1 - level) / 2
+    low = sums[int(np.searchsorted(cdf, tail - 1e-12))]
+    high = sums[int(np.searchsorted(cdf, 1 - tail - 1e-12))]
+    return low / n, high / n
+
+
+def test_diff_ci_is_exact_by_default_and_monte_carlo_with_a_question_set_seed_when_clustered():
     frame = make_frame(SMALL)
-    options = Options(n_resamples=300, ci_level=0.9, cluster=cluster)
-    row = mcnemar_table(frame, options).iloc[0]  # a vs b on orig: questions 0, 3..9 (q1, q2 excluded)
+    row = mcnemar_table(frame, Options(ci_level=0.9)).iloc[0]  # a vs b on orig: questions 0, 3..9
     keep = [0, 3, 4, 5, 6, 7, 8, 9]
     a = np.array([SMALL[("a", "orig")][q] is True for q in keep])
     b = np.array([SMALL[("b", "orig")][q] is True for q in keep])
-    ci = paired_bootstrap_diff(
+    assert_allclose([row.diff_ci_low, row.diff_ci_high], brute_bootstrap_ci(a.astype(int) - b, 0.9), atol=1e-12)
+    assert (row.ci_method, row.mc_se, row.n_resamples) == ("exact", 0.0, 0)
+    options = Options(n_resamples=300, ci_level=0.9, cluster=True, mc_se_target=0.0)
+    row = mcnemar_table(frame, options).iloc[0]
+    qids = [f"v{q // 2:03d}-{q % 2}" for q in keep]
+    ci = paired_bootstrap_diff(  # d's first non-zero entry is +1: the table's own orientation
         a,
         b,
         300,
-        seed=stable_seed("mcnemar", "a", "b", "b", "orig"),
+        seed=question_set_seed(options, "mcnemar", "b", "orig", question_ids=qids),
         level=0.9,
-        clusters=np.array([f"v{q // 2:03d}" for q in keep]) if cluster else None,
+        clusters=np.array([f"v{q // 2:03d}" for q in keep]),
     )
     assert_allclose([row.diff_ci_low, row.diff_ci_high], [ci.low, ci.high], atol=1e-12)
-    assert row.resample_unit == ("video" if cluster else "question")
+    assert (row.ci_method, row.n_resamples, row.resample_unit) == ("monte carlo", 300, "video")
+    assert row.mc_se == max(ci.mc_se_low, ci.mc_se_high)
 
 
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
@@ -169,7 +225,7 @@ def test_diff_ci_of_many_questions_is_the_paired_bootstrap_of_each_row(missing):
         for model, skill in (("a", 0.7), ("b", 0.55))
         for condition in ("orig", "black", "crf38")
     }
-    options = Options(n_resamples=400, missing=missing)
+    options = Options(n_resamples=400, missing=missing, ci_method="resample", mc_se_target=0.0)
     table = mcnemar_table(make_frame(outcomes), options)
     for row in table.itertuples():
         arms = (row.condition, "orig", "black")
@@ -178,9 +234,14 @@ def test_diff_ci_of_many_questions_is_the_paired_bootstrap_of_each_row(missing):
         ]
         a = np.array([v is True for v in outcomes[("a", row.condition)]])[keep]
         b = np.array([v is True for v in outcomes[("b", row.condition)]])[keep]
-        ci = paired_bootstrap_diff(a, b, 400, seed=stable_seed("mcnemar", "a", "b", "b", row.condition))
+        qids = [f"v{q // 2:03d}-{q % 2}" for q in range(240) if keep[q]]
+        seed = question_set_seed(options, "mcnemar", "b", row.condition, question_ids=qids)
+        d = a.astype(int) - b
+        forward = d[np.flatnonzero(d)[0]] > 0  # resampled in the orientation of the first non-zero d
+        ci = paired_bootstrap_diff(*((a, b) if forward else (b, a)), 400, seed=seed)
         assert ci.resampler == "multinomial"
-        assert (row.diff_ci_low, row.diff_ci_high) == (ci.low, ci.high)
+        want = (ci.low, ci.high) if forward else (-ci.high, -ci.low)
+        assert (row.diff_ci_low, row.diff_ci_high) == want
         assert (row.n, row.acc_a, row.acc_b) == (len(a), a.mean(), b.mean())
 
 
@@ -223,11 +284,15 @@ def test_dissociation_pattern_tost_and_holm():
     options = Options(stability_resamples=400)
     row = dissociation_table(frame, options).iloc[0]
     assert (row.b01_orig, row.b10_orig, row.b01_black, row.b10_black) == (12, 10, 40, 5)
-    p_o, p_b = mcnemar(12, 10).p_cc, mcnemar(40, 5).p_cc
-    assert_allclose([row.p_orig, row.p_black], [p_o, p_b], atol=1e-15)
-    assert_allclose([row.p_holm_orig, row.p_holm_black], holm([p_o, p_b]), atol=1e-15)
+    p_o = sps.binomtest(12, 22, 0.5).pvalue  # 22 discordant pairs: the exact test
+    p_b = sm_mcnemar([[0, 40], [5, 0]], exact=False, correction=True).pvalue
+    assert_allclose([row.p_orig, row.p_black], [p_o, p_b], rtol=1e-10)
+    assert_allclose([row.p_holm_orig, row.p_holm_black], _holm_by_hand(np.array([p_o, p_b])), rtol=1e-10)
     assert row.n_family == 2
     assert (row.differs_orig, row.differs_black, row.pattern, row.dissociation) == (False, True, "black only", True)
+    d = (arr["a_orig"].astype(int) - arr["b_orig"]) - (arr["a_black"].astype(int) - arr["b_black"])
+    assert_allclose(row.interaction, d.mean(), atol=1e-15)
+    assert row.p_interaction < 0.05 and row.p_holm_interaction == row.p_interaction and row.n_family_interaction == 1
     tost_o = tost_paired(arr["a_orig"], arr["b_orig"], margin=0.05, alpha=0.05)
     tost_b = tost_paired(arr["a_black"], arr["b_black"], margin=0.05, alpha=0.05)
     assert_allclose([row.p_tost_orig, row.p_tost_black], [tost_o.p_tost, tost_b.p_tost], atol=1e-12)
@@ -236,7 +301,7 @@ def test_dissociation_pattern_tost_and_holm():
     p_o_rs, p_b_rs = stability_pvalues(
         np.column_stack([arr["a_orig"], arr["b_orig"], arr["a_black"], arr["b_black"]]),
         400,
-        stable_seed("dissociation", "a", "b", "b"),
+        question_set_seed(options, "dissociation", "b", "pair", question_ids=sorted(frame["question_id"].unique())),
     )
     assert row.share_black_p01 == (p_b_rs < 0.01).mean()
     assert row.share_orig_p01 == (p_o_rs < 0.01).mean()
@@ -247,15 +312,18 @@ def test_dissociation_pattern_tost_and_holm():
     assert row.stability_resamples == 400 and row.resample_unit == "question"
 
 
-def _sm_p_cc(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> float:
-    """statsmodels' continuity-corrected McNemar p on weighted questions; NaN without a discordant pair."""
+def _sm_p(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> float:
+    """statsmodels' McNemar p on weighted questions, exact below 25 discordant pairs (statsmodels gives 1 when
+    they tie), else continuity-corrected chi-square, 1 when b01 = b10; NaN without a discordant pair."""
     b01 = float(weight[~a & b].sum())
     b10 = float(weight[a & ~b].sum())
     if b01 + b10 == 0:
         return np.nan
+    if b01 == b10:
+        return 1.0
     both = float(weight[a & b].sum())
     neither = float(weight[~a & ~b].sum())
-    return float(sm_mcnemar([[neither, b01], [b10, both]], exact=False, correction=True).pvalue)
+    return float(sm_mcnemar([[neither, b01], [b10, both]], exact=b01 + b10 < 25, correction=True).pvalue)
 
 
 def _holm_by_hand(p: np.ndarray) -> np.ndarray:
@@ -291,10 +359,11 @@ def naive_holm_shares(frame: pd.DataFrame, options: Options, benchmark: str) -> 
             arms.append((right[(a, cond)].to_numpy(), right[(b, cond)].to_numpy(), keep))
     hits = dict.fromkeys(((a, b) for a, b, _ in pairs), 0)
     total = 0
-    draws = resample_weights(len(qids), options.stability_resamples, options.seed_for("dissociation", benchmark))
+    seed = question_set_seed(options, "dissociation", benchmark, question_ids=qids)
+    draws = resample_weights(len(qids), options.stability_resamples, seed)
     for weights in draws:
         for w in weights:
-            ps = np.array([_sm_p_cc(ca, cb, w * keep) for ca, cb, keep in arms])
+            ps = np.array([_sm_p(ca, cb, w * keep) for ca, cb, keep in arms])
             ok = ~np.isnan(ps)
             adjusted = np.full(ps.shape, np.nan)
             adjusted[ok] = _holm_by_hand(ps[ok])
@@ -338,9 +407,10 @@ def test_dissociation_label_and_its_stability_follow_one_rule():
     ab = table.loc[("a", "b")]
     assert (ab["b01_orig"], ab["b10_orig"], ab["b01_black"], ab["b10_black"]) == (15, 31, 40, 5)
     # Unadjusted, a and b differ on orig (p < 0.05); Holm over the family says they do not.
-    assert_allclose(ab["p_orig"], mcnemar(15, 31).p_cc, atol=1e-15)
+    assert_allclose(ab["p_orig"], mcnemar(15, 31).p_cc, atol=1e-15)  # 46 discordant pairs: the chi-square
     assert ab["p_orig"] < 0.05 < ab["p_holm_orig"] and ab["p_holm_black"] < 0.05
-    assert (ab["pattern"], bool(ab["dissociation"])) == ("black only", True)
+    assert ab["pattern"] == "black only"
+    assert bool(ab["dissociation"]) == (ab["p_holm_interaction"] < 0.05)
     want = naive_holm_shares(frame, options, "b")
     for pair, share in want.items():
         assert_allclose(table.loc[pair, "share_pattern"], share, atol=1e-12, err_msg=str(pair))
@@ -454,7 +524,9 @@ def test_reference_t2_and_42(reference_frame):
 
 def test_reference_42_stability(reference_frame):
     row = dissociation_table(reference_frame).set_index(["model_a", "model_b"]).loc[("internvl2", "qwen2vl")]
-    assert (row["n"], row["pattern"], row["dissociation"]) == (547, "black only", True)
+    # the paper's black-only dissociation is the descriptive pattern; the interaction test does not support it
+    assert (row["n"], row["pattern"], row["dissociation"]) == (547, "black only", False)
+    assert row["p_holm_interaction"] >= 0.05
     want, tol = expected("4.2", "% resamples black p<0.01")
     assert abs(100 * row["share_black_p01"] - want) <= tol  # 77.7 (expected 79.2 +- 3)
     # "% joint (orig p>.05 & black p<.05)": expected 50.3 +- 3 comes from one 1000-resample
@@ -484,3 +556,174 @@ def test_reference_42_stability_long_run(reference_frame):
     assert abs(joint - naive_joint) < 0.02
     assert abs((p_b < 0.01).mean() - (q_b < 0.01).mean()) < 0.02
     assert abs(joint - 0.548) < 0.02  # the long-run joint share (reported), above the paper's 50.3
+
+
+# ------------------------------------------------------------------------------ interaction
+
+
+def equal_gap_frame() -> pd.DataFrame:
+    """a leads b by 12 questions on orig and on black: orig b01 = 0, b10 = 12 (exact p = 2 / 2^12), black
+    b01 = 40, b10 = 52 (p ~ 0.25). One p alone is significant; the gaps, and so the interaction, are equal."""
+    n = 150
+    ao, bo, ab, bb = (np.zeros(n, dtype=bool) for _ in range(4))
+    ao[:12] = True
+    ao[12:100] = bo[12:100] = True
+    bb[:40] = True
+    ab[40:92] = True
+    return make_frame(
+        {
+            ("a", "orig"): ao.tolist(),
+            ("b", "orig"): bo.tolist(),
+            ("a", "black"): ab.tolist(),
+            ("b", "black"): bb.tolist(),
+        }
+    )
+
+
+def test_equal_gaps_are_no_dissociation_although_one_p_alone_is_significant():
+    row = dissociation_table(equal_gap_frame(), Options(stability_resamples=50)).iloc[0]
+    assert (row.b01_orig, row.b10_orig, row.b01_black, row.b10_black) == (0, 12, 40, 52)
+    assert row.p_holm_orig < 0.05 <= row.p_holm_black and row.pattern == "orig only"
+    assert row.interaction == 0 and row.p_interaction == 1.0
+    assert not row.dissociation
+    # a real interaction (dissociated_frame: gaps -2 and -35 questions) is labelled
+    frame, _ = dissociated_frame()
+    row = dissociation_table(frame, Options(stability_resamples=50)).iloc[0]
+    assert row.pattern == "black only" and row.p_holm_interaction < 0.05 and row.dissociation
+
+
+def brute_sign_flip(d: np.ndarray) -> float:
+    """Two-sided sign-flip p by enumerating all 2^n sign vectors."""
+    observed = abs(d.sum())
+    signs = np.array(list(itertools.product([-1, 1], repeat=len(d))))
+    return float((np.abs(signs @ d) >= observed - 1e-9).mean())
+
+
+def test_interaction_p_and_ci_against_brute_force():
+    rng = np.random.default_rng(2)
+    n = 14
+    outcomes = {(m, c): (rng.random(n) < q).tolist() for m, q in (("a", 0.6), ("b", 0.4)) for c in ("orig", "black")}
+    row = dissociation_table(make_frame(outcomes), Options(stability_resamples=20, ci_level=0.9)).iloc[0]
+    arr = {k: np.array(v, dtype=int) for k, v in outcomes.items()}
+    d = (arr[("a", "orig")] - arr[("b", "orig")]) - (arr[("a", "black")] - arr[("b", "black")])
+    assert row.n_interaction_nonzero == np.count_nonzero(d)
+    assert_allclose(row.p_interaction, brute_sign_flip(d), rtol=1e-9)
+    assert_allclose([row.interaction_ci_low, row.interaction_ci_high], brute_bootstrap_ci(d, 0.9), atol=1e-12)
+    assert (row.ci_method, row.mc_se, row.n_resamples) == ("exact", 0.0, 0)
+
+
+def test_holm_interaction_over_the_pairs_of_the_benchmark():
+    table = dissociation_table(holm_family_frame(), Options(stability_resamples=20))
+    ok = table["p_interaction"].notna()
+    assert_allclose(table.loc[ok, "p_holm_interaction"], _holm_by_hand(table.loc[ok, "p_interaction"].to_numpy()))
+    assert (table["n_family_interaction"] == ok.sum()).all()
+
+
+# ------------------------------------------------------------------------------ families, invariance
+
+
+def test_one_holm_family_shared_with_dissociation_and_untouched_by_crf_levels():
+    frame = holm_family_frame()
+    options = Options(stability_resamples=20)
+    mcn = mcnemar_table(frame, options).set_index(["model_a", "model_b", "condition"])
+    dis = dissociation_table(frame, options).set_index(["model_a", "model_b"])
+    for (a, b), row in dis.iterrows():
+        for c in ("orig", "black"):
+            assert row[f"p_{c}"] == mcn.loc[(a, b, c), "p"]
+            assert row[f"p_holm_{c}"] == mcn.loc[(a, b, c), "p_holm"]
+            assert row["n_family"] == mcn.loc[(a, b, c), "n_family"] == 6
+    rng = np.random.default_rng(9)
+    crf = frame[frame["condition"] == "orig"].assign(
+        condition="crf28", correct=lambda f: rng.random(len(f)) < 0.5, parsed_pred="A"
+    )
+    more = pd.concat([frame, crf], ignore_index=True)
+    mcn2 = mcnemar_table(more, options).set_index(["model_a", "model_b", "condition"])
+    dis2 = dissociation_table(more, options).set_index(["model_a", "model_b"])
+    anchor = mcn.index.get_level_values("condition").isin(["orig", "black"])
+    pd.testing.assert_frame_equal(mcn2.loc[mcn.index[anchor]], mcn[anchor])
+    pd.testing.assert_frame_equal(dis2, dis)
+    assert (mcn2.xs("crf28", level="condition")["n_family"] == 3).all()
+
+
+def _mirror(row: pd.Series) -> dict[str, object]:
+    """A mcnemar or dissociation row as the swapped pair reports it."""
+    out = dict(row)
+    for x, y in [
+        ("acc_a", "acc_b"),
+        ("b01", "b10"),
+        ("acc_a_orig", "acc_b_orig"),
+        ("acc_a_black", "acc_b_black"),
+        ("b01_orig", "b10_orig"),
+        ("b01_black", "b10_black"),
+    ]:
+        if x in out:
+            out[x], out[y] = row[y], row[x]
+    for x in ("diff", "interaction"):
+        if x in out:
+            out[x] = -row[x]
+    for low, high in (("diff_ci_low", "diff_ci_high"), ("interaction_ci_low", "interaction_ci_high")):
+        if low in out:
+            out[low], out[high] = -row[high], -row[low]
+    return out
+
+
+def _random_pair_frame(seed: int, models: dict[str, float], errors: bool = True) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 120
+    latent = rng.random(n)
+    outcomes = {}
+    for m, skill in models.items():
+        for c, scale in (("orig", 1.0), ("black", 0.5), ("crf28", 0.9)):
+            values = (latent * 0.5 + rng.random(n) * 0.5) < skill * scale
+            outcomes[(m, c)] = [E if errors and rng.random() < 0.03 else bool(v) for v in values]
+    return make_frame(outcomes)
+
+
+@pytest.mark.parametrize("cluster", [False, True])
+def test_rename_and_reverse_leave_pair_values_unchanged_up_to_orientation(cluster):
+    frame = _random_pair_frame(4, {"a": 0.7, "b": 0.55})
+    options = Options(stability_resamples=200, n_resamples=300, cluster=cluster, mc_se_target=0.0)
+    renamed = frame.assign(model=frame["model"].map({"a": "zz_a", "b": "b"})).iloc[::-1].reset_index(drop=True)
+    for compute in (mcnemar_table, dissociation_table):
+        before = compute(frame, options)
+        after = compute(renamed, options)
+        assert (after["model_a"] == "b").all() and (after["model_b"] == "zz_a").all()
+        for (_, x), (_, y) in zip(before.iterrows(), after.iterrows(), strict=True):
+            want = _mirror(x)
+            for key, value in want.items():
+                if key in ("model_a", "model_b"):
+                    continue
+                got = y[key]
+                if isinstance(value, float) and np.isnan(value):
+                    assert np.isnan(got), key
+                elif isinstance(value, (float, np.floating)):
+                    assert_allclose(got, value, rtol=1e-12, atol=1e-15, err_msg=key)
+                else:
+                    assert got == value, key
+
+
+def test_a_third_model_leaves_the_pairs_unadjusted_values_unchanged():
+    options = Options(stability_resamples=200, n_resamples=300)
+    two = _random_pair_frame(6, {"a": 0.7, "b": 0.55})
+    third = _random_pair_frame(7, {"c": 0.6}, errors=False)
+    three = pd.concat([two, third], ignore_index=True)
+    unadjusted = {
+        mcnemar_table: ["n", "acc_a", "acc_b", "diff", "diff_ci_low", "diff_ci_high", "b01", "b10", "p", "p_cc"],
+        dissociation_table: [
+            "n",
+            "p_orig",
+            "p_black",
+            "interaction",
+            "interaction_ci_low",
+            "interaction_ci_high",
+            "p_interaction",
+            "share_black_p01",
+            "share_orig_p01",
+            "share_black_only_unadjusted",
+        ],
+    }
+    for compute, columns in unadjusted.items():
+        before = compute(two, options)
+        after = compute(three, options)
+        after = after[(after["model_a"] == "a") & (after["model_b"] == "b")].reset_index(drop=True)
+        pd.testing.assert_frame_equal(after[columns], before[columns])
