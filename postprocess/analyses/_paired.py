@@ -183,17 +183,19 @@ def question_rule(conditions: Sequence[str], missing: MissingPolicy, scope: str 
 
 def shared_questions(frame: pd.DataFrame, benchmark: str, conditions: Sequence[str], missing: MissingPolicy) -> set:
     """Question ids of ``benchmark`` that every model that ran all of ``conditions`` answered without an error
-    under each of them (``missing="exclude"``); every question of those models under ``"incorrect"``."""
+    under each of them (``missing="exclude"``: a question one of those models never logged is not shared
+    either); every question of those models under ``"incorrect"``."""
     rows = frame[(frame["benchmark"] == benchmark) & frame["condition"].isin(list(conditions))]
     ran = rows.groupby("model", sort=False)["condition"].nunique()
     models = ran.index[ran == len(set(conditions))]
     rows = rows[rows["model"].isin(models)]
-    every = set(rows["question_id"].astype(str))
     if missing == "incorrect":
-        return every
-    return every - set(
-        rows.loc[rows["status"].eq("error").to_numpy(dtype=bool, na_value=False), "question_id"].astype(str)
-    )
+        return set(rows["question_id"].astype(str))
+    answered = rows[~rows["status"].eq("error").to_numpy(dtype=bool, na_value=False)]
+    cells = answered.groupby(["model", "condition"], sort=False, observed=True)["question_id"]
+    if cells.ngroups < len(models) * len(set(conditions)):
+        return set()
+    return set.intersection(*(set(ids.astype(str)) for _, ids in cells)) if cells.ngroups else set()
 
 
 def question_set_digest(question_ids: Iterable[object]) -> str:

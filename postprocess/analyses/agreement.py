@@ -45,7 +45,7 @@ import pandas as pd
 from postprocess.analyses._paired import QUESTION_SET_PER_MODEL, condition_sort_key, question_rule, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.categories import CATEGORIES
-from postprocess.analyses.mcnemar import _wides, pair_tests, pair_tests_and_sets
+from postprocess.analyses.mcnemar import pair_tests, pair_tests_and_sets, paired_wides
 from postprocess.analyses.vdg import per_question
 from postprocess.stats import chi2_counts, chi2_independence, holm, normal_sf, two_sided_z
 
@@ -110,6 +110,7 @@ MODELS_RIGHT_COLUMNS: dict[str, str] = {
     "condition": "orig or black",
     "models": "the models counted, joined by ','",
     "n_models": "number of models M",
+    "question_rule": "the questions counted: one set for both conditions and every model",
     "n": "questions every model has and (missing_policy=exclude) answered under orig and black",
     "n_right": "number of models that answer the question right (0..M)",
     "observed": "questions with exactly n_right models right",
@@ -119,7 +120,12 @@ MODELS_RIGHT_COLUMNS: dict[str, str] = {
     "chi2": "Pearson chi-square of the observed counts against expected (all n_right of the condition; "
     "values expected 0 and observed 0 left out); empty when some value expected 0 is observed",
     "df": "values of n_right compared - 1 (not reduced for the M accuracies estimated from the same data)",
-    "p": "p-value of chi2",
+    "p": "the test's p-value: of chi2 when every expected count is at least 5 (Cochran's rule), else the Monte "
+    "Carlo permutation one (each model's answers shuffled over the questions, accuracies fixed)",
+    "p_method": "how p was computed: 'chi-square' or 'monte carlo permutation'",
+    "p_mc_se": "Monte Carlo standard error of p, sqrt(p (1 - p) / n_permutations) (0 for the chi-square)",
+    "n_permutations": "permutations of the Monte Carlo p-value (0 for the chi-square)",
+    "min_expected": "smallest non-zero expected count of the condition",
     "missing_policy": "exclude or incorrect",
 }
 
@@ -127,6 +133,7 @@ TRANSITION_COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "models": "the models counted, joined by ','",
     "n_models": "number of models M",
+    "question_rule": "the questions counted (the models_right set)",
     "n": "questions (the models_right set)",
     "right_black": "models right under black (0..M)",
     "right_orig": "models right under orig (0..M)",
@@ -337,13 +344,16 @@ def poisson_binomial_pmf(probabilities: np.ndarray) -> np.ndarray:
 
 
 @memo_by_frame
-def _shared_counts(frame: pd.DataFrame, options: Options) -> list[tuple[str, list[str], np.ndarray, np.ndarray]]:
+def _shared_counts(
+    frame: pd.DataFrame, options: Options
+) -> list[tuple[str, list[str], np.ndarray, np.ndarray, np.ndarray]]:
     """``_each_shared_count`` as a list, built once per frame for both models-right tables."""
     return list(_each_shared_count(frame, options))
 
 
 def _each_shared_count(frame: pd.DataFrame, options: Options):
-    """Per benchmark: (models, question x model right under black, under orig) on the models_right set."""
+    """Per benchmark: (models, question x model right under black, under orig, question ids) on the models_right
+    set."""
     sub = frame[frame["condition"].isin([ORIG, BLACK])]
     for benchmark, group in sub.groupby("benchmark", sort=True):
         ran = group.groupby("model")["condition"].nunique() == 2  # both: the group holds orig and black only
@@ -364,24 +374,65 @@ def _each_shared_count(frame: pd.DataFrame, options: Options):
             keep &= ~(status == "error").to_numpy().any(axis=1)
         right = correct.astype("boolean").fillna(False).to_numpy(dtype=bool)[keep]
         m = len(models)
-        yield benchmark, models, right[:, m:], right[:, :m]
+        yield benchmark, models, right[:, m:], right[:, :m], status.index.to_numpy()[keep]
+
+
+def independence_permutation_p(
+    right: np.ndarray, expected: np.ndarray, observed: float, n_permutations: int, seed: int
+) -> float:
+    """Monte Carlo p-value of Pearson's statistic of the number of models right per question against
+    ``expected``: each model's column of ``right`` (questions x models) is shuffled over the questions on its
+    own (accuracies fixed, models independent), ``(1 + #(chi2 >= observed)) / (1 + N)``."""
+    n, m = right.shape
+    keep = expected > 0
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_permutations, 4_000_000 // max(n * m, 1)))
+    hits, done = 0, 0
+    while done < n_permutations:
+        size = min(chunk, n_permutations - done)
+        total = np.zeros((size, n), dtype=np.int64)
+        for column in right.T:
+            total += rng.permuted(np.broadcast_to(column, (size, n)), axis=1)
+        flat = (np.arange(size)[:, None] * (m + 1) + total).ravel()
+        counts = np.bincount(flat, minlength=size * (m + 1)).reshape(size, m + 1)
+        stat = ((counts[:, keep] - expected[keep]) ** 2 / expected[keep]).sum(axis=1)
+        stat[(counts[:, ~keep] > 0).any(axis=1)] = np.inf
+        hits += int((stat >= observed * (1 - 1e-9)).sum())
+        done += size
+    return (1 + hits) / (1 + n_permutations)
+
+
+def _independence_test(right: np.ndarray, options: Options, benchmark: str, condition: str, ids) -> dict:
+    """chi2, df, p and how p was computed for the number of models right per question against independence."""
+    n, m = right.shape
+    observed = np.bincount(right.sum(axis=1), minlength=m + 1)
+    expected = n * poisson_binomial_pmf(right.mean(axis=0))
+    out = {"observed": observed, "expected": expected, "chi2": np.nan, "df": np.nan, "p": np.nan, "p_method": ""}
+    out |= {"p_mc_se": np.nan, "n_permutations": 0, "min_expected": float(expected[expected > 0].min())}
+    try:
+        test = chi2_counts(observed, expected)
+    except ValueError:
+        return out
+    out |= {"chi2": test.chi2, "df": test.df}
+    if out["min_expected"] >= MIN_EXPECTED:
+        return out | {"p": test.p, "p_method": P_CHI2, "p_mc_se": 0.0}
+    seed = question_set_seed(options, "models_right", benchmark, condition, question_ids=ids)
+    p = independence_permutation_p(right, expected, test.chi2, N_PERMUTATIONS, seed)
+    se = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
+    return out | {"p": p, "p_method": P_PERMUTATION, "p_mc_se": se, "n_permutations": N_PERMUTATIONS}
 
 
 def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """How many models are right per question, against independence; ``MODELS_RIGHT_COLUMNS``."""
     rows = []
-    for benchmark, models, black, orig in _shared_counts(frame, options):
+    rule = question_rule([ORIG, BLACK], options.missing)
+    for benchmark, models, black, orig, ids in _shared_counts(frame, options):
         n, m = black.shape[0], len(models)
         if n == 0:
             continue
         for condition, right in ((ORIG, orig), (BLACK, black)):
-            observed = np.bincount(right.sum(axis=1), minlength=m + 1)
-            expected = n * poisson_binomial_pmf(right.mean(axis=0))
-            try:
-                test = chi2_counts(observed, expected)
-                chi2, df, p = test.chi2, test.df, test.p
-            except ValueError:
-                chi2, df, p = np.nan, np.nan, np.nan
+            test = _independence_test(right, options, benchmark, condition, ids)
+            observed, expected = test.pop("observed"), test.pop("expected")
             for r in range(m + 1):
                 rows.append(
                     {
@@ -389,15 +440,14 @@ def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
                         "condition": condition,
                         "models": ",".join(models),
                         "n_models": m,
+                        "question_rule": rule,
                         "n": n,
                         "n_right": r,
                         "observed": int(observed[r]),
                         "share": observed[r] / n,
                         "expected": float(expected[r]),
                         "expected_share": float(expected[r] / n),
-                        "chi2": chi2,
-                        "df": df,
-                        "p": p,
+                        **test,
                         "missing_policy": options.missing,
                     }
                 )
@@ -409,7 +459,8 @@ def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
 def transition_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Questions by (models right under black, under orig); columns as in ``TRANSITION_COLUMNS``."""
     rows = []
-    for benchmark, models, black, orig in _shared_counts(frame, options):
+    rule = question_rule([ORIG, BLACK], options.missing)
+    for benchmark, models, black, orig, _ in _shared_counts(frame, options):
         n, m = black.shape[0], len(models)
         if n == 0:
             continue
@@ -423,6 +474,7 @@ def transition_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
                         "benchmark": benchmark,
                         "models": ",".join(models),
                         "n_models": m,
+                        "question_rule": rule,
                         "n": n,
                         "right_black": r,
                         "right_orig": s,
@@ -443,7 +495,7 @@ ANALYSES = (
         KAPPA_COLUMNS,
         kappa_table,
         min_models=2,
-        shares=(pair_tests_and_sets, _wides),
+        shares=(pair_tests_and_sets, paired_wides),
     ),
     Analysis(
         "categories_by_task",

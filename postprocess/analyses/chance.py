@@ -14,8 +14,11 @@ One table, ``above_chance``: one row per (model, benchmark, condition, task type
   binomial per distinct option count (``Binomial(n_k, 1 / k)``), so the p-value is the exact
   Poisson-binomial tail P(X >= n_correct). When every question has the same k it is the plain
   binomial tail and equals ``scipy.stats.binomtest(n_correct, n, 1 / k, alternative="greater")``.
-- Holm family: every row of one (model, benchmark, condition): its task types and its Overall row.
-  ``above_chance`` is ``p_holm < alpha``. ``above_chance_black`` repeats, on every row of a (model,
+- Strata below ``Options.min_stratum`` questions keep n, acc and chance but get no interval and no
+  test (``too_small``) and stay out of the Holm family.
+- Holm family: every tested row of one (model, benchmark, condition): its task types and its Overall
+  row, Overall counted once when it holds the same questions as the one task type (a benchmark with
+  one task type). ``above_chance`` is ``p_holm < alpha``. ``above_chance_black`` repeats, on every row of a (model,
   benchmark, task type), whether that task type is above chance under ``black`` (no video): the
   task types a model answers from the question and options alone.
 """
@@ -42,8 +45,8 @@ COLUMNS: dict[str, str] = {
     "n": "questions counted: answered (ok + unparsed), plus errors under missing_policy=incorrect",
     "n_correct": "questions answered right",
     "acc": "n_correct / n",
-    "ci_low": "lower bound of the Wilson score interval of acc",
-    "ci_high": "upper bound of the Wilson score interval of acc",
+    "ci_low": "lower bound of the Wilson score interval of acc (empty when too_small)",
+    "ci_high": "upper bound of the Wilson score interval of acc (empty when too_small)",
     "n_options": "options per question: k when all n questions have k, else 'min-max'",
     "n_options_rule": "the rules that gave the n questions their option counts (postprocess.choices, in precedence "
     "order, joined by '; '): options file, record, benchmark declares, inferred per task type",
@@ -51,13 +54,14 @@ COLUMNS: dict[str, str] = {
     "chance": "expected_correct / n",
     "p_chance": "one-sided exact p-value of n_correct under guessing: P(X >= n_correct), X the Poisson-binomial "
     "sum of Bernoulli(1 / options) over the n questions (the binomial tail, as scipy.stats.binomtest with "
-    "alternative='greater', when all have the same options)",
-    "p_holm": "p_chance Holm-adjusted over its family: every row (task types and Overall) of the same model, "
-    "benchmark and condition",
+    "alternative='greater', when all have the same options); empty when too_small",
+    "p_holm": "p_chance Holm-adjusted over its family: every tested row (task types and Overall) of the same "
+    "model, benchmark and condition; an Overall holding the same questions as the one task type counts once",
     "n_family": "number of p-values in the Holm family",
     "above_chance": "p_holm < alpha",
     "above_chance_black": "the same model, benchmark and task type is above chance under black (no video); "
     "empty when black was not run",
+    "too_small": "n is below min_stratum: descriptive values only, no interval and no test",
     "n_error": "questions with no answer (excluded under exclude; in n, scored wrong, under incorrect)",
     "test": "the exact test used: binomial (one option count) or Poisson-binomial (mixed counts)",
     "alpha": "significance level of above_chance",
@@ -88,6 +92,20 @@ def poisson_binomial_sf(k: int, option_counts_: np.ndarray) -> tuple[float, str]
 def _options_label(counts: np.ndarray) -> str:
     lo, hi = int(counts.min()), int(counts.max())
     return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _adjust_family(rows: list[dict], family: list[int], one_task_type: bool, alpha: float) -> None:
+    """Holm over the tested rows of one (model, benchmark, condition), in place. With one task type its row
+    and Overall hold the same questions: one p-value, entered once, its adjusted value given to both."""
+    if not family:
+        return
+    entered = family[:-1] if one_task_type and len(family) == 2 else family
+    adjusted = dict(zip(entered, holm([rows[i]["p_chance"] for i in entered]), strict=True))
+    for i in family:
+        p = float(adjusted.get(i, adjusted[entered[-1]]))
+        rows[i]["p_holm"] = p
+        rows[i]["n_family"] = len(entered)
+        rows[i]["above_chance"] = bool(p < alpha)
 
 
 def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
@@ -132,6 +150,7 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "n_family": 0,
                 "above_chance": pd.NA,
                 "above_chance_black": pd.NA,
+                "too_small": n < options.min_stratum,
                 "n_error": int(is_error[part].sum()),
                 "test": "",
                 "alpha": options.alpha,
@@ -140,21 +159,18 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
             }
             if n:
                 ks = n_opts[used]
-                ci = wilson(k, n, options.ci_level)
-                row["ci_low"], row["ci_high"] = ci.low, ci.high
                 row["n_options"] = _options_label(ks)
                 row["n_options_rule"] = rules_label(rules[used])
                 row["expected_correct"] = float((1.0 / ks).sum())
                 row["chance"] = row["expected_correct"] / n
+            if n and not row["too_small"]:
+                ci = wilson(k, n, options.ci_level)
+                row["ci_low"], row["ci_high"] = ci.low, ci.high
                 row["p_chance"], row["test"] = poisson_binomial_sf(k, ks)
                 family.append(len(rows))
             rows.append(row)
-        if family:
-            adjusted = holm([rows[i]["p_chance"] for i in family])
-            for i, p in zip(family, adjusted, strict=True):
-                rows[i]["p_holm"] = float(p)
-                rows[i]["n_family"] = len(family)
-                rows[i]["above_chance"] = bool(p < options.alpha)
+        one_task_type = len(parts) == 2 and len(parts[0][1]) == len(cell)
+        _adjust_family(rows, family, one_task_type=one_task_type, alpha=options.alpha)
     if not rows:
         return empty(COLUMNS)
     rows.sort(key=lambda row: (row["model"], row["benchmark"], condition_sort_key(str(row["condition"]))))

@@ -82,8 +82,9 @@ COLUMNS: dict[str, str] = {
     "n_error": "questions excluded because orig or some CRF level has no answer (for any model, when shared)",
     "n_correct": "questions answered right at this level, of the n",
     "acc": "n_correct / n",
-    "ci_low": "lower bound of the Wilson score interval of acc",
-    "ci_high": "upper bound of the Wilson score interval of acc",
+    "ci_low": "lower bound of the Wilson score interval of acc (empty when too_small)",
+    "ci_high": "upper bound of the Wilson score interval of acc (empty when too_small)",
+    "too_small": "n is below min_stratum: descriptive values only, no interval",
     "delta": "acc - acc at orig on the same n questions (0 for orig)",
     "n_unparsed": "answers at this level, of the n, with no readable letter (scored wrong)",
     "ci_level": "confidence level of the CI",
@@ -384,7 +385,7 @@ def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
             n = count["n"]
             for condition in conditions:
                 k = count[f"correct_{condition}"]
-                ci = wilson(k, n, options.ci_level) if n else None
+                ci = wilson(k, n, options.ci_level) if n >= max(options.min_stratum, 1) else None
                 rows.append(
                     {
                         "model": block.model,
@@ -400,6 +401,7 @@ def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
                         "acc": k / n if n else np.nan,
                         "ci_low": ci.low if ci else np.nan,
                         "ci_high": ci.high if ci else np.nan,
+                        "too_small": n < options.min_stratum,
                         "delta": (k - count[f"correct_{ORIG}"]) / n if n else np.nan,
                         "n_unparsed": count[f"unparsed_{condition}"],
                         "ci_level": options.ci_level,

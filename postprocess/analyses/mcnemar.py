@@ -257,7 +257,7 @@ _WIDE_COLUMNS = ["model", "benchmark", "condition", "question_id", "video_id", "
 
 
 @memo_by_frame
-def _wides(frame: pd.DataFrame, options: Options = Options()) -> list[tuple[str, dict[str, _Wide]]]:
+def paired_wides(frame: pd.DataFrame, options: Options = Options()) -> list[tuple[str, dict[str, _Wide]]]:
     """Per benchmark (sorted), each model's ``_Wide`` (``options`` unused: ``memo_by_frame``'s signature)."""
     return [
         (str(benchmark), {str(m): _wide(g) for m, g in bench.groupby("model", sort=True)})
@@ -266,7 +266,7 @@ def _wides(frame: pd.DataFrame, options: Options = Options()) -> list[tuple[str,
 
 
 def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
-    for benchmark, wides in _wides(frame):
+    for benchmark, wides in paired_wides(frame):
         models = sorted(wides)
         for i, model_a in enumerate(models):
             for model_b in models[i + 1 :]:
@@ -745,7 +745,7 @@ ANALYSES = (
         COLUMNS,
         mcnemar_table,
         min_models=2,
-        shares=(_wides, pair_tests_and_sets),
+        shares=(paired_wides, pair_tests_and_sets),
     ),
     Analysis(
         "dissociation",
@@ -755,6 +755,6 @@ ANALYSES = (
         dissociation_table,
         needs=conditions_needed("orig", "black"),
         min_models=2,
-        shares=(_wides, pair_tests_and_sets),
+        shares=(paired_wides, pair_tests_and_sets),
     ),
 )

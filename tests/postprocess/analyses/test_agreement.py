@@ -12,12 +12,14 @@ from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from postprocess.analyses import ANALYSES
+from postprocess.analyses._paired import question_rule
 from postprocess.analyses.agreement import (
     CATEGORY_TEST_COLUMNS,
     KAPPA_COLUMNS,
     MODELS_RIGHT_COLUMNS,
     TRANSITION_COLUMNS,
     category_test_table,
+    independence_permutation_p,
     kappa_table,
     models_right_table,
     transition_table,
@@ -154,7 +156,13 @@ def test_models_right_and_transition_match_a_hand_count(missing):
         np.testing.assert_allclose(rows["expected"].to_numpy(dtype=float), [n * p for p in pmf], rtol=1e-10)
         ref = stats.chisquare([observed[r] for r in range(4)], [n * p for p in pmf])
         assert rows["chi2"].iloc[0] == pytest.approx(ref.statistic, rel=1e-10)
-        assert rows["p"].iloc[0] == pytest.approx(ref.pvalue, rel=1e-8)
+        assert rows["min_expected"].iloc[0] == pytest.approx(min(n * p for p in pmf if p > 0))
+        if min(n * p for p in pmf) >= 5:
+            assert rows["p"].iloc[0] == pytest.approx(ref.pvalue, rel=1e-8) and rows["p_method"].iloc[0] == "chi-square"
+        else:
+            assert rows["p_method"].iloc[0] == "monte carlo permutation" and 0 < rows["p"].iloc[0] <= 1
+        assert (rows["question_rule"] == question_rule(["orig", "black"], missing)).all()
+    assert (trans["question_rule"] == question_rule(["orig", "black"], missing)).all()
     pairs = Counter(zip(counts["black"], counts["orig"], strict=True))
     assert len(trans) == 16 and trans["n_questions"].sum() == n
     for row in trans.itertuples():
@@ -162,6 +170,36 @@ def test_models_right_and_transition_match_a_hand_count(missing):
         row_total = sum(v for (r, _), v in pairs.items() if r == row.right_black)
         if row_total:
             assert row.share_of_black == pytest.approx(row.n_questions / row_total)
+
+
+def test_models_right_permutation_p_matches_the_enumeration_of_every_arrangement():
+    # Six questions, two models: every placement of each model's right answers is equally likely under the null.
+    a = np.array([1, 1, 1, 0, 0, 0], dtype=bool)
+    b = np.array([1, 1, 0, 0, 0, 0], dtype=bool)
+    n = len(a)
+    expected = n * np.array(brute_poisson_binomial([a.mean(), b.mean()]))
+
+    def stat(x, y):
+        observed = np.bincount(x.astype(int) + y.astype(int), minlength=3)
+        return float(((observed - expected) ** 2 / expected).sum())
+
+    observed = stat(a, b)
+    arrangements = [
+        (np.isin(np.arange(n), pa), np.isin(np.arange(n), pb))
+        for pa in itertools.combinations(range(n), int(a.sum()))
+        for pb in itertools.combinations(range(n), int(b.sum()))
+    ]
+    exact = np.mean([stat(x, y) >= observed - 1e-12 for x, y in arrangements])
+    p = independence_permutation_p(np.column_stack([a, b]), expected, observed, 10_000, seed=5)
+    assert p == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / 10_000) + 1e-4)
+    records = [
+        (m, c, f"v{i}-0", "T", bool(x))
+        for c in ("orig", "black")
+        for m, col in (("m1", a), ("m2", b))
+        for i, x in enumerate(col)
+    ]
+    table = models_right_table(make_frame(records))
+    assert (table["p_method"] == "monte carlo permutation").all() and (table["min_expected"] < 5).all()
 
 
 def test_kappa_mcnemar_and_accuracy_of_a_pair_count_the_same_questions():

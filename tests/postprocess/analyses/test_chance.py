@@ -24,7 +24,7 @@ def make(records, benchmark: str = "b") -> pd.DataFrame:
     )
 
 
-def random_records(seed=3, n=80, k_choices=(4,), models=("m1", "m2")):
+def random_records(seed=3, n=120, k_choices=(4,), models=("m1", "m2")):
     rng = np.random.default_rng(seed)
     out = []
     for model in models:
@@ -82,7 +82,7 @@ def test_mixed_table_row_uses_each_questions_options():
     counts = [3, 4, 5, 3, 4, 5, 3, 4, 5, 4]
     outcomes = [True, True, False, True, False, True, True, False, False, True]
     records = [("m", "black", f"q{i}", "T", v, c) for i, (v, c) in enumerate(zip(outcomes, counts, strict=True))]
-    row = chance_table(make(records)).set_index("task_type").loc["Overall"]
+    row = chance_table(make(records), Options(min_stratum=1)).set_index("task_type").loc["Overall"]
     assert row["expected_correct"] == pytest.approx(sum(1 / c for c in counts))
     assert row["n_options"] == "3-5"
     assert row["p_chance"] == pytest.approx(brute_force_tail(sum(outcomes), counts), rel=1e-10)
@@ -91,8 +91,8 @@ def test_mixed_table_row_uses_each_questions_options():
 def test_missing_incorrect_counts_errors_as_wrong():
     records = [("m", "orig", f"q{i}", "T", v, 4) for i, v in enumerate([True, True, "e", False, "e"])]
     frame = make(records)
-    exclude = chance_table(frame).set_index("task_type").loc["Overall"]
-    incorrect = chance_table(frame, Options(missing="incorrect")).set_index("task_type").loc["Overall"]
+    exclude = chance_table(frame, Options(min_stratum=1)).set_index("task_type").loc["Overall"]
+    incorrect = chance_table(frame, Options(missing="incorrect", min_stratum=1)).set_index("task_type").loc["Overall"]
     assert (exclude["n"], exclude["n_correct"], exclude["n_error"]) == (3, 2, 2)
     assert (incorrect["n"], incorrect["n_correct"], incorrect["n_error"]) == (5, 2, 2)
     assert incorrect["p_chance"] == pytest.approx(stats.binomtest(2, 5, 0.25, alternative="greater").pvalue)
@@ -113,6 +113,35 @@ def test_black_flag_marks_task_types_answered_without_the_video():
     assert blind_sentence(table) == "Without the video (black), above chance after Holm: m on b: T0 (1 of 2)."
     # Conditions in declared order: orig before black.
     assert table["condition"].tolist()[0] == "orig"
+
+
+def test_small_strata_keep_descriptive_values_but_no_test_and_leave_the_holm_family():
+    records = [("m", "black", f"a{i}", "Big", i % 2 == 0, 4) for i in range(40)]
+    records += [("m", "black", f"s{i}", "Small", True, 4) for i in range(6)]
+    table = chance_table(make(records)).set_index("task_type")
+    small, big, overall = table.loc["Small"], table.loc["Big"], table.loc["Overall"]
+    assert small["too_small"] and (small["n"], small["n_correct"], small["acc"]) == (6, 6, 1.0)
+    assert small["chance"] == pytest.approx(0.25)
+    assert np.isnan(small["p_chance"]) and np.isnan(small["ci_low"]) and pd.isna(small["above_chance"])
+    assert not big["too_small"] and not overall["too_small"]
+    # Family: Big and Overall only.
+    p = [stats.binomtest(20, 40, 0.25, alternative="greater").pvalue]
+    p.append(stats.binomtest(26, 46, 0.25, alternative="greater").pvalue)
+    expected = multipletests(p, method="holm")[1]
+    assert (big["n_family"], overall["n_family"]) == (2, 2)
+    assert [big["p_holm"], overall["p_holm"]] == pytest.approx(list(expected), rel=1e-12)
+
+
+def test_a_benchmark_with_one_task_type_enters_the_holm_family_once():
+    records = [("m", "black", f"a{i}", "Only", i % 3 == 0, 4) for i in range(60)]
+    table = chance_table(make(records)).set_index("task_type")
+    p = stats.binomtest(20, 60, 0.25, alternative="greater").pvalue
+    for task_type in ("Only", "Overall"):
+        assert table.loc[task_type, "n_family"] == 1
+        assert table.loc[task_type, "p_holm"] == pytest.approx(p, rel=1e-12)  # unadjusted: a family of one
+    # A question without a task type makes Overall differ from the one task type: two p-values again.
+    frame = make(records + [("m", "black", "x", None, True, 4)])
+    assert (chance_table(frame)["n_family"] == 2).all()
 
 
 def test_registered_and_empty():

@@ -220,7 +220,10 @@ def test_crf_table_by_hand():
     row = one(ex, task_type="Overall", condition="crf38")
     assert row["n_correct"] == 2
     assert_allclose(row["delta"], -0.25)
+    assert row["too_small"] and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])  # 4 < min_stratum
     ci = wilson(2, 4, 0.95)
+    row = one(crf.crf_table(frame, Options(min_stratum=4)), task_type="Overall", condition="crf38")
+    assert not row["too_small"]
     assert_allclose([row["ci_low"], row["ci_high"]], [ci.low, ci.high])
     row = one(ex, task_type="Y", condition="orig")
     assert (row["n"], row["n_error"], row["n_correct"]) == (1, 2, 1)
@@ -403,8 +406,12 @@ def test_matches_a_naive_per_question_implementation(seed, missing, question_set
         want = acc[(row["model"], row["task_type"], row["condition"])]
         for column, value in want.items():
             assert_allclose(row[column], value, err_msg=f"{column} {row['model']} {row['task_type']}")
-        ci = wilson(row["n_correct"], row["n"], options.ci_level)
-        assert_allclose([row["ci_low"], row["ci_high"]], [ci.low, ci.high])
+        assert row["too_small"] == (row["n"] < options.min_stratum)
+        if not row["too_small"]:
+            ci = wilson(row["n_correct"], row["n"], options.ci_level)
+            assert_allclose([row["ci_low"], row["ci_high"]], [ci.low, ci.high])
+        else:
+            assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
 
     table = crf.flips_table(frame, options)
     assert len(table) == len(flips)

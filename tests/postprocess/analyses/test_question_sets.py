@@ -66,3 +66,12 @@ def test_shared_questions_and_digest_ignore_labels_and_order():
     assert shared_questions(renamed, "bench", ("orig", "black"), "exclude") == kept
     assert question_set_digest(sorted(kept)) == question_set_digest(reversed(sorted(kept)))
     assert question_set_digest(kept) != question_set_digest(kept - {"q00"})
+
+
+def test_a_question_one_model_never_logged_is_not_shared():
+    frame = _frame()
+    # b never logged q00 under black: no row at all, not an error row.
+    frame = frame[~((frame["model"] == "b") & (frame["condition"] == "black") & (frame["question_id"] == "q00"))]
+    kept = shared_questions(frame, "bench", ("orig", "black"), "exclude")
+    assert kept == {f"q{i:02d}" for i in range(1, 30)}
+    assert shared_questions(frame, "bench", ("orig", "black"), "incorrect") == {f"q{i:02d}" for i in range(40)}
