@@ -29,7 +29,10 @@ and those counts are not independent.
 ``exclude``, answered in both arms for every model: how many of the M models answer each question
 right, under orig and under black, against the distribution independent models with the same
 accuracies would give (the Poisson-binomial of the M accuracies on that set). More questions at
-0 and M than expected means the models succeed and fail on the same questions.
+0 and M than expected means the models succeed and fail on the same questions. Pearson's chi-square
+compares the two; when some n_right value is expected fewer than 5 times (Cochran's rule; the tails,
+with many models) adjacent values are pooled until every group is expected at least 5 times, and
+``p_method`` says so.
 
 ``models_right_transition``: on the same set, the number of questions with r models right under
 black and s under orig, for every (r, s): where answers that need no video go when the video comes.
@@ -117,15 +120,15 @@ MODELS_RIGHT_COLUMNS: dict[str, str] = {
     "share": "observed / n",
     "expected": "n * P(n_right) for independent models with these accuracies (Poisson-binomial)",
     "expected_share": "expected / n",
-    "chi2": "Pearson chi-square of the observed counts against expected (all n_right of the condition; "
-    "values expected 0 and observed 0 left out); empty when some value expected 0 is observed",
-    "df": "values of n_right compared - 1 (not reduced for the M accuracies estimated from the same data)",
-    "p": "the test's p-value: of chi2 when every expected count is at least 5 (Cochran's rule), else the Monte "
-    "Carlo permutation one (each model's answers shuffled over the questions, accuracies fixed)",
-    "p_method": "how p was computed: 'chi-square' or 'monte carlo permutation'",
-    "p_mc_se": "Monte Carlo standard error of p, sqrt(p (1 - p) / n_permutations) (0 for the chi-square)",
-    "n_permutations": "permutations of the Monte Carlo p-value (0 for the chi-square)",
-    "min_expected": "smallest non-zero expected count of the condition",
+    "chi2": "Pearson chi-square of the observed counts against expected over n_categories categories (values "
+    "expected 0 and observed 0 left out); empty when some value expected 0 is observed",
+    "df": "n_categories - 1 (not reduced for the M accuracies estimated from the same data)",
+    "p": "p-value of chi2",
+    "p_method": "'chi-square' when every expected count is at least 5 (Cochran's rule); else 'chi-square, sparse "
+    "n_right values pooled': adjacent n_right values joined, from 0 up, until each group is expected at least 5 "
+    "times (a last short group joins the one before)",
+    "n_categories": "categories the chi-square compares (n_right values, or groups of them when pooled)",
+    "min_expected": "smallest non-zero expected count of the condition, before pooling",
     "missing_policy": "exclude or incorrect",
 }
 
@@ -240,6 +243,7 @@ MIN_EXPECTED = 5.0
 N_PERMUTATIONS = 10_000
 P_CHI2 = "chi-square"
 P_PERMUTATION = "monte carlo permutation"
+P_POOLED = "chi-square, sparse n_right values pooled"
 
 
 def _chi2_statistics(tables: np.ndarray, expected: np.ndarray) -> np.ndarray:
@@ -344,16 +348,13 @@ def poisson_binomial_pmf(probabilities: np.ndarray) -> np.ndarray:
 
 
 @memo_by_frame
-def _shared_counts(
-    frame: pd.DataFrame, options: Options
-) -> list[tuple[str, list[str], np.ndarray, np.ndarray, np.ndarray]]:
+def _shared_counts(frame: pd.DataFrame, options: Options) -> list[tuple[str, list[str], np.ndarray, np.ndarray]]:
     """``_each_shared_count`` as a list, built once per frame for both models-right tables."""
     return list(_each_shared_count(frame, options))
 
 
 def _each_shared_count(frame: pd.DataFrame, options: Options):
-    """Per benchmark: (models, question x model right under black, under orig, question ids) on the models_right
-    set."""
+    """Per benchmark: (models, question x model right under black, under orig) on the models_right set."""
     sub = frame[frame["condition"].isin([ORIG, BLACK])]
     for benchmark, group in sub.groupby("benchmark", sort=True):
         ran = group.groupby("model")["condition"].nunique() == 2  # both: the group holds orig and black only
@@ -374,64 +375,59 @@ def _each_shared_count(frame: pd.DataFrame, options: Options):
             keep &= ~(status == "error").to_numpy().any(axis=1)
         right = correct.astype("boolean").fillna(False).to_numpy(dtype=bool)[keep]
         m = len(models)
-        yield benchmark, models, right[:, m:], right[:, :m], status.index.to_numpy()[keep]
+        yield benchmark, models, right[:, m:], right[:, :m]
 
 
-def independence_permutation_p(
-    right: np.ndarray, expected: np.ndarray, observed: float, n_permutations: int, seed: int
-) -> float:
-    """Monte Carlo p-value of Pearson's statistic of the number of models right per question against
-    ``expected``: each model's column of ``right`` (questions x models) is shuffled over the questions on its
-    own (accuracies fixed, models independent), ``(1 + #(chi2 >= observed)) / (1 + N)``."""
-    n, m = right.shape
-    keep = expected > 0
-    rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_permutations, 4_000_000 // max(n * m, 1)))
-    hits, done = 0, 0
-    while done < n_permutations:
-        size = min(chunk, n_permutations - done)
-        total = np.zeros((size, n), dtype=np.int64)
-        for column in right.T:
-            total += rng.permuted(np.broadcast_to(column, (size, n)), axis=1)
-        flat = (np.arange(size)[:, None] * (m + 1) + total).ravel()
-        counts = np.bincount(flat, minlength=size * (m + 1)).reshape(size, m + 1)
-        stat = ((counts[:, keep] - expected[keep]) ** 2 / expected[keep]).sum(axis=1)
-        stat[(counts[:, ~keep] > 0).any(axis=1)] = np.inf
-        hits += int((stat >= observed * (1 - 1e-9)).sum())
-        done += size
-    return (1 + hits) / (1 + n_permutations)
+def pool_sparse_categories(expected: np.ndarray, min_expected: float = 5.0) -> np.ndarray:
+    """A group index per category: adjacent categories (in n_right order) joined from the left until each group
+    is expected at least ``min_expected`` times; a last group short of it joins the one before. Categories
+    expected 0 times get -1 (left out)."""
+    groups = np.full(expected.shape[0], -1, dtype=np.int64)
+    group, total = 0, 0.0
+    for i in np.flatnonzero(expected > 0):
+        groups[i] = group
+        total += float(expected[i])
+        if total >= min_expected:
+            group, total = group + 1, 0.0
+    if 0 < total < min_expected and group > 0:
+        groups[groups == group] = group - 1
+    return groups
 
 
-def _independence_test(right: np.ndarray, options: Options, benchmark: str, condition: str, ids) -> dict:
+def _independence_test(right: np.ndarray) -> dict:
     """chi2, df, p and how p was computed for the number of models right per question against independence."""
     n, m = right.shape
     observed = np.bincount(right.sum(axis=1), minlength=m + 1)
     expected = n * poisson_binomial_pmf(right.mean(axis=0))
     out = {"observed": observed, "expected": expected, "chi2": np.nan, "df": np.nan, "p": np.nan, "p_method": ""}
-    out |= {"p_mc_se": np.nan, "n_permutations": 0, "min_expected": float(expected[expected > 0].min())}
-    try:
-        test = chi2_counts(observed, expected)
-    except ValueError:
+    out |= {"n_categories": 0, "min_expected": float(expected[expected > 0].min())}
+    if np.any((expected == 0) & (observed > 0)):
         return out
-    out |= {"chi2": test.chi2, "df": test.df}
-    if out["min_expected"] >= MIN_EXPECTED:
-        return out | {"p": test.p, "p_method": P_CHI2, "p_mc_se": 0.0}
-    seed = question_set_seed(options, "models_right", benchmark, condition, question_ids=ids)
-    p = independence_permutation_p(right, expected, test.chi2, N_PERMUTATIONS, seed)
-    se = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
-    return out | {"p": p, "p_method": P_PERMUTATION, "p_mc_se": se, "n_permutations": N_PERMUTATIONS}
+    method = P_CHI2
+    obs, exp = observed[expected > 0], expected[expected > 0]
+    if out["min_expected"] < MIN_EXPECTED:
+        groups = pool_sparse_categories(expected)
+        kept = groups >= 0
+        obs = np.bincount(groups[kept], weights=observed[kept]).astype(np.int64)
+        exp = np.bincount(groups[kept], weights=expected[kept])
+        method = P_POOLED
+    out["n_categories"] = int(obs.shape[0])
+    if obs.shape[0] < 2:
+        return out
+    test = chi2_counts(obs, exp)
+    return out | {"chi2": test.chi2, "df": test.df, "p": test.p, "p_method": method}
 
 
 def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """How many models are right per question, against independence; ``MODELS_RIGHT_COLUMNS``."""
     rows = []
     rule = question_rule([ORIG, BLACK], options.missing)
-    for benchmark, models, black, orig, ids in _shared_counts(frame, options):
+    for benchmark, models, black, orig in _shared_counts(frame, options):
         n, m = black.shape[0], len(models)
         if n == 0:
             continue
         for condition, right in ((ORIG, orig), (BLACK, black)):
-            test = _independence_test(right, options, benchmark, condition, ids)
+            test = _independence_test(right)
             observed, expected = test.pop("observed"), test.pop("expected")
             for r in range(m + 1):
                 rows.append(
@@ -460,7 +456,7 @@ def transition_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     """Questions by (models right under black, under orig); columns as in ``TRANSITION_COLUMNS``."""
     rows = []
     rule = question_rule([ORIG, BLACK], options.missing)
-    for benchmark, models, black, orig, _ in _shared_counts(frame, options):
+    for benchmark, models, black, orig in _shared_counts(frame, options):
         n, m = black.shape[0], len(models)
         if n == 0:
             continue

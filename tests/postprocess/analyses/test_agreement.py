@@ -19,7 +19,6 @@ from postprocess.analyses.agreement import (
     MODELS_RIGHT_COLUMNS,
     TRANSITION_COLUMNS,
     category_test_table,
-    independence_permutation_p,
     kappa_table,
     models_right_table,
     transition_table,
@@ -155,12 +154,13 @@ def test_models_right_and_transition_match_a_hand_count(missing):
         assert rows["observed"].tolist() == [observed[r] for r in range(4)]
         np.testing.assert_allclose(rows["expected"].to_numpy(dtype=float), [n * p for p in pmf], rtol=1e-10)
         ref = stats.chisquare([observed[r] for r in range(4)], [n * p for p in pmf])
-        assert rows["chi2"].iloc[0] == pytest.approx(ref.statistic, rel=1e-10)
+        if min(n * p for p in pmf) >= 5:
+            assert rows["chi2"].iloc[0] == pytest.approx(ref.statistic, rel=1e-10)
         assert rows["min_expected"].iloc[0] == pytest.approx(min(n * p for p in pmf if p > 0))
         if min(n * p for p in pmf) >= 5:
             assert rows["p"].iloc[0] == pytest.approx(ref.pvalue, rel=1e-8) and rows["p_method"].iloc[0] == "chi-square"
         else:
-            assert rows["p_method"].iloc[0] == "monte carlo permutation" and 0 < rows["p"].iloc[0] <= 1
+            assert rows["p_method"].iloc[0] == "chi-square, sparse n_right values pooled"
         assert (rows["question_rule"] == question_rule(["orig", "black"], missing)).all()
     assert (trans["question_rule"] == question_rule(["orig", "black"], missing)).all()
     pairs = Counter(zip(counts["black"], counts["orig"], strict=True))
@@ -172,34 +172,33 @@ def test_models_right_and_transition_match_a_hand_count(missing):
             assert row.share_of_black == pytest.approx(row.n_questions / row_total)
 
 
-def test_models_right_permutation_p_matches_the_enumeration_of_every_arrangement():
-    # Six questions, two models: every placement of each model's right answers is equally likely under the null.
-    a = np.array([1, 1, 1, 0, 0, 0], dtype=bool)
-    b = np.array([1, 1, 0, 0, 0, 0], dtype=bool)
-    n = len(a)
-    expected = n * np.array(brute_poisson_binomial([a.mean(), b.mean()]))
-
-    def stat(x, y):
-        observed = np.bincount(x.astype(int) + y.astype(int), minlength=3)
-        return float(((observed - expected) ** 2 / expected).sum())
-
-    observed = stat(a, b)
-    arrangements = [
-        (np.isin(np.arange(n), pa), np.isin(np.arange(n), pb))
-        for pa in itertools.combinations(range(n), int(a.sum()))
-        for pb in itertools.combinations(range(n), int(b.sum()))
-    ]
-    exact = np.mean([stat(x, y) >= observed - 1e-12 for x, y in arrangements])
-    p = independence_permutation_p(np.column_stack([a, b]), expected, observed, 10_000, seed=5)
-    assert p == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / 10_000) + 1e-4)
+def test_models_right_pools_sparse_values_before_the_chi_square():
+    # Three models on 40 questions: expected counts at 0 and 3 models right fall below 5.
+    rng = np.random.default_rng(11)
+    cols = {m: rng.random(40) < p for m, p in (("m1", 0.8), ("m2", 0.85), ("m3", 0.3))}
     records = [
-        (m, c, f"v{i}-0", "T", bool(x))
+        (m, c, f"v{i:02d}-0", "T", bool(col[i]))
         for c in ("orig", "black")
-        for m, col in (("m1", a), ("m2", b))
-        for i, x in enumerate(col)
+        for m, col in cols.items()
+        for i in range(40)
     ]
-    table = models_right_table(make_frame(records))
-    assert (table["p_method"] == "monte carlo permutation").all() and (table["min_expected"] < 5).all()
+    row = models_right_table(make_frame(records)).query("condition == 'orig'").iloc[0]
+    observed = np.bincount(sum(col.astype(int) for col in cols.values()), minlength=4)
+    expected = 40 * np.array(brute_poisson_binomial([col.mean() for col in cols.values()]))
+    assert expected.min() < 5 and row["min_expected"] == pytest.approx(expected.min())
+    # Pool by hand, from 0 right up, until each group is expected at least 5 times.
+    obs, exp = [], []
+    for o, e in zip(observed, expected, strict=True):
+        if not exp or exp[-1] >= 5:
+            obs.append(0), exp.append(0.0)
+        obs[-1] += o
+        exp[-1] += e
+    if exp[-1] < 5:
+        obs[-2:], exp[-2:] = [sum(obs[-2:])], [sum(exp[-2:])]
+    ref = stats.chisquare(obs, exp)
+    assert row["p_method"] == "chi-square, sparse n_right values pooled" and row["n_categories"] == len(obs)
+    assert row["chi2"] == pytest.approx(ref.statistic, rel=1e-10) and row["p"] == pytest.approx(ref.pvalue, rel=1e-8)
+    assert row["df"] == len(obs) - 1
 
 
 def test_kappa_mcnemar_and_accuracy_of_a_pair_count_the_same_questions():
