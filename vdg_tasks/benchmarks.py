@@ -24,7 +24,7 @@ from typing import Any
 from vdg_tasks.conditions import CONDITIONS, Condition, Requirement
 from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import stable_seed
-from vdg_tasks.sources import LocalLayout, VideoUnavailable, local_dir, local_video
+from vdg_tasks.sources import LocalLayout, VideoUnavailable, local_dir, local_video, require_video_path
 
 __all__ = ["BENCHMARKS", "Benchmark", "VideoUnavailable", "members", "open_prompt", "parse_task_name", "task_name"]
 
@@ -43,9 +43,7 @@ def _sys_exit_lookup(lookup: Callable[[Mapping[str, Any]], list[str]], doc: Mapp
         path = Path(lookup(doc)[0])
     except SystemExit as exc:
         raise VideoUnavailable(str(exc.code)) from None
-    if not path.exists():
-        raise VideoUnavailable(f"video path:{path} does not exist")
-    return path
+    return require_video_path(path)
 
 
 def _videomme_source(doc: Mapping[str, Any]) -> Path:
@@ -76,10 +74,7 @@ def infinibench_prompt(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mappin
 
 
 def _local_source(doc: Mapping[str, Any]) -> Path:
-    path = Path(doc["video"])
-    if not path.is_file():
-        raise VideoUnavailable(f"video path:{path} does not exist")
-    return path
+    return require_video_path(Path(doc["video"]))
 
 
 def lettered(options: list[Any]) -> list[str]:
@@ -161,10 +156,7 @@ def _mvbench_source(sub_task: str) -> Callable[[Mapping[str, Any]], Path]:
     def source(doc: Mapping[str, Any]) -> Path:
         from lmms_eval.tasks.mvbench.utils import mvbench_doc_to_visual
 
-        path = Path(mvbench_doc_to_visual(doc, {"sub_task": sub_task})[0])
-        if not path.exists():
-            raise VideoUnavailable(f"video path:{path} does not exist")
-        return path
+        return require_video_path(Path(mvbench_doc_to_visual(doc, {"sub_task": sub_task})[0]))
 
     return source
 

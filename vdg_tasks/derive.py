@@ -51,6 +51,7 @@ from vdg_tasks.hooks import (
 )
 from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import stable_seed
+from vdg_tasks.sources import require_video_path
 from vdg_tasks.text import option_text
 from vdg_tasks.upstream import Function, load_config
 from vdg_tasks.yamlgen import TEMPLATE, _dump, _Function, _metric_list, condition_metadata
@@ -490,10 +491,7 @@ def _source(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], Path]:
                 f"{spec.task}'s doc_to_visual returned {type(first).__name__}, not a video path: "
                 "vdg perturbs video files"
             )
-        path = Path(first)
-        if not path.exists():
-            raise VideoUnavailable(f"video path:{path} does not exist")
-        return path
+        return require_video_path(Path(first))
 
     return source
 

@@ -34,6 +34,33 @@ class VideoUnavailable(Exception):
     """The source video of a question cannot be found."""
 
 
+def video_path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a question's video, in words ("does not exist", "is not a regular file", ...), or
+    None for a regular file or a folder (a folder of frames, where a benchmark ships those: the hooks decide)."""
+    import errno
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "is a symbolic link to a missing file" if os.path.islink(path) else "does not exist"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a loop of symbolic links (too many levels of symbolic links)"
+        return f"cannot be opened ({exc.strerror or type(exc).__name__})"
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return "is not a regular file (a device, pipe or socket)"
+
+
+def require_video_path(path: Path, where: str = "") -> Path:
+    """``path``, or VideoUnavailable naming it and why it cannot be a video (``where``: appended context)."""
+    problem = video_path_problem(path)
+    if problem is not None:
+        raise VideoUnavailable(f"video path:{path} {problem}{where}")
+    return path
+
+
 class LocalCopyError(ValueError):
     """A local copy is configured but its questions cannot be found or read (names the folder)."""
 
@@ -100,8 +127,8 @@ def local_video(folder: Path, layout: LocalLayout, doc: Mapping[str, Any]) -> Pa
     """
     path = folder / "videos" / layout.video(doc)
     for candidate in (path, *(path.with_suffix(s) for s in layout.suffixes)):
-        if candidate.exists():
-            return candidate
+        if os.path.lexists(candidate):
+            return require_video_path(candidate, f" (local copy in {folder})")
     raise VideoUnavailable(f"video path:{path} does not exist (local copy in {folder})")
 
 
