@@ -553,6 +553,23 @@ def _distinct_text(field: _Field) -> set[str]:
     return set(field.values) if field.kinds == {str} else set(map(str, field.values))
 
 
+def _first_malformed_correct(correct: _Field | None, status: _Field) -> int | None:
+    """The first record scored (ok or unparsed) whose ``correct`` is not a JSON boolean (a string such as "false",
+    a number, null or absent), or None. Error and open records carry no score."""
+    if correct is not None and correct.kinds == {bool}:
+        return None
+    values = correct.values if correct is not None else [None] * len(status.values)
+    scored = ("ok", "unparsed")
+    return next(
+        (
+            i
+            for i, (v, st) in enumerate(zip(values, status.values, strict=True))
+            if st in scored and type(v) is not bool
+        ),
+        None,
+    )
+
+
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     """Decode and check one samples log: the work ``load_frame`` spreads over reader processes."""
     config = _results_config(path)
@@ -577,6 +594,10 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     if bad is not None:
         status = pd.Series(fields["status"].values).iloc[bad]  # as pandas shows it
         raise LogError(f"{path}:{lines[bad]}: unknown status {status!r} (expected {', '.join(STATUSES)})")
+    bad = _first_malformed_correct(fields.get("correct"), fields["status"])
+    if bad is not None:
+        value, status = fields["correct"].values[bad], fields["status"].values[bad]
+        raise LogError(f"{path}:{lines[bad]}: correct is {value!r}, not true or false, on a scored ({status}) record")
     n_options, origins = _log_counts(fields.pop("n_options", None), fields["benchmark"])
     packed = {key: _packed(field) for key, field in fields.items()}
     distinct = {key: _distinct_text(fields[key]) for key in ("benchmark", "condition")}

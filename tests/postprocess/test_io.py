@@ -344,3 +344,16 @@ def test_reading_a_log_leaves_no_reference_cycles(tmp_path):
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("value", ["false", "True", 1, None])
+def test_a_scored_record_whose_correct_is_not_a_boolean_names_the_file_and_line(tmp_path, value):
+    black = [sample("q1-1", "black", "B"), sample("q2-1", "black", "A")]
+    black[1]["vdg"]["correct"] = value  # answer A, pred A: a string "false" must not read as right
+    run = write_run(
+        tmp_path / "m",
+        "m",
+        {"vdgsynth_vdg_orig": [sample("q1-1", "orig", "A"), sample("q2-1", "orig", "A")], "vdgsynth_vdg_black": black},
+    )
+    with pytest.raises(LogError, match=rf"vdgsynth_vdg_black.*:2: correct is {value!r}, not true or false"):
+        load_frame([run])
