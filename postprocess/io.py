@@ -289,7 +289,28 @@ def model_settings(config: dict[str, Any]) -> str:
     return f"{settings};gen_kwargs={gen}" if gen else settings
 
 
+#: model_args naming the checkpoint, in lmms-eval's precedence (``GeneralConfigTracker._get_model_name``).
+CHECKPOINT_ARGS = ("peft", "delta", "pretrained", "model", "model_version", "model_name", "model_id", "path", "engine")
+#: Fields of a prediction record naming the model behind it (per record, the first with a value).
+MODEL_SOURCE_FIELDS: tuple[str, ...] = ("model_name", "pretrained", "model_path", "checkpoint")
+
+
+def model_source(results: Mapping[str, Any]) -> str:
+    """The model behind an lmms-eval results file: its model class and checkpoint (``qwen2_vl Qwen/Qwen2-VL-2B``),
+    the checkpoint from the file's ``model_name`` else the first of ``CHECKPOINT_ARGS`` in its model_args."""
+    config = results.get("config") or {}
+    name = str(config.get("model", "") or "")
+    args = _parse_model_args(config.get("model_args"))
+    checkpoint = str(results.get("model_name") or "") or next((args[k] for k in CHECKPOINT_ARGS if args.get(k)), "")
+    return " ".join(part for part in (name, checkpoint.rstrip("/")) if part)
+
+
 def _results_config(samples_file: Path) -> dict[str, Any]:
+    return _results(samples_file)["config"]
+
+
+def _results(samples_file: Path) -> dict[str, Any]:
+    """The lmms-eval results file beside a samples log (its ``config`` checked present)."""
     match = _SAMPLES_FILE.match(samples_file.name)
     if not match:
         raise LogError(f"{samples_file}: not an lmms-eval samples file (<stamp>_samples_<task>.jsonl)")
@@ -297,8 +318,11 @@ def _results_config(samples_file: Path) -> dict[str, Any]:
     if not results.is_file():
         raise LogError(f"{samples_file}: no {results.name} beside it, so the model that wrote it is unknown")
     try:
-        return json.loads(results.read_text())["config"]
-    except (json.JSONDecodeError, KeyError) as exc:
+        data = json.loads(results.read_bytes())
+        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+            raise KeyError("config")
+        return data
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError) as exc:
         raise LogError(f"{results}: unreadable lmms-eval results file ({exc})") from None
 
 
@@ -428,10 +452,14 @@ class _SamplesLog:
     #: in order of appearance.
     n_options: pd.Series
     origins: list[tuple[str, int]]
+    #: The model behind the file (``model_source`` of its results file).
+    model_source: str = ""
+    #: The ``transform_version``s its records were built by, as text ("" when none says).
+    transform_version: str = ""
 
 
 #: Every field of the ``vdg`` record the reader keeps.
-_LOG_FIELDS = (*_SAMPLE_FIELDS, "pred", "error")
+_LOG_FIELDS = (*_SAMPLE_FIELDS, "pred", "error", "transform_version")
 #: A samples line as far as the reader looks: its ``vdg`` record's ``_LOG_FIELDS``, UNSET where one lacks a
 #: field. Everything else on the line (lmms-eval's ``arguments``, ``resps``, the doc...) is skipped unbuilt.
 # gc=False: decoded JSON holds no reference cycles, and the collector need not track ~10^5 structs per log.
@@ -522,6 +550,7 @@ def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
     """Per ``_LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its ``_Field``, and the line
     number of each record (non-blank lines)."""
     data = path.read_bytes()
+    _check_utf8(data, path)
     lines, one_per_line = _record_lines(data)
     if not lines:
         return {}, lines
@@ -537,6 +566,32 @@ def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
     texts = [line for line in data.splitlines() if line.strip()]
     rows = [_record_row(line, f"{path}:{n}") for n, line in zip(lines, texts, strict=True)]
     return _fields(zip(*rows, strict=True), _LOG_FIELDS), lines
+
+
+def _versions(values: Iterable[Any]) -> str:
+    """The distinct transform versions of a file's records, sorted, joined by ","; "" when none gives one."""
+    found = set()
+    for value in values:
+        if value is None or value is msgspec.UNSET or (isinstance(value, float) and not np.isfinite(value)):
+            continue
+        text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value).strip()
+        if text:
+            found.add(text)
+    return ",".join(sorted(found, key=lambda t: (len(t), t)))
+
+
+def _check_utf8(data: bytes, path: Path) -> None:
+    """A byte that is not UTF-8 (which JSON requires) is an error naming its line: msgspec skips the fields it
+    does not read unchecked, so such a byte would otherwise pass silently or end in a traceback."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise LogError(
+            f"{path}:{line}: byte 0x{data[exc.start]:02x} at column {column} is not UTF-8 text; lmms-eval writes "
+            "its logs as UTF-8: was the file re-encoded or damaged?"
+        ) from None
 
 
 def _sources(path: Path, lines: list[int]) -> list[str] | pa.Array:
@@ -572,7 +627,8 @@ def _first_malformed_correct(correct: _Field | None, status: _Field) -> int | No
 
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     """Decode and check one samples log: the work ``load_frame`` spreads over reader processes."""
-    config = _results_config(path)
+    results = _results(path)
+    config = results["config"]
     args = _parse_model_args(config.get("model_args"))
     model = mark_quantized(label, precision(args)) if label else model_label(config)
     fields, lines = _decoded(path)
@@ -586,6 +642,7 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
         )
     absent = _Field([None] * len(lines), {type(None)})
     answers = {key: pd.Series(fields.pop(key, absent).values) for key in ("pred", "error")}
+    versions = fields.pop("transform_version", None)
     for key in _RECORD_FIELDS:
         missing = _first_missing(fields[key]) if key in fields else 0
         if missing is not None:
@@ -599,10 +656,17 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
         value, status = fields["correct"].values[bad], fields["status"].values[bad]
         raise LogError(f"{path}:{lines[bad]}: correct is {value!r}, not true or false, on a scored ({status}) record")
     n_options, origins = _log_counts(fields.pop("n_options", None), fields["benchmark"])
+    beyond = np.flatnonzero((n_options > MAX_OPTIONS).fillna(False).to_numpy(bool))  # no letter beyond H
+    if len(beyond):
+        raise LogError(
+            f"{path}:{lines[int(beyond[0])]}: n_options is {n_options.iloc[int(beyond[0])]}; vdg reads questions of "
+            f"{MIN_OPTIONS} to {MAX_OPTIONS} options ({LETTERS[0]}-{LETTERS[-1]})"
+        )
     packed = {key: _packed(field) for key, field in fields.items()}
     distinct = {key: _distinct_text(fields[key]) for key in ("benchmark", "condition")}
     return _SamplesLog(
-        path, model, model_settings(config), _sources(path, lines), distinct, packed, answers, n_options, origins
+        path, model, model_settings(config), _sources(path, lines), distinct, packed, answers, n_options, origins,
+        model_source(results), _versions(versions.values if versions is not None else []),
     )
 
 
@@ -676,6 +740,8 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
             question_id_field=f"{RECORD_KEY}.question_id",
             video_id_field=f"{RECORD_KEY}.video_id" if "video_id" in log.fields else "",
             n_options_origins=log.origins,
+            model_source=log.model_source,
+            transform_version=log.transform_version,
         )
         for log, size in zip(logs, sizes, strict=True)
     ]
@@ -721,6 +787,8 @@ def _source_info(
     question_id_field: str,
     video_id_field: str,
     n_options_origins: Sequence[tuple[Any, int]],
+    model_source: str = "",
+    transform_version: str = "",
 ) -> dict[str, Any]:
     """One input file's entry of ``sources``: ``distinct`` holds its models, benchmarks and conditions,
     ``n_options_origins`` (where the option count came from, records) in order of appearance."""
@@ -736,6 +804,8 @@ def _source_info(
         "question_id_field": question_id_field,
         "video_id_field": video_id_field,
         "n_options_source": _summarise_origins(n_options_origins),
+        "model_source": model_source,
+        "transform_version": transform_version,
     }
 
 
@@ -880,12 +950,18 @@ def load_frame(
         jobs += [(f, run.label) for f in samples_files(run.path)]
     frames: list[pd.DataFrame] = []
     infos: list[dict[str, Any]] = []
+    behind: list[Mapping[str, str]] = []
     if jobs:  # the per-file values are dropped once the frame holds them
-        samples, infos = _samples_frame(_read_all_samples(jobs))
+        logs = _read_all_samples(jobs)
+        behind += [{"model": log.model, "source": log.model_source, "where": str(log.path)} for log in logs]
+        samples, infos = _samples_frame(logs)
+        del logs
         frames.append(samples)
     for model, path in predictions:
         frames.append(read_predictions(Path(path), model, benchmark, options_file=counts_file))
         infos.append(frames[-1].attrs.get(_SOURCE_ATTR))
+        behind += frames[-1].attrs.get(_MODELS_ATTR, [])
+    _check_models(run for run in behind if run["source"])
     if not frames:
         raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")
     # One part (run folders only, or one predictions file) needs no concat, which would copy every row.
@@ -1058,7 +1134,8 @@ def _resolve_options(frame: pd.DataFrame, options_file: OptionsFile | None = Non
         where = f"the {options_file.path} row of" if row["n_options_rule"] == RULE_FILE else "its n_options / options"
         raise LogError(
             f"{row['source']}: the answer key {row['answer']!r} is not one of the question's {row['n_options']} "
-            f"option letters ({LETTERS[0]}-{LETTERS[int(row['n_options']) - 1]}; n_options from the rule "
+            f"option letters ({LETTERS[0]}-{LETTERS[min(int(row['n_options']), MAX_OPTIONS) - 1]}; n_options from "
+            "the rule "
             f"'{row['n_options_rule']}'); check {where} field or the benchmark (--benchmark)"
         )
     pred = letter_position(frame["pred"])
@@ -1169,6 +1246,7 @@ def _prediction_table(path: Path) -> pd.DataFrame:
     """The raw records of a JSON array, JSONL or CSV predictions file, with a ``_where`` column."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
+        _check_utf8(path.read_bytes().removeprefix(b"\xef\xbb\xbf"), path)
         try:
             table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
         except pd.errors.EmptyDataError:
@@ -1177,7 +1255,9 @@ def _prediction_table(path: Path) -> pd.DataFrame:
             raise LogError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())})") from None
         table["_where"] = [f"{path}:{i}" for i in range(2, len(table) + 2)]
         return table
-    text = path.read_text()
+    data = path.read_bytes()
+    _check_utf8(data, path)
+    text = data.decode("utf-8")
     if not text.strip():
         raise LogError(f"{path}: empty predictions file (no records)")
     if suffix == ".json" or text.lstrip().startswith("["):
@@ -1542,6 +1622,11 @@ def read_predictions(
     for name, column in _kept_fields(raw).items():
         table[name] = column
     _check_one_video_per_question(table)
+    behind, _ = _first_field(raw, MODEL_SOURCE_FIELDS)
+    runs = pd.DataFrame({"model": table["model"], "source": behind.fillna("").astype(str).str.strip(),
+                         "where": raw["_where"]})  # fmt: skip
+    runs = runs[runs["source"] != ""]
+    _check_models(runs.drop_duplicates(["model", "source"]).to_dict("records"))
     info = _source_info(
         path,
         "predictions",
@@ -1550,6 +1635,8 @@ def read_predictions(
         question_id_field=", then ".join(question_fields),
         video_id_field=", then ".join(video_fields),
         n_options_origins=list(origin.value_counts(sort=False).items()),
+        model_source=", ".join(dict.fromkeys(runs["source"])),
+        transform_version=_versions(raw["transform_version"] if "transform_version" in raw.columns else []),
     )
     logger.info(
         "%s: question id from %s, video id from %s, options: %s",
@@ -1559,7 +1646,25 @@ def read_predictions(
         info["n_options_source"],
     )
     table.attrs[_SOURCE_ATTR] = info
+    table.attrs[_MODELS_ATTR] = runs.drop_duplicates(["model", "source"]).to_dict("records")
     return table
+
+
+_MODELS_ATTR = "vdg_models"
+
+
+def _check_models(runs: Iterable[Mapping[str, str]]) -> None:
+    """One model per label: ``runs`` are (model label, source: the model behind it, where it says so); two
+    different sources under one label would pool two models' answers into one row of every table."""
+    first: dict[str, Mapping[str, str]] = {}
+    for run in runs:
+        seen = first.setdefault(run["model"], run)
+        if seen["source"] != run["source"]:
+            raise LogError(
+                f"label {run['model']!r} holds answers of two different models: {seen['source']} "
+                f"({_source_file(seen['where'])}) and {run['source']} ({_source_file(run['where'])}); give each "
+                "model its own label (NAME=DIR, MODEL=FILE or the records' model field)"
+            )
 
 
 def conditions_present(frame: pd.DataFrame, model: str, benchmark: str) -> Sequence[str]:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.options import natural_key
 
 #: A model whose Overall VDG is below this is flagged ``low-vdg``: its score barely needs the video.
 LOW_VDG_FLAG = 0.10
@@ -55,6 +56,10 @@ LEADERBOARD_COLUMNS: dict[str, str] = {
     "ci_level": "confidence level of the CI",
     "n_resamples": "bootstrap resamples of the CI",
 }
+
+
+#: Columns holding counts: written as integers (empty when unknown).
+COUNT_COLUMNS: tuple[str, ...] = ("n", "n_resamples")
 
 
 def _overall(table: pd.DataFrame | None) -> pd.DataFrame:
@@ -136,10 +141,14 @@ def leaderboard_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         row["n_resamples"] = v.get("n_resamples", np.nan)
         rows.append(row)
     table = pd.DataFrame(rows, columns=list(LEADERBOARD_COLUMNS))
+    for column in COUNT_COLUMNS:  # counts stay integers (300, not 300.0) in the CSV, markdown and JSON
+        table[column] = pd.to_numeric(table[column], errors="coerce").round().astype("Int64")
     if not len(table):
         return table
     table = table.assign(_missing=table["vdg"].isna(), _neg=-pd.to_numeric(table["vdg"], errors="coerce"))
-    table = table.sort_values(["_missing", "_neg", "model", "benchmark"], kind="mergesort")
+    table = table.sort_values(["benchmark"], kind="mergesort", key=lambda c: c.map(natural_key))
+    table = table.sort_values("model", kind="mergesort", key=lambda c: c.map(natural_key))
+    table = table.sort_values(["_missing", "_neg"], kind="mergesort")  # ties in natural label order (m@8f, m@16f)
     return table.drop(columns=["_missing", "_neg"]).reset_index(drop=True)
 
 

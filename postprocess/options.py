@@ -3,7 +3,8 @@ build its parser without importing the analyses."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -109,4 +110,20 @@ class Options:
         object.__setattr__(self, "temporal_map", MappingProxyType(dict(self.temporal_map)))
 
 
-__all__ = ["AlignPolicy", "CIMethod", "MissingPolicy", "Options", "QuestionSetPolicy"]
+_DIGITS = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def natural_key(label: str) -> tuple[tuple[int, float, str], ...]:
+    """Sort key of a model label in natural order: its numbers compared as numbers, so ``m@8f`` sorts before
+    ``m@16f`` and ``m@0.5fps`` before ``m@2fps`` (text parts compare case-insensitively, then as written)."""
+    parts = _DIGITS.split(str(label))
+    key = tuple((1, float(part), part) if i % 2 else (0, 0.0, part.casefold()) for i, part in enumerate(parts))
+    return (*key, (2, 0.0, str(label)))  # labels equal but for case: a stable order still
+
+
+def natural_sorted(labels: Iterable[str]) -> list[str]:
+    """``labels`` in ``natural_key`` order."""
+    return sorted(labels, key=natural_key)
+
+
+__all__ = ["AlignPolicy", "CIMethod", "MissingPolicy", "Options", "QuestionSetPolicy", "natural_key", "natural_sorted"]

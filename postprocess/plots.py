@@ -40,22 +40,61 @@ def _labels(table: pd.DataFrame) -> pd.Series:
     return table["model"].astype(str)
 
 
+def tick_labels_overlap(ax: plt.Axes, renderer: object) -> bool:
+    """Whether two neighbouring x tick labels of ``ax`` overlap (their drawn boxes, as laid out now)."""
+    boxes = sorted(
+        (t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_visible() and t.get_text()),
+        key=lambda box: box.x0,
+    )
+    return any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False))
+
+
+#: Rotations tried, in order, until no two x tick labels of an axes overlap (90 degrees always separates them).
+_TICK_ROTATIONS = (30, 45, 90)
+
+
+def _separate_tick_labels(fig: plt.Figure) -> bool:
+    """Rotate each axes' x tick labels, as little as it takes, until none overlaps its neighbour; whether any
+    axes changed (then the figure needs laying out again)."""
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    for ax in fig.axes:
+        for rotation in _TICK_ROTATIONS:
+            if not tick_labels_overlap(ax, renderer):
+                break
+            for label in ax.get_xticklabels():
+                label.set_rotation(rotation)
+                label.set_horizontalalignment("right" if rotation < 90 else "center")
+                label.set_rotation_mode("anchor" if rotation < 90 else "default")
+            changed = True
+    return changed
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
     """Lay the figure out and write it. A legend beside the axes (``_legend_beside``) gets its own room: the
-    figure is widened by the legend's width and the axes keep the width they were given."""
+    figure is widened by the legend's width and the axes keep the width they were given. Tick labels that
+    would overlap are turned (``_separate_tick_labels``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    rect = _layout(fig)
+    if _separate_tick_labels(fig):
+        fig.tight_layout(rect=rect)
+    fig.savefig(path, dpi=DPI, metadata=_METADATA)
+    plt.close(fig)
+    return path
+
+
+def _layout(fig: plt.Figure) -> tuple[float, float, float, float]:
+    """Widen ``fig`` for a legend beside its axes and lay it out; the rectangle the axes were fitted into."""
+    rect = (0.0, 0.0, 1.0, 1.0)
     beside = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None and not ax.get_legend().get_in_layout()]
     if beside:
         renderer = fig.canvas.get_renderer()
         width, height = fig.get_size_inches()
         room = max(legend.get_window_extent(renderer).width for legend in beside) / fig.dpi + _LEGEND_GAP
         fig.set_size_inches(width + room, height)
-        fig.tight_layout(rect=(0.0, 0.0, width / (width + room), 1.0))
-    else:
-        fig.tight_layout()
-    fig.savefig(path, dpi=DPI, metadata=_METADATA)
-    plt.close(fig)
-    return path
+        rect = (0.0, 0.0, width / (width + room), 1.0)
+    fig.tight_layout(rect=rect)
+    return rect
 
 
 def _colors(series: Sequence[str]) -> dict[str, object]:
@@ -103,32 +142,49 @@ def _overall(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["task_type"] == "Overall"] if "task_type" in table.columns else table
 
 
+def _facets(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(benchmark, its rows) per benchmark, in name order: task types and models of two benchmarks never share
+    an axes. One facet named "" when the table has no benchmark column."""
+    if "benchmark" not in table.columns:
+        return [("", table)]
+    return [(str(b), rows) for b, rows in table.groupby("benchmark", sort=True)]
+
+
 def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
-    """Grouped bars: VDG per task type (Overall last), one bar per model, with the CI as error bars."""
+    """Grouped bars: VDG per task type (Overall last), one bar per model, with the CI as error bars; one axes
+    per benchmark."""
     if not _usable(vdg, ("model", "task_type", "vdg", "ci_low", "ci_high")):
         return None
     data = vdg.dropna(subset=["vdg"])
     if data.empty:
         return None
-    data = data.assign(series=_labels(data))
-    tasks = sorted(t for t in data["task_type"].unique() if t != "Overall")
-    tasks += ["Overall"] if (data["task_type"] == "Overall").any() else []
-    series = list(dict.fromkeys(sorted(data["series"])))
+    facets = _facets(data)
+    series = list(dict.fromkeys(sorted(data["model"].astype(str))))
     colors = _colors(series)
-    width = 0.8 / len(series)
-    x = np.arange(len(tasks))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(tasks) + 2), 4.0))
-    for i, name in enumerate(series):
-        rows = data[data["series"] == name].set_index("task_type").reindex(tasks)
-        value = rows["vdg"].to_numpy(dtype=float)
-        low = np.nan_to_num(value - rows["ci_low"].to_numpy(dtype=float))
-        high = np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - value)
-        ax.bar(x - 0.4 + width * (i + 0.5), value, width, label=name, color=colors[name], yerr=[low, high], capsize=2)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(x, [t.replace(" ", "\n", 1) for t in tasks], fontsize=8)
-    ax.set_ylabel("VDG = acc(orig) - acc(black)")
-    ax.set_title("Visual Dependency Gap by task type (CI bars)")
-    _legend_beside(ax)
+    most_tasks = max(rows["task_type"].nunique() for _, rows in facets)
+    fig, axes = plt.subplots(
+        len(facets), 1, figsize=(max(6.0, 1.1 * most_tasks + 2), 4.0 * len(facets)), squeeze=False, sharey=True
+    )
+    for ax, (benchmark, rows) in zip(axes[:, 0], facets, strict=True):
+        tasks = sorted(t for t in rows["task_type"].unique() if t != "Overall")
+        tasks += ["Overall"] if (rows["task_type"] == "Overall").any() else []
+        width = 0.8 / len(series)
+        x = np.arange(len(tasks))
+        for i, name in enumerate(series):
+            mine = rows[rows["model"].astype(str) == name].set_index("task_type").reindex(tasks)
+            value = mine["vdg"].to_numpy(dtype=float)
+            low = np.nan_to_num(value - mine["ci_low"].to_numpy(dtype=float))
+            high = np.nan_to_num(mine["ci_high"].to_numpy(dtype=float) - value)
+            ax.bar(
+                x - 0.4 + width * (i + 0.5), value, width, label=name, color=colors[name], yerr=[low, high], capsize=2
+            )
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(x, [t.replace(" ", "\n", 1) for t in tasks], fontsize=8)
+        ax.set_ylabel("VDG = acc(orig) - acc(black)")
+        ax.set_title(
+            f"{benchmark}: VDG by task type (CI bars)" if benchmark else "Visual Dependency Gap by task type (CI bars)"
+        )
+    _legend_beside(axes[0, 0])
     return _save(fig, out_dir / "vdg_by_task.png")
 
 
@@ -148,47 +204,58 @@ def _ladder_steps(row: Mapping[str, object]) -> list[tuple[str, float, float]]:
 
 
 def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
-    """Per model (Overall rows): acc_black as the base, then the step to each next rung present, stacked."""
+    """Per model (Overall rows): acc_black as the base, then the step to each next rung present, stacked; one
+    axes per benchmark."""
     if not _usable(ladder, ("model", "acc_black")):
         return None
-    rows = _overall(ladder).assign(series=lambda t: _labels(t)).sort_values("series")
-    records = [(r["series"], r["acc_black"], _ladder_steps(r)) for r in rows.to_dict("records")]
-    records = [r for r in records if r[2] and pd.notna(r[1])]
-    if not records:
+    facets = []
+    for benchmark, rows in _facets(_overall(ladder)):
+        ordered = rows.assign(series=rows["model"].astype(str)).sort_values("series")
+        records = [(r["series"], r["acc_black"], _ladder_steps(r)) for r in ordered.to_dict("records")]
+        records = [r for r in records if r[2] and pd.notna(r[1])]
+        if records:
+            facets.append((benchmark, records))
+    if not facets:
         return None
     colors = dict(_DELTAS)
-    fig, ax = plt.subplots(figsize=(min(max(5.0, 1.2 * len(records) + 2.5), _MAX_WIDTH), 4.0))
-    seen: set[str] = set()
-    for x, (_, base, steps) in enumerate(records):
-        ax.bar(x, base, 0.6, color="#bbbbbb", label=None if "black" in seen else "black")
-        seen.add("black")
-        for label, low, high in steps:
-            named = label in colors
-            ax.bar(
-                x,
-                high - low,
-                0.6,
-                bottom=low,
-                color=colors.get(label, "#eeeeee"),
-                hatch=None if named else "//",
-                edgecolor="black",
-                linewidth=0.4,
-                label=None if label in seen else label,
-            )
-            seen.add(label)
-        ax.plot([x - 0.3, x + 0.3], [steps[-1][2]] * 2, color="black", linewidth=1.5)
-    crowded = len(records) > _LABELS_FLAT  # slanted names fit the narrower bars of a capped width
-    ax.set_xticks(
-        range(len(records)),
-        [r[0] for r in records],
-        fontsize=8,
-        rotation=45 if crowded else 0,
-        ha="right" if crowded else "center",
+    widths = [max(5.0, 1.2 * len(records) + 2.5) for _, records in facets]
+    fig, axes = plt.subplots(
+        1,
+        len(facets),
+        figsize=(min(sum(widths), _MAX_WIDTH), 4.0),
+        squeeze=False,
+        sharey=True,
+        gridspec_kw={"width_ratios": [len(records) + 1 for _, records in facets]},
     )
-    ax.set_ylabel("accuracy (black, then each next rung)")
-    ax.set_ylim(0, 1)
-    ax.set_title("Ladder: accuracy gained at each rung (Overall)")
-    ax.legend(fontsize=7, loc="upper left")
+    seen: set[str] = set()
+    for ax, (benchmark, records) in zip(axes[0], facets, strict=True):
+        for x, (_, base, steps) in enumerate(records):
+            ax.bar(x, base, 0.6, color="#bbbbbb", label=None if "black" in seen else "black")
+            seen.add("black")
+            for label, low, high in steps:
+                named = label in colors
+                ax.bar(
+                    x,
+                    high - low,
+                    0.6,
+                    bottom=low,
+                    color=colors.get(label, "#eeeeee"),
+                    hatch=None if named else "//",
+                    edgecolor="black",
+                    linewidth=0.4,
+                    label=None if label in seen else label,
+                )
+                seen.add(label)
+            ax.plot([x - 0.3, x + 0.3], [steps[-1][2]] * 2, color="black", linewidth=1.5)
+        ax.set_xticks(range(len(records)), [r[0] for r in records], fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(
+            f"{benchmark}: ladder (Overall)" if benchmark else "Ladder: accuracy gained at each rung (Overall)"
+        )
+    axes[0, 0].set_ylabel("accuracy (black, then each next rung)")
+    handles = [h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]]
+    labels = [lab for ax in axes[0] for lab in ax.get_legend_handles_labels()[1]]
+    axes[0, 0].legend(handles, labels, fontsize=7, loc="upper left")
     return _save(fig, out_dir / "ladder.png")
 
 

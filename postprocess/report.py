@@ -33,15 +33,20 @@ crash loses nothing.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
+import glob
 import html
 import math
 import multiprocessing as mp
 import os
+import re
 import shutil
+import signal
+import threading
 import uuid
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -937,13 +942,14 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
 
 def _skip_lines(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     """What was not computed, one line per skipped table or left-out model (reasons of the skipped table),
-    grouped: 'no vdg, categories for m: black not run'."""
+    grouped: 'no vdg, categories for m: black not run'. Only what the benchmark offers (``offered``): no line
+    says that videomme's name-swap tables are missing, since Video-MME names no characters."""
     skipped = tables.get("skipped")
     if skipped is None or not len(skipped):
         return []
     lines: list[str] = []
     grouped: dict[tuple[str, str, str], list[str]] = {}
-    for r in skipped.itertuples():
+    for r in skipped[skipped["offered"].fillna(True).astype(bool)].itertuples():
         reason = str(r.reason)
         if reason.startswith(f"{r.analysis} was skipped: "):
             lines.append(reason)
@@ -1052,7 +1058,61 @@ def ci_method_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]
 
 
 #: The first screen's notes, in order: (title, lines) from the tables; a note without lines is not shown.
-FIRST_SCREEN_NOTES = (inferred_option_lines, question_set_lines, ci_method_lines)
+def transform_version_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
+    """The flag of a benchmark whose runs' videos were built by different ``TRANSFORM_VERSION``s (the
+    ``transform_version`` of the ``sources`` table, per input file): one line per such benchmark naming each version
+    and the labels (and conditions) built by it; no lines when every benchmark has one version."""
+    src = tables.get("sources")
+    if src is None or not len(src) or "transform_version" not in src.columns:
+        return "", []
+    seen: dict[str, dict[str, dict[str, None]]] = {}  # benchmark -> version -> "label (conditions)"
+    for row in src.itertuples():
+        versions = [v for v in str(row.transform_version or "").split(",") if v.strip() and v.strip() != "nan"]
+        for benchmark in str(row.benchmark).split(","):
+            for version in versions:
+                runs = seen.setdefault(benchmark, {}).setdefault(version.strip(), {})
+                runs[f"{row.model} ({row.conditions})"] = None
+    lines = [
+        f"{benchmark}: "
+        + "; ".join(f"version {v}: {', '.join(runs)}" for v, runs in sorted(by.items(), key=lambda kv: kv[0]))
+        for benchmark, by in seen.items()
+        if len(by) > 1
+    ]
+    title = (
+        "Runs whose videos were built by different transform versions (vdg's perturbations changed between them, "
+        "so their conditions are not like for like; rebuild with `vdg materialize` and rerun the older runs):"
+    )
+    return title, lines
+
+
+FIRST_SCREEN_NOTES = (transform_version_lines, inferred_option_lines, question_set_lines, ci_method_lines)
+
+
+FINDINGS_INTRO = (
+    "In words, per model: each number is that of the table named in findings.csv (the CIs are the tables' own)."
+)
+
+
+def findings_paragraphs(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, str]]:
+    """(who: 'model on benchmark', paragraph) per run of the ``findings`` table, in its order."""
+    findings = _nonempty(tables, "findings")
+    if findings is None:
+        return []
+    runs = findings.groupby(["model", "benchmark"], sort=False)["sentence"]
+    return [(f"{model} on {benchmark}", " ".join(sentences)) for (model, benchmark), sentences in runs]
+
+
+def _findings_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    paragraphs = findings_paragraphs(tables)
+    if not paragraphs:
+        return []
+    return [
+        "## Findings",
+        "",
+        FINDINGS_INTRO,
+        "",
+        *(line for who, text in paragraphs for line in (f"**{who}**: {text}", "")),
+    ]
 
 
 def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -1065,7 +1125,7 @@ def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
         if n_flagged:
             parts += [f"**{n_flagged} of {len(summary)} model runs have flags:**", ""]
             parts += [f"- {line}" for line in _summary_lines(summary)] + [""]
-        else:
+        elif not transform_version_lines(tables)[1]:
             parts += [
                 "No flags: no condition above the unparsed threshold, every question answered, orig and black run, "
                 "no table leaves a model out.",
@@ -1148,6 +1208,7 @@ def _markdown_with_plots(layout: _Layout, plots: Sequence[Path]) -> str:
 def _markdown_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     info = _analysis_info()
     parts = ["# vdg report", ""]
+    parts += _findings_markdown(tables)
     parts += _summary_markdown(tables)
     group = ""
     for section in HEADLINE:
@@ -1302,6 +1363,14 @@ def _html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
         return f'<p class="flag">{html.escape(title_text)}</p><ul>{items}</ul>' if lines else ""
 
+    paragraphs = findings_paragraphs(tables)
+    if paragraphs:
+        sections.append(
+            '<h2 id="findings">Findings</h2>\n'
+            f'<p class="note">{html.escape(FINDINGS_INTRO)}</p>\n'
+            + "".join(f"<p><b>{html.escape(who)}</b>: {html.escape(text)}</p>" for who, text in paragraphs)
+        )
+        toc.append(("findings", "Findings"))
     summary = tables.get("summary")
     skip_lines = _skip_lines(tables)
     if summary is not None and len(summary):
@@ -1436,10 +1505,36 @@ class ReportError(ValueError):
 _REPORT_FILES = frozenset({"report.md", "report.html", "report.json"})
 
 
-def _is_report_entry(path: Path) -> bool:
-    if path.is_dir() and not path.is_symlink():
-        return path.name == "plots" and all(p.suffix == ".png" and p.is_file() for p in path.iterdir())
-    return path.is_file() and (path.name in _REPORT_FILES or path.suffix == ".csv")
+#: The rule ``_check_out`` applies, as its refusal states it.
+_REPORT_RULE = (
+    "a report folder holds report.md, report.html, report.json, <table>.csv and in plots/ only the PNGs its "
+    "report.md shows"
+)
+
+
+def _shown_plots(out: Path) -> set[str]:
+    """The plots/ files the report.md in ``out`` shows (``![name](plots/<file>)``)."""
+    try:
+        text = (out / "report.md").read_text(errors="replace")
+    except OSError:
+        return set()
+    return set(re.findall(r"\]\(plots/([^)/]+)\)", text))
+
+
+def _foreign_entries(out: Path) -> list[str]:
+    """What in ``out`` a previous report did not write (``_REPORT_RULE``), as paths relative to it."""
+    foreign = []
+    for path in sorted(out.iterdir()):
+        if path.name == "plots" and path.is_dir() and not path.is_symlink():
+            shown = _shown_plots(out)
+            foreign += [
+                f"plots/{p.name}"
+                for p in sorted(path.iterdir())
+                if not (p.suffix == ".png" and p.is_file() and not p.is_symlink() and p.name in shown)
+            ]
+        elif not (path.is_file() and (path.name in _REPORT_FILES or path.suffix == ".csv")):
+            foreign.append(path.name)
+    return foreign
 
 
 def _check_out(out: Path) -> None:
@@ -1447,16 +1542,36 @@ def _check_out(out: Path) -> None:
     if out.parent == out or not out.name:
         raise ReportError(f"--out {out}: give a folder to write the report into, not a filesystem root")
     if not out.exists() and not out.is_symlink():
+        _check_parent(out)
         return
     if out.is_symlink() or not out.is_dir():
         raise ReportError(f"--out {out}: exists and is not a folder; choose a new folder")
-    foreign = sorted(p.name for p in out.iterdir() if not _is_report_entry(p))
+    foreign = _foreign_entries(out)
     if foreign:
         raise ReportError(
             f"--out {out}: holds files that are not part of a vdg report ({', '.join(foreign[:3])}"
-            f"{', ...' if len(foreign) > 3 else ''}); the report replaces its folder whole, so choose a new or "
-            "empty folder"
+            f"{', ...' if len(foreign) > 3 else ''}): {_REPORT_RULE}; the report replaces its folder whole, so "
+            "choose a new or empty folder"
         )
+
+
+def _check_parent(out: Path) -> None:
+    """The nearest existing folder above a new ``out`` is a folder this process may write in."""
+    above = out.parent
+    while not above.exists() and not above.is_symlink() and above.parent != above:
+        above = above.parent
+    if not above.is_dir():
+        raise ReportError(f"--out {out}: {above} is a file, not a folder, so no folder can be made under it")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise ReportError(f"--out {out}: the folder {above} is not writable (permission denied); choose another --out")
+
+
+def _made(folder: Path, out: Path, parents: bool = False) -> None:
+    """``folder.mkdir``, an OS refusal (a file in the way, no permission, a full disk) as a ``ReportError``."""
+    try:
+        folder.mkdir(parents=parents, exist_ok=parents)
+    except OSError as exc:
+        raise ReportError(f"--out {out}: cannot create {folder} ({exc.strerror or exc})") from None
 
 
 def partial_dir(out: Path) -> Path:
@@ -1485,7 +1600,8 @@ def compute_tables(
     _check_out(out)
     staging = partial_dir(out)
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    _made(staging.parent, out, parents=True)
+    _made(staging, out)
     _KEPT.clear()
 
     def keep(name: str, table: pd.DataFrame) -> None:
@@ -1593,6 +1709,62 @@ def _write_files(
     return text
 
 
+# Only .new: a killed run's .old may be the one copy of the previous report (killed between the two renames).
+_LEFTOVER = r"\.{name}\.(?P<pid>\d+)-[0-9a-f]+\.new"
+#: Signals that remove the folder being written (``kill``'s default and Ctrl-C).
+CLEANUP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def sweep_leftovers(out: Path) -> list[Path]:
+    """Remove the ``.<out>.<pid>-<hex>.new`` folders beside ``out`` of processes no longer running
+    (a ``vdg report`` killed before it could clean up); the folders removed."""
+    out = Path(out).absolute()
+    pattern = re.compile(_LEFTOVER.format(name=re.escape(out.name)))
+    removed = []
+    for path in out.parent.glob(f".{glob.escape(out.name)}.*"):
+        match = pattern.fullmatch(path.name)
+        if match and path.is_dir() and not path.is_symlink() and not _alive(int(match["pid"])):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+@contextlib.contextmanager
+def _removed_on_signal(folder: Path) -> Iterator[None]:
+    """While the report is written into ``folder``: SIGTERM / SIGINT remove it, then act as they did before (the
+    previous handlers are restored on the way out, and before the signal is raised again)."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in CLEANUP_SIGNALS}
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+    def remove(signum: int, frame: Any) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        restore()
+        signal.raise_signal(signum)  # the previous handler's turn: KeyboardInterrupt, exit, ...
+
+    for signum in CLEANUP_SIGNALS:
+        signal.signal(signum, remove)
+    try:
+        yield
+    finally:
+        restore()
+
+
 def write_report(
     tables: Mapping[str, pd.DataFrame],
     out: Path,
@@ -1614,13 +1786,16 @@ def write_report(
     """
     out = Path(out).absolute()
     _check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    _made(out.parent, out, parents=True)
+    sweep_leftovers(out)
     fresh = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.new")
-    fresh.mkdir()
+    _made(fresh, out)
     try:
-        markdown = _write_files(tables, fresh, options, inputs, plots, partial_dir(out) if kept else None)
+        with _removed_on_signal(fresh):
+            markdown = _write_files(tables, fresh, options, inputs, plots, partial_dir(out) if kept else None)
     except BaseException as exc:
-        exc.add_note(f"vdg: the report files written so far are in {fresh}; {out} is untouched")
+        if fresh.exists():
+            exc.add_note(f"vdg: the report files written so far are in {fresh}; {out} is untouched")
         raise
     old = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.old")
     if out.exists():

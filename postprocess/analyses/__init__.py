@@ -38,9 +38,11 @@ from postprocess.analyses import (
     categories,
     chance,
     collective,
+    contrast,
     consistency,
     coverage,
     crf,
+    findings,
     ladder,
     letters,
     mcnemar,
@@ -69,6 +71,7 @@ ANALYSES: tuple[Analysis, ...] = (
     *accuracy.ANALYSES,
     *vdg.ANALYSES,
     *categories.ANALYSES,
+    *contrast.ANALYSES,
     *ladder.ANALYSES,
     *mcnemar.ANALYSES,
     *crf.ANALYSES,
@@ -85,8 +88,9 @@ ANALYSES: tuple[Analysis, ...] = (
     *tracking.ANALYSES,
     *sources.ANALYSES,
 )
-#: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``).
-DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DIGESTS)
+#: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``; ``findings`` reads
+#: the analyses' tables).
+DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DIGESTS, *findings.DIGESTS)
 #: Every table the report writes.
 TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
 #: Analyses given the whole frame, free-text (``open``) answers included; the others never see them.

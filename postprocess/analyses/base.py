@@ -42,6 +42,7 @@ def conditions_needed(*names: str) -> Needs:
         return f"{' and '.join(absent)} not run"
 
     needs.__doc__ = f"needs {', '.join(names)}"
+    needs.conditions = names  # type: ignore[attr-defined]  # read by the skipped table (offered)
     return needs
 
 

@@ -17,12 +17,15 @@ from collections.abc import Mapping
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
+from vdg_tasks.benchmarks import members
 
 COLUMNS: dict[str, str] = {
     "analysis": "the table concerned",
     "model": "the model left out; empty when the whole table, or every model of the benchmark, is concerned",
     "benchmark": "the benchmark concerned; empty when the whole table was skipped",
     "reason": "why, as a sentence: '<table> was skipped: ...' or 'no <table> for <model>: <condition> not run'",
+    "offered": "whether the benchmark offers every condition the table needs (vdg_tasks.benchmarks: what its docs "
+    "provide); true for a skipped table and for a benchmark vdg does not declare. The report lists only these",
 }
 
 
@@ -37,9 +40,20 @@ def conditions_run(frame: pd.DataFrame, options: Options = Options()) -> dict[st
     return out
 
 
-def _left_out(analysis: Analysis, runs: dict[str, dict[str, frozenset[str]]]) -> list[dict[str, str]]:
-    rows = []
+def offers(benchmark: str, conditions: tuple[str, ...]) -> bool:
+    """Whether ``benchmark`` offers every one of ``conditions``: a benchmark vdg declares offers the conditions
+    its docs provide for (``Benchmark.conditions``); any other (a derived task, a prediction file) is assumed to."""
+    declared = members(benchmark)
+    if not declared:
+        return True
+    offered = {c.name for b in declared for c in b.conditions()}
+    return set(conditions) <= offered
+
+
+def _left_out(analysis: Analysis, runs: dict[str, dict[str, frozenset[str]]]) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
     name = analysis.name
+    needed = tuple(getattr(analysis.needs, "conditions", ()))
     for benchmark, present in runs.items():
         models = sorted(present)
         reasons = {m: analysis.needs(present[m]) for m in models} if analysis.needs else {}
@@ -62,7 +76,7 @@ def _left_out(analysis: Analysis, runs: dict[str, dict[str, frozenset[str]]]) ->
                     f"{', '.join(qualified)} can take part",
                 }
             )
-    return [{"analysis": name, **row} for row in rows]
+    return [{"analysis": name, **row, "offered": offers(str(row["benchmark"]), needed)} for row in rows]
 
 
 def skipped_table(
@@ -84,6 +98,7 @@ def skipped_table(
                     "model": "",
                     "benchmark": "",
                     "reason": f"{analysis.name} was skipped: {reason}",
+                    "offered": True,
                 }
             )
         elif analysis.needs is not None or analysis.min_models > 1:

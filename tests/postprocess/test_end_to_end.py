@@ -51,7 +51,7 @@ def _check_ego(out: Path, models: tuple[str, ...]) -> None:
     summary = pd.read_csv(out / "summary.csv", keep_default_na=False).set_index("model")
     for model in models:
         assert summary.loc[model, "flags"] == "" and summary.loc[model, "benchmark"] == "egoschema"
-    assert (out / "report.md").read_text().startswith("# vdg report\n\n## Summary\n")
+    assert (out / "report.md").read_text().startswith("# vdg report\n\n## Findings\n")
     data = json.loads((out / "report.json").read_text())
     assert {f["file"] for f in data["inputs"]["files"]} >= {str(p) for p in ego_sources["file"]}
 
@@ -86,7 +86,7 @@ def test_cli_on_an_egoschema_file(tmp_path):
     args = [str(VDG), "report", "--predictions", f"{model}={path}", "--benchmark", "egoschema", "--out", str(out)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("# vdg report\n\n## Summary\n")
+    assert done.stdout.startswith("# vdg report\n\n## Findings\n")
     summary = pd.read_csv(out / "summary.csv", keep_default_na=False)
     assert summary[["model", "benchmark", "flags"]].to_dict("records") == [
         {"model": model, "benchmark": "egoschema", "flags": ""}

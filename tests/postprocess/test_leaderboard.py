@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -104,3 +106,30 @@ def test_written_by_extension(board, tmp_path, suffix):
 def test_unknown_extension_is_refused(board, tmp_path):
     with pytest.raises(ValueError, match=r"written as \.md, \.csv or \.json"):
         write_leaderboard(board, tmp_path / "board.txt")
+
+
+def test_counts_are_written_as_integers(tmp_path):
+    # "textonly" has no vdg row, so its n is empty: a float column would print 300.0 for the others.
+    rows = [{**_vdg("a", 0.3), "n": 300, "n_resamples": 2000}, {**_vdg("b", 0.2), "n": 7, "n_resamples": 2000}]
+    tables = {"vdg": pd.DataFrame(rows), "coverage": pd.DataFrame([_coverage("textonly", 0.0, 0)])}
+    board = leaderboard_table(tables)
+    expected = {row["model"]: (str(row["n"]), str(row["n_resamples"])) for row in rows}
+    with (write_leaderboard(board, tmp_path / "b.csv")).open() as f:
+        written = {r["model"]: (r["n"], r["n_resamples"]) for r in csv.DictReader(f)}
+    assert {m: written[m] for m in expected} == expected and written["textonly"] == ("", "")
+    markdown = write_leaderboard(board, tmp_path / "b.md").read_text()
+    assert "300.0" not in markdown and re.search(r"\|\s*300\s*\|", markdown)
+    data = json.loads(write_leaderboard(board, tmp_path / "b.json").read_text())
+    assert {r["model"]: r["n"] for r in data["rows"]} == {"a": 300, "b": 7, "textonly": None}
+
+
+def test_labels_sort_naturally():
+    from postprocess.options import natural_key, natural_sorted
+
+    labels = ["m@16f", "m@8f", "m@0.5fps", "m@2fps", "m", "a10", "a9"]
+    # The numbers inside the labels, compared as numbers.
+    assert natural_sorted(labels) == ["a9", "a10", "m", "m@0.5fps", "m@2fps", "m@8f", "m@16f"]
+    assert natural_key("m@8f") < natural_key("m@16f") and sorted(["m@8f", "m@16f"]) == ["m@16f", "m@8f"]
+    # Tied VDG on the leaderboard: the labels in that order (a plain string sort puts m@16f first).
+    board = leaderboard_table({"vdg": pd.DataFrame([_vdg(m, 0.3) for m in ("m@16f", "m@8f", "m@32f")])})
+    assert board["model"].tolist() == ["m@8f", "m@16f", "m@32f"]

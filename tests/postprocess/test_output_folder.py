@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from postprocess.analyses import Options, run_all
@@ -107,3 +110,84 @@ def test_without_kept_every_csv_is_written_from_the_tables_given(tmp_path):
     write_report(tables, out, plots=False)
     assert all((out / name).stat().st_ino != inode for name, inode in inodes.items())
     assert all((out / f"{name}.csv").read_text() == table.to_csv(index=False) for name, table in tables.items())
+
+
+def _tiny_tables() -> dict[str, pd.DataFrame]:
+    return {"t": pd.DataFrame({"a": [1, 2]})}
+
+
+def test_a_png_the_report_did_not_show_in_plots_is_refused_and_the_rule_explained(tmp_path):
+    import postprocess.report as report
+
+    out = tmp_path / "rep"
+    write_report(_tiny_tables(), out, plots=False)
+    (out / "plots").mkdir()
+    (out / "plots" / "mine.png").write_bytes(b"\x89PNG user's own")
+    (out / "plots" / "notes.txt").write_text("keep me")
+    with pytest.raises(
+        ReportError, match=r"plots/mine\.png, plots/notes\.txt\): a report folder holds .*only the PNGs"
+    ):
+        write_report(_tiny_tables(), out, plots=False)
+    assert (out / "plots" / "mine.png").read_bytes() == b"\x89PNG user's own"
+    # A PNG the previous report.md shows is the report's own: replaced.
+    (out / "plots" / "notes.txt").unlink()
+    md = out / "report.md"
+    md.write_text(md.read_text() + "\n![mine](plots/mine.png)\n")
+    assert report._foreign_entries(out) == []
+    write_report(_tiny_tables(), out, plots=False)
+    assert not (out / "plots").exists()
+
+
+def _leftover(out: Path, pid: int) -> Path:
+    path = out.with_name(f".{out.name}.{pid}-0123abcd.new")
+    path.mkdir(parents=True)
+    (path / "t.csv").write_text("a\n1\n")
+    return path
+
+
+def test_the_next_run_sweeps_leftovers_of_dead_processes_only(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "rep"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone, alive = _leftover(out, int(dead.stdout)), _leftover(out, os.getpid())
+    other = _leftover(tmp_path / "another", int(dead.stdout))  # another --out's: not this one's to sweep
+    write_report(_tiny_tables(), out, plots=False)
+    assert not gone.exists() and alive.exists() and other.exists()
+
+
+def test_a_sigterm_while_publishing_removes_the_new_folder(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    out = tmp_path / "rep"
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys, time
+        import pandas as pd
+        import postprocess.report as report
+        def slow(tables, folder, *args):
+            (folder / "t.csv").write_text("a")
+            print(folder, flush=True)
+            time.sleep(60)
+        report._write_files = slow
+        report.write_report({{"t": pd.DataFrame({{"a": [1]}})}}, {str(out)!r}, plots=False)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path.cwd())
+    fresh = Path(proc.stdout.readline().strip())
+    assert fresh.is_dir() and fresh.name.endswith(".new")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == -signal.SIGTERM  # the default action still follows
+    assert not fresh.exists() and not out.exists()
+
+
+def test_handlers_are_those_of_before_once_written(tmp_path):
+    import signal
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    write_report(_tiny_tables(), tmp_path / "rep", plots=False)
+    assert {s: signal.getsignal(s) for s in before} == before

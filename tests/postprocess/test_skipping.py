@@ -57,7 +57,7 @@ def test_an_analysis_that_cannot_run_is_skipped_and_every_other_table_written(tm
     assert "Skipped: collective accuracy groups questions by" in page
     data = json.loads((out / "report.json").read_text())
     assert data["tables"]["collective"]["skipped"] == reason and data["tables"]["vdg"]["skipped"] is None
-    assert {"analysis": "collective", "model": "", "benchmark": "", "reason": f"collective was skipped: {reason}"} in (
+    assert {"analysis": "collective", "model": "", "benchmark": "", "reason": f"collective was skipped: {reason}", "offered": True} in (
         data["skipped"]
     )
 
@@ -140,6 +140,7 @@ def test_a_model_without_black_is_named_not_silently_left_out(tmp_path):
         "vdg_per_question",
         "categories",
         "hard_core",
+        "task_type_contrast",
         "dissociation",
         "consistency",
         "split_half",
