@@ -115,9 +115,8 @@ def _video(tables, run, level) -> list[dict]:
 
 
 def _task_types(tables, run, level) -> list[dict]:
-    vdg = _usable(tables, "vdg")
     contrast = _usable(tables, "task_type_contrast")
-    if vdg is None or contrast is None:
+    if contrast is None:
         return []
     pairs = contrast[(contrast["model"] == run[0]) & (contrast["benchmark"] == run[1])]
     if not len(pairs):
