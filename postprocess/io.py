@@ -665,8 +665,17 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     packed = {key: _packed(field) for key, field in fields.items()}
     distinct = {key: _distinct_text(fields[key]) for key in ("benchmark", "condition")}
     return _SamplesLog(
-        path, model, model_settings(config), _sources(path, lines), distinct, packed, answers, n_options, origins,
-        model_source(results), _versions(versions.values if versions is not None else []),
+        path,
+        model,
+        model_settings(config),
+        _sources(path, lines),
+        distinct,
+        packed,
+        answers,
+        n_options,
+        origins,
+        model_source(results),
+        _versions(versions.values if versions is not None else []),
     )
 
 

@@ -275,6 +275,26 @@ class TostResult(_Record):
 
 
 @dataclass(frozen=True)
+class WelchResult(_Record):
+    """Welch's two-sample t-test of mean(a) - mean(b) (unequal variances)."""
+
+    diff: float
+    """mean(a) - mean(b)."""
+    se: float
+    """sqrt(var(a) / n_a + var(b) / n_b), sample variances (ddof=1)."""
+    df: float
+    """Welch-Satterthwaite degrees of freedom."""
+    p: float
+    """Two-sided p-value of diff = 0 (t with df degrees of freedom)."""
+    low: float
+    """Lower end of the t interval for diff at ``level``."""
+    high: float
+    """Upper end of the t interval for diff at ``level``."""
+    level: float
+    """Confidence level of [low, high]."""
+
+
+@dataclass(frozen=True)
 class Chi2Result(_Record):
     """Pearson chi-square goodness-of-fit test against equal (``chi2_uniform``) or given (``chi2_counts``) expected
     counts."""
@@ -993,6 +1013,26 @@ def tost_paired(a: Any, b: Any, margin: float = 0.05, alpha: float = 0.05) -> To
         margin=margin,
         n=n,
     )
+
+
+def welch(a: Any, b: Any, level: float = 0.95) -> WelchResult:
+    """Welch's t-test and CI of mean(a) - mean(b): ``scipy.stats.ttest_ind(a, b, equal_var=False)`` and its
+    ``confidence_interval(level)``, without importing scipy.stats. Needs 2+ values per side and some variance."""
+    av = _values(a, "a")
+    bv = _values(b, "b")
+    level = _level(level)
+    if av.shape[0] < 2 or bv.shape[0] < 2:
+        raise ValueError(f"Need at least 2 values on each side, got {av.shape[0]} and {bv.shape[0]}.")
+    va = float(av.var(ddof=1)) / av.shape[0]
+    vb = float(bv.var(ddof=1)) / bv.shape[0]
+    if va + vb == 0.0:
+        raise ValueError("Neither side varies: the t statistic is undefined.")
+    diff = float(av.mean() - bv.mean())
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (av.shape[0] - 1) + vb**2 / (bv.shape[0] - 1))
+    p = min(1.0, 2.0 * float(t_sf(abs(diff) / se, df)))
+    crit = _t_isf((1.0 - level) / 2.0, df)
+    return WelchResult(diff=diff, se=se, df=df, p=p, low=diff - crit * se, high=diff + crit * se, level=level)
 
 
 def holm(pvalues: Any) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Which task types need the video more than others: every pair of task types of a model, compared on VDG.
 
-Per (model, benchmark), each task type with at least ``Options.min_stratum`` questions enters (smaller
-ones have no CI in the ``vdg`` table and none here). For every pair the difference of their mean
-per-question VDG is tested with Welch's t-test (the questions of two task types are different
+Per (model, benchmark), each task type with at least ``Options.min_stratum`` questions (and at least 2, for
+a variance) enters (smaller ones have no CI in the ``vdg`` table and none here). For every pair the difference of
+their mean per-question VDG is tested with Welch's t-test (the questions of two task types are different
 questions, so the comparison is two-sample; each question's own orig and black answers are paired in
 its VDG value) and given Welch's CI. The p-values of one (model, benchmark) form one Holm family, so a
 "most visual" and "least visual" task type is only called different when it survives the adjustment
@@ -21,7 +21,6 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from postprocess.analyses._paired import OVERALL, task_type_masks
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
@@ -33,7 +32,7 @@ from postprocess.analyses.vdg import (
     question_set_cache,
     rule_of,
 )
-from postprocess.stats import holm
+from postprocess.stats import holm, welch
 
 WELCH = "Welch t-test on per-question VDG"
 NO_VARIANCE = "no variance in either task type: p is 0 or 1, the CI the difference itself"
@@ -62,23 +61,22 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[float, float, float, str]:
+def pair_test(a: np.ndarray, b: np.ndarray, level: float) -> tuple[float, float, float, str]:
     """(p, ci_low, ci_high, test) of mean(a) - mean(b) by Welch's t-test; the no-variance case as documented."""
     diff = float(a.mean() - b.mean())
     if a.var() == 0 and b.var() == 0:
         return (0.0 if diff else 1.0), diff, diff, NO_VARIANCE
-    result = stats.ttest_ind(a, b, equal_var=False)
-    ci = result.confidence_interval(confidence_level=level)
-    return float(result.pvalue), float(ci.low), float(ci.high), WELCH
+    result = welch(a, b, level)
+    return result.p, result.low, result.high, WELCH
 
 
 def _tested_types(table: pd.DataFrame, kept: np.ndarray, options: Options) -> dict[str, np.ndarray]:
-    """Per-question VDG values of each task type (not Overall) with at least min_stratum kept questions."""
+    """Per-question VDG values of each task type (not Overall) with at least min_stratum (and 2) kept questions."""
     gaps = table["vdg"].fillna(0).to_numpy(dtype=float)
     out = {}
     for task_type, rows in task_type_masks(table):
         values = gaps[rows & kept]
-        if task_type != OVERALL and len(values) >= options.min_stratum:
+        if task_type != OVERALL and len(values) >= max(options.min_stratum, 2):
             out[task_type] = values
     return out
 
@@ -100,7 +98,7 @@ def contrast_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
         family = []
         for first, second in itertools.combinations(sorted(values), 2):
             a, b = (first, second) if values[first].mean() >= values[second].mean() else (second, first)
-            p, low, high, test = welch(values[a], values[b], options.ci_level)
+            p, low, high, test = pair_test(values[a], values[b], options.ci_level)
             family.append(
                 {
                     "model": model,

@@ -61,7 +61,7 @@ def test_every_finding_restates_its_source_row():
             for number in (_pts(row["vdg_a"]), _pts(row["vdg_b"]), _pts(row["diff"]), _pts(row["ci_low"])):
                 assert number in text, (number, text)
             assert row["task_type_a"] in text and row["task_type_b"] in text
-            assert ("%.2g" % row["p_holm"]) in text
+            assert f"{row['p_holm']:.2g}" in text
             assert text.startswith("Most and least") == bool(row["significant"])
         elif topic == "temporal":
             assert _pts(row["temporal"]) in text and _pts(row["temporal_ci_high"]) in text
@@ -78,7 +78,7 @@ def test_every_finding_restates_its_source_row():
             assert int(row["crf"]) == max(int(c[3:]) for c in tables["crf"]["condition"] if c.startswith("crf"))
         elif topic == "letters":
             assert f"letter is {row['top_pred']}," in text and _pct(row["top_pred_share"]) in text
-            assert ("%.2g" % row["p_pred"]) in text
+            assert f"{row['p_pred']:.2g}" in text
     # every (model, benchmark) with a VDG gets the video sentence first
     firsts = findings.groupby("model", sort=False)["topic"].first()
     assert set(firsts) == {"video"} and len(firsts) == tables["vdg"]["model"].nunique()
@@ -114,7 +114,8 @@ def test_contrast_is_welch_with_holm_over_the_models_pairs():
         running = max(running, (len(ps) - rank) * ps[i])
         holm[i] = min(running, 1.0)
     for (pair, diff, p), p_holm in zip(expected, holm, strict=True):
-        row = table[table.apply(lambda r: frozenset((r["task_type_a"], r["task_type_b"])) == pair, axis=1)].iloc[0]
+        pairs = [frozenset(both) for both in zip(table["task_type_a"], table["task_type_b"], strict=True)]
+        row = table.iloc[pairs.index(pair)]
         assert row["diff"] == pytest.approx(diff) and row["diff"] >= 0
         assert row["p"] == pytest.approx(p, rel=1e-6)
         assert row["p_holm"] == pytest.approx(p_holm, rel=1e-6)

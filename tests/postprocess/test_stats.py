@@ -684,3 +684,26 @@ def test_a_correlation_is_undefined_below_three_points_or_on_a_constant_side():
     for correlation in (stats.spearman, stats.pearson):
         assert np.isnan(correlation([1.0, 2.0], [2.0, 1.0])).all()
         assert np.isnan(correlation([1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0])).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("level", [0.9, 0.95])
+def test_welch_equals_scipy_ttest_ind_unequal_variances(seed, level):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-1, 2, size=40 + seed).astype(float)
+    b = rng.normal(0.2, 2.0, size=13)
+    ours = stats.welch(a, b, level)
+    theirs = sps.ttest_ind(a, b, equal_var=False)
+    ci = theirs.confidence_interval(confidence_level=level)
+    assert ours.p == pytest.approx(theirs.pvalue, rel=1e-9)
+    assert ours.df == pytest.approx(theirs.df, rel=1e-9)
+    assert (ours.low, ours.high) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    assert ours.diff == pytest.approx(a.mean() - b.mean())
+
+
+@pytest.mark.parametrize(
+    "a, b, match", [([1.0], [0.0, 1.0], "at least 2"), ([1.0, 1.0], [0.0, 0.0], "Neither side varies")]
+)
+def test_welch_validation(a, b, match):
+    with pytest.raises(ValueError, match=match):
+        stats.welch(a, b)
