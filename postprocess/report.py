@@ -1057,7 +1057,6 @@ def ci_method_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]
     return "How the CIs were computed:", lines
 
 
-#: The first screen's notes, in order: (title, lines) from the tables; a note without lines is not shown.
 def transform_version_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
     """The flag of a benchmark whose runs' videos were built by different ``TRANSFORM_VERSION``s (the
     ``transform_version`` of the ``sources`` table, per input file): one line per such benchmark naming each version
@@ -1085,6 +1084,7 @@ def transform_version_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, li
     return title, lines
 
 
+#: The first screen's notes, in order: (title, lines) from the tables; a note without lines is not shown.
 FIRST_SCREEN_NOTES = (transform_version_lines, inferred_option_lines, question_set_lines, ci_method_lines)
 
 

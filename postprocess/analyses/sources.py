@@ -23,6 +23,9 @@ COLUMNS: dict[str, str] = {
     "question_id_field": "field read as the question id (several joined by ', then ' when records differ: "
     "per record the first with a value)",
     "video_id_field": "field read as the video id, likewise; empty when the file has none",
+    "model_source": "the model behind the file: the lmms-eval model and checkpoint of its results file, or the "
+    "records' model_name/pretrained/model_path/checkpoint field; empty when the file names none",
+    "transform_version": "transform version(s) its records were built by, joined by ','; empty when none says",
     "n_options_source": "where the records' option counts come from: the n_options, options or candidates field, "
     "else the benchmark's declared count, else 'not given: inferred per task type'; with record counts when mixed "
     "(an --options-file overrides them: the option_counts table says which rule each task type's count came from)",
@@ -39,8 +42,8 @@ def sources_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
 ANALYSES = (
     Analysis(
         "sources",
-        "Per input file: its kind, models, conditions and records, and the fields read as question id, video "
-        "id and option count.",
+        "Per input file: its kind, models (the label and the model behind it), conditions, records and "
+        "transform versions, and the fields read as question id, video id and option count.",
         COLUMNS,
         sources_table,
     ),

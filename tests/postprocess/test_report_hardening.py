@@ -194,6 +194,22 @@ def test_runs_of_one_benchmark_built_by_different_transform_versions_are_flagged
     assert transform_version_lines({"sources": pd.DataFrame(sources(same))}) == (title, [])
 
 
+def test_vdg_report_flags_mixed_transform_versions_and_names_the_model_behind_each_file(tmp_path, capsys):
+    old = _versioned_run(tmp_path / "old", "old", [2, 2, 2])
+    new = _versioned_run(tmp_path / "new", "new", [3, 3, 3])
+    rc, err = _report(capsys, str(old), str(new), "--out", str(tmp_path / "out"), "--resamples", "50")
+    assert rc == 0, err
+    page = (tmp_path / "out" / "report.md").read_text()
+    flag_at = page.index("- vdgsynth: version 2: old (black), old (orig); version 3: new (black), new (orig)")
+    assert page.index("## Summary") < flag_at < page.index("## Visual Dependency Gap")  # the first screen
+    table = pd.read_csv(tmp_path / "out" / "sources.csv", dtype=str, keep_default_na=False)
+    for run in (old, new):
+        results = json.loads(next(run.glob("*_results.json")).read_text())
+        rows = table[table["file"].str.startswith(str(run))]
+        assert len(rows) == 2 and set(rows["model_source"]) == {results["config"]["model"]}
+    assert sorted(set(table["transform_version"])) == ["2", "3"]
+
+
 def html_escape(text: str) -> str:
     import html
 
