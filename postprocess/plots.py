@@ -22,6 +22,7 @@ from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from postprocess.options import natural_key, natural_sorted  # noqa: E402
 from vdg_tasks.conditions import LADDER, LADDER_DELTAS  # noqa: E402
 
 DPI = 100
@@ -38,6 +39,10 @@ def _labels(table: pd.DataFrame) -> pd.Series:
     if "benchmark" in table.columns and table["benchmark"].nunique() > 1:
         return table["model"].astype(str) + " / " + table["benchmark"].astype(str)
     return table["model"].astype(str)
+
+
+def _in_natural_order(labels: pd.Series) -> pd.Series:
+    return labels.map(natural_key)
 
 
 def tick_labels_overlap(ax: plt.Axes, renderer: object) -> bool:
@@ -159,7 +164,7 @@ def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
     if data.empty:
         return None
     facets = _facets(data)
-    series = list(dict.fromkeys(sorted(data["model"].astype(str))))
+    series = natural_sorted(set(data["model"].astype(str)))
     colors = _colors(series)
     most_tasks = max(rows["task_type"].nunique() for _, rows in facets)
     fig, axes = plt.subplots(
@@ -210,7 +215,7 @@ def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
         return None
     facets = []
     for benchmark, rows in _facets(_overall(ladder)):
-        ordered = rows.assign(series=rows["model"].astype(str)).sort_values("series")
+        ordered = rows.assign(series=rows["model"].astype(str)).sort_values("series", key=_in_natural_order)
         records = [(r["series"], r["acc_black"], _ladder_steps(r)) for r in ordered.to_dict("records")]
         records = [r for r in records if r[2] and pd.notna(r[1])]
         if records:
@@ -266,7 +271,7 @@ def plot_vdg_vs_accuracy(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None
     rows = _overall(vdg).dropna(subset=["acc_orig", "vdg"])
     if rows.empty:
         return None
-    rows = rows.assign(series=_labels(rows)).sort_values("series")
+    rows = rows.assign(series=_labels(rows)).sort_values("series", key=_in_natural_order)
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
     value = rows["vdg"].to_numpy(dtype=float)
     yerr = None
@@ -330,7 +335,7 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
     if acc is None and flip is None:
         return None
     panels = [p for p in (acc, flip) if p is not None]
-    series = sorted({str(name) for panel in panels for name in panel["series"]})
+    series = natural_sorted({str(name) for panel in panels for name in panel["series"]})
     colors = _colors(series)
     # One legend for both panels: a colour patch per model (its colour in both), then the flips' two line styles.
     styles = [("correct->wrong", "o", "-"), ("wrong->correct", "s", "--")] if flip is not None else []
@@ -385,7 +390,7 @@ def plot_sampling(sampling: pd.DataFrame | None, out_dir: Path) -> Path | None:
     if data.empty:
         return None
     data = data.assign(series=_labels(data))
-    series = sorted(data["series"].unique())
+    series = natural_sorted(data["series"].unique())
     colors = _colors(series)
     axes_present = [a for a in _AXIS_LABELS if (data["axis"] == a).any()]
     fig, axes = plt.subplots(

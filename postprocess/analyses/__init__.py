@@ -61,6 +61,7 @@ from postprocess.analyses import (
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
 from postprocess.io import EXTRA_COLUMNS
+from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
 
 logger = logging.getLogger(__name__)
@@ -142,9 +143,23 @@ def skip_sentence(exc: BaseException) -> str:
 
 def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     try:
-        return compute()
+        return in_label_order(compute())
     except ValueError as exc:  # the data cannot support this analysis: skip it, say why
         return skipped_table(columns, skip_sentence(exc))
+
+
+#: The columns holding model labels, in the order rows are sorted by them.
+LABEL_COLUMNS = ("model", "model_a", "model_b")
+
+
+def in_label_order(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its rows in natural label order (``m@8f`` before ``m@16f``), every other order kept: a
+    stable sort on the label columns only."""
+    by = [column for column in LABEL_COLUMNS if column in table.columns]
+    if not by or len(table) < 2:
+        return table
+    ordered = table.sort_values(by, kind="stable", key=lambda labels: labels.map(natural_key))
+    return ordered.reset_index(drop=True) if isinstance(table.index, pd.RangeIndex) else ordered
 
 
 #: From this many rows on, ``run_all`` computes the analyses in parallel worker processes.

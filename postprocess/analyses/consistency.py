@@ -39,6 +39,7 @@ import pandas as pd
 from postprocess.analyses._paired import question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
+from postprocess.options import natural_sorted
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
 
 #: Random half splits per model for the split-half stability (a fixed design constant, so that
@@ -134,7 +135,7 @@ def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.D
     rows = []
     for benchmark, group in questions.groupby("benchmark", sort=True):
         profiles = {str(m): _task_profile(t) for m, t in group.groupby("model", sort=True)}
-        models = sorted(profiles)
+        models = natural_sorted(profiles)
         # question x model: the VDG (NaN when excluded or not asked) and whether it was asked.
         wide = group.pivot(index="question_id", columns="model", values="vdg").reindex(columns=models)
         asked = group.pivot(index="question_id", columns="model", values="excluded").reindex(columns=models).notna()

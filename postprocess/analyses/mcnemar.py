@@ -63,6 +63,7 @@ from scipy import special as _special
 
 from postprocess.analyses._paired import ordered_conditions, question_rule, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.options import natural_sorted
 from postprocess.stats import (
     BootstrapCI,
     bootstrap_mean,
@@ -267,7 +268,7 @@ def paired_wides(frame: pd.DataFrame, options: Options = Options()) -> list[tupl
 
 def _pairs(frame: pd.DataFrame) -> Iterator[_Pair]:
     for benchmark, wides in paired_wides(frame):
-        models = sorted(wides)
+        models = natural_sorted(wides)
         for i, model_a in enumerate(models):
             for model_b in models[i + 1 :]:
                 a, b = wides[model_a], wides[model_b]
