@@ -204,6 +204,48 @@ def test_task_yamls_read_the_export(world):
     assert world["result"].revision in leaf
 
 
+def _declared_hub(benchmark: str) -> tuple[str, str | None]:
+    """The hub dataset id and config vdg declares for ``benchmark`` (the lmms-eval task it copies)."""
+    from vdg_tasks.benchmarks import BENCHMARKS
+    from vdg_tasks.upstream import task_config
+
+    upstream = BENCHMARKS[benchmark].upstream
+    config = task_config(upstream.folder, upstream.config)
+    return config["dataset_path"], config.get("dataset_name")
+
+
+def test_dataset_card_names_the_hub_dataset_behind_a_function_reference(tmp_path, monkeypatch):
+    """videomme's YAMLs name `!function vdg_tasks.sources.videomme__dataset_path`: the card names the dataset."""
+    from tests.standins import videomme
+
+    _env(monkeypatch, tmp_path)
+    monkeypatch.setenv("VDG_LOCAL_DATA", str(tmp_path / "local"))
+    videomme(tmp_path / "local")
+    result = export(["videomme_vdg_orig"], tmp_path / "out", name="vm")  # vdg's committed task YAMLs
+    hub_id, config = _declared_hub("videomme")
+    assert (hub_id, config) == ("lmms-eval/Video-MME", None)  # lmms_eval/tasks/videomme/videomme.yaml
+    card = (result.out / "README.md").read_text()
+    line = next(line for line in card.splitlines() if line.startswith("- `videomme`:"))
+    assert f'Questions from {hub_id}: datasets.load_dataset("{hub_id}", split="test"); ' in line
+    assert str(tmp_path / "local" / "videomme") in line  # read from the local copy, and it says so
+    manifest = json.loads((result.out / "export.json").read_text())
+    for text in (card, manifest["sources"]["videomme"]):
+        assert "__function__" not in text and "{'" not in text
+
+
+def test_source_without_a_local_copy_is_the_hub_dataset_and_config(monkeypatch):
+    monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
+    hub_id, config = _declared_hub("mvbench_action_count")
+    assert (hub_id, config) == ("OpenGVLab/MVBench", "action_count")  # lmms_eval/tasks/mvbench
+    assert ex._source_dataset("mvbench_action_count", "mvbench_action_count_vdg_orig", None) == (
+        f'{hub_id} (config {config}): datasets.load_dataset("{hub_id}", "{config}", split="train")'
+    )
+    hub_id, _ = _declared_hub("videomme")
+    assert ex._source_dataset("videomme", "videomme_vdg_black", None) == (
+        f'{hub_id}: datasets.load_dataset("{hub_id}", split="test")'
+    )
+
+
 # -- refusals, names, determinism -----------------------------------------------------------------
 
 

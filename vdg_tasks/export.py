@@ -52,9 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, VideoUnavailable, parse_task_name
+from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Upstream, VideoUnavailable, parse_task_name
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 from vdg_tasks.hooks import export_root
+from vdg_tasks.sources import LOCAL_DATA_ENV, LocalLayout, dataset_fields
 
 __all__ = [
     "EXPORTS_ENV",
@@ -403,8 +404,39 @@ def _publish(staging: Path, out: Path) -> None:
 # -- dataset card and manifest ------------------------------------------------------------------------
 
 
+def _function_name(value: Any) -> str | None:
+    """The dotted name of a ``!function`` value as ``vdg_tasks.materialize`` reads task YAMLs, else None."""
+    name = value.get("__function__") if isinstance(value, Mapping) else None
+    return str(name) if name is not None else None
+
+
+def _hub_dataset(config: Mapping[str, Any]) -> str:
+    """A hub dataset as a person loads it: ``ID (config NAME): load_dataset("ID", "NAME", split="SPLIT")``."""
+    path, name = str(config["dataset_path"]), config.get("dataset_name")
+    split = str(config.get("test_split") or config.get("validation_split") or SPLIT)
+    args = ", ".join([json.dumps(path), *([json.dumps(str(name))] if name else []), f"split={json.dumps(split)}"])
+    return path + (f" (config {name})" if name else "") + f": datasets.load_dataset({args})"
+
+
+def _declared_source(upstream: Upstream, local: LocalLayout | None) -> str:
+    """The hub dataset of a benchmark whose task YAMLs name ``vdg_tasks.sources`` values, read from its
+    declaration: the dataset of the lmms-eval task it copies (``Benchmark.upstream``), and the files of the
+    local copy the questions were read from when ``$VDG_LOCAL_DATA`` holds one (``Benchmark.local``)."""
+    from vdg_tasks.upstream import task_config
+
+    config = task_config(upstream.folder, upstream.config)
+    hub = _hub_dataset(config)
+    fields = dataset_fields(config, local)
+    if fields["dataset_path"] == config["dataset_path"]:
+        return hub
+    files = fields["dataset_kwargs"].get("data_files") or {}
+    paths = ", ".join(str(Path(p).resolve()) for ps in files.values() for p in ps)
+    return f"{hub}; read from its local copy (${LOCAL_DATA_ENV}, {fields['dataset_path']} files): {paths}"
+
+
 def _source_dataset(benchmark: str, task: str, yaml_root: Path | None) -> str:
-    """Where the benchmark's questions were read: a hub dataset id, or local data files."""
+    """Where the benchmark's questions were read, as a person would load them: the hub dataset id and
+    config (``datasets.load_dataset(...)``), or local data files."""
     from vdg_tasks.materialize import _local_data_files, _task_config
     from vdg_tasks.yamlgen import YAML_ROOT
 
@@ -416,8 +448,20 @@ def _source_dataset(benchmark: str, task: str, yaml_root: Path | None) -> str:
     if files is not None:
         paths = ", ".join(str(p.resolve()) for ps in files.values() for p in ps)
         return f"local files ({config.get('dataset_path')}): {paths}"
-    name = config.get("dataset_name")
-    return f"{config.get('dataset_path')}" + (f" (config {name})" if name else "")
+    functions = [f for f in (_function_name(config.get(k)) for k in ("dataset_path", "dataset_name")) if f]
+    spec = BENCHMARKS.get(benchmark)
+    # vdg's own YAMLs name values of vdg_tasks.sources (hub or local copy, chosen when lmms-eval loads the task).
+    declared = {f"vdg_tasks.sources.{benchmark}__{field}" for field in ("dataset_path", "dataset_name")}
+    if functions and spec is not None and spec.upstream is not None and set(functions) <= declared:
+        try:
+            return _declared_source(spec.upstream, spec.local)
+        except Exception as exc:
+            return f"unknown ({benchmark}'s declared source cannot be read: {_describe(exc)})"
+    if functions:
+        return f"unknown (computed when lmms-eval loads the task, by {' and '.join(functions)})"
+    if not isinstance(config.get("dataset_path"), str):
+        return "unknown"
+    return _hub_dataset(config)
 
 
 def _params_text(params: Mapping[str, Any]) -> str:
