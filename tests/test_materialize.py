@@ -158,6 +158,58 @@ def test_a_benchmark_needing_lmms_eval_indexes_only_its_own_folder(synth_tasks, 
     assert "videomme" not in names and all(n.startswith("vdgsynth_vdg") for n in names), names
 
 
+def _materialize_offline(tmp_path: Path, local_data: Path | None) -> subprocess.CompletedProcess:
+    """``vdg materialize --tasks videomme_vdg_orig`` with no hub access and an empty hub cache."""
+    env = {k: v for k, v in os.environ.items() if k != "VDG_LOCAL_DATA"}
+    env.update(HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    env["VDG_CACHE"] = str(tmp_path / "cache")
+    if local_data is not None:
+        env["VDG_LOCAL_DATA"] = str(local_data)
+    command = [sys.executable, "-m", "vdg_tasks.cli", "materialize", "--tasks", "videomme_vdg_orig", "--quiet"]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def _vdg_message(stderr: str) -> list[str]:
+    """stderr from vdg's own message on; before it at most three log lines, and no traceback anywhere."""
+    lines = stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("vdg materialize: "))
+    assert start <= 3 and all(" | " in line for line in lines[:start]), stderr[-3000:]
+    assert "Traceback" not in stderr and "ImportError" not in stderr and "RetryError" not in stderr, stderr[-3000:]
+    return lines[start:]
+
+
+def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_local_layout(tmp_path):
+    from vdg_tasks.sources import layout_tree
+
+    proc = _materialize_offline(tmp_path, None)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    message = _vdg_message(proc.stderr)
+    assert message[0].startswith(
+        "vdg materialize: videomme: the dataset lmms-eval/Video-MME was not found. "
+        "lmms-eval downloads it from the Hugging Face hub, which failed here ("
+    )
+    assert message[1].startswith("To read a local copy instead, set VDG_LOCAL_DATA to the folder holding videomme/")
+    tree = layout_tree(BENCHMARKS["videomme"].local).splitlines()
+    assert message[2:] == tree and tree[0] == "$VDG_LOCAL_DATA/" and tree[-1].startswith("    └── videos/<videoID>.mp4")
+
+
+@pytest.mark.parametrize("off", ["one level above", "one level below"])
+def test_vdg_local_data_one_level_off_says_which_setting_would_find_the_copy(tmp_path, off):
+    from tests.standins import videomme
+
+    benchmarks = tmp_path / "data" / "benchmarks"
+    videomme(benchmarks)  # benchmarks/videomme/{videomme/*.parquet, videos/}
+    local = tmp_path / "data" if off == "one level above" else benchmarks / "videomme"
+    proc = _materialize_offline(tmp_path, local)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    message = _vdg_message(proc.stderr)
+    assert f"set VDG_LOCAL_DATA={benchmarks}" in " ".join(message[:2]), message
+    assert "$VDG_LOCAL_DATA/" in message and "└── videomme/" in message
+    fixed = _materialize_offline(tmp_path, benchmarks)
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert "2 source videos checked (orig), 0 failed" in fixed.stdout
+
+
 # -- running --------------------------------------------------------------------------------------
 
 
@@ -233,6 +285,96 @@ def test_a_corrupt_source_fails_only_its_own_jobs(tmp_path, cache):
     summary = summarize(outcomes)
     assert (summary.built, summary.sources_checked, len(summary.failed)) == (3, 1, 4)
     assert len(list(cache.rglob("*.mp4"))) == 3 and list(cache.rglob("*.tmp-*")) == []
+
+
+_REAL_RUN = mat._run
+
+
+def _die_on_video_b(job: Job) -> mat.Outcome:
+    """The job function, except that a worker handed video ``b`` dies (once per marker file, or always)."""
+    marker = os.environ.get("VDG_TEST_DIE_ONCE")
+    if job.video_id == "b":
+        if marker is None:
+            os._exit(1)
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            pass
+        else:
+            os._exit(1)
+    return _REAL_RUN(job)
+
+
+def test_a_dead_worker_s_jobs_are_retried_in_a_new_pool(tmp_path, cache, monkeypatch):
+    monkeypatch.setattr(mat, "_run", _die_on_video_b)  # the workers import it from this module
+    monkeypatch.setenv("VDG_TEST_DIE_ONCE", str(tmp_path / "died"))
+    a = str(write_source(tmp_path / "a.mp4", seed=1))
+    b = str(write_source(tmp_path / "b.mp4", seed=2))
+    jobs = [Job("vdgsynth", c, vid, src) for vid, src in (("a", a), ("b", b)) for c in ("black", "single")]
+    outcomes = run_jobs(jobs, workers=2, progress=False)
+    assert (tmp_path / "died").exists()  # a worker did die
+    assert sorted((o.job.video_id, o.job.condition, o.error) for o in outcomes) == [
+        (v, c, None) for v in "ab" for c in ("black", "single")
+    ]
+    assert len(list(cache.rglob("*.mp4"))) == 4 and list(cache.rglob("*.lock")) == []
+
+
+def test_a_job_whose_worker_dies_again_after_the_retry_fails(tmp_path, cache, monkeypatch):
+    monkeypatch.setattr(mat, "_run", _die_on_video_b)
+    monkeypatch.delenv("VDG_TEST_DIE_ONCE", raising=False)
+    a = str(write_source(tmp_path / "a.mp4", seed=1))
+    b = str(write_source(tmp_path / "b.mp4", seed=2))
+    jobs = [Job("vdgsynth", "black", "a", a), Job("vdgsynth", "black", "b", b)]
+    outcomes = {o.job.video_id: o for o in run_jobs(jobs, workers=2, progress=False)}
+    assert sorted(outcomes) == ["a", "b"] and outcomes["b"].path is None
+    assert "a worker process died" in outcomes["b"].error and "again in the retry pool" in outcomes["b"].error
+    assert list(cache.rglob("*.lock")) == []
+
+
+def test_vdg_materialize_exits_non_zero_listing_every_failure_until_a_rerun_builds_them(
+    synth_tasks, cache, monkeypatch, capsys
+):
+    import vdg_tasks.video
+    import vdg_tasks.yamlgen
+    from vdg_tasks.cli import main as vdg_main
+
+    tasks, _ = synth_tasks
+    monkeypatch.setattr(vdg_tasks.yamlgen, "YAML_ROOT", tasks)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    args = ["materialize", "--tasks", "vdgsynth_vdg_black,vdgsynth_vdg_single", "--workers", "1", "--quiet"]
+    real = vdg_tasks.video.render
+
+    def broken(condition, *rest, **kwargs):
+        if condition.name == "single":
+            raise RuntimeError("libx264 did not reproduce the picture")
+        return real(condition, *rest, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(vdg_tasks.video, "render", broken)
+        assert vdg_main(args) == 1
+    err = capsys.readouterr().err
+    listed = [line for line in err.splitlines() if line.startswith("  vdgsynth/single ")]
+    assert len(listed) == 2 and all(
+        line.endswith("RuntimeError: libx264 did not reproduce the picture") for line in listed
+    )
+    assert "vdg materialize: 2 failed (listed above)" in err
+    assert list(cache.rglob("*.lock")) == []
+    assert vdg_main(args) == 0  # fixed: the rerun builds the two and finds the two others cached
+    assert "2 videos built, 2 already cached" in capsys.readouterr().out
+    assert list(cache.rglob("*.lock")) == []
+
+
+def test_removing_idle_locks_keeps_the_ones_a_live_build_holds(tmp_path):
+    from filelock import FileLock
+
+    held, idle = tmp_path / "ab" / "held.mp4.lock", tmp_path / "cd" / "idle.mp4.lock"
+    with FileLock(str(idle)):
+        pass  # a finished build's lock: the file stays after release
+    with FileLock(str(held)):
+        assert mat.remove_idle_locks(tmp_path) == [idle]
+        assert held.exists() and not idle.exists()
+    assert mat.remove_idle_locks(tmp_path) == [held]
+    assert list(tmp_path.rglob("*.lock")) == []
 
 
 _SHARED_CACHE_DRIVER = """

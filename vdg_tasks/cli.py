@@ -176,7 +176,16 @@ def _cmd_write_yamls(args: argparse.Namespace) -> int:
 
 def _cmd_materialize(args: argparse.Namespace) -> int:
     from vdg_tasks.cache import CacheUnwritable
-    from vdg_tasks.materialize import parse_shard, plan, run_jobs, shard_jobs, shard_outcomes, summarize, write_manifest
+    from vdg_tasks.materialize import (
+        TaskError,
+        parse_shard,
+        plan,
+        run_jobs,
+        shard_jobs,
+        shard_outcomes,
+        summarize,
+        write_manifest,
+    )
 
     tasks = args.tasks.split(",")
     try:
@@ -185,7 +194,10 @@ def _cmd_materialize(args: argparse.Namespace) -> int:
         if shard is not None:
             jobs, unavailable = shard_jobs(jobs, *shard), shard_outcomes(unavailable, *shard)
         outcomes = run_jobs(jobs, workers=args.workers, progress=not args.quiet)
-    except (ValueError, CacheUnwritable) as exc:  # TaskError is a ValueError
+    except TaskError as exc:  # its own lines: a missing dataset's message ends with the expected layout
+        print(f"vdg materialize: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, CacheUnwritable) as exc:
         return _fail("materialize", exc)
     except KeyboardInterrupt:
         print("vdg materialize: interrupted; finished videos stay cached, rerun to continue", file=sys.stderr)
@@ -200,6 +212,13 @@ def _cmd_materialize(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail("materialize", OSError(f"the manifest {args.manifest} cannot be written: {exc}"))
         print(f"manifest written to {path}", file=sys.stderr)
+    if summary.failed:  # a Slurm `afterok` dependency must not start the evaluation on a partial cache
+        print(
+            f"vdg materialize: {len(summary.failed)} failed (listed above); fix them and rerun "
+            "(finished videos stay cached)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -19,7 +19,8 @@ benchmark's YAML folder (``include_defaults=False``), not lmms-eval's hundreds o
   once; workers ignore SIGINT (a terminal sends it to the whole process group: the parent decides).
 
 Whatever a killed run leaves behind (``*.tmp-<pid>.*`` of a SIGKILLed worker) is removed by the
-next run, which sweeps the cache before building.
+next run, which sweeps the cache before building. A worker that dies on its own breaks the pool;
+the jobs it took with it are retried once in a new pool.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,7 +253,9 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
     """The docs of ``benchmark``, as its derived task ``any_task`` (under ``yaml_root``) defines them.
 
     Raises:
-        TaskError: a local dataset file is missing (for vdgsynth: run ``vdg synth`` first).
+        TaskError: a local dataset file is missing (for vdgsynth: run ``vdg synth`` first), a local
+            copy in ``$VDG_LOCAL_DATA`` cannot be read, or a hub dataset could not be downloaded
+            (``vdg_tasks.sources.missing_dataset_message``).
     """
     from vdg_tasks.yamlgen import YAML_ROOT
 
@@ -288,8 +292,21 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
 
     from lmms_eval.tasks import TaskManager, get_task_dict
 
+    from vdg_tasks.sources import LocalCopyError, local_files, missing_dataset_message
+
+    if benchmark in BENCHMARKS:
+        try:  # here, not inside lmms-eval, which would wrap vdg's message in an ImportError
+            local_files(BENCHMARKS[benchmark].local)
+        except LocalCopyError as exc:
+            raise TaskError(str(exc)) from None
     manager = TaskManager("ERROR", include_path=str(folder), include_defaults=False)
-    task = get_task_dict([any_task], manager)[any_task]
+    try:
+        task = get_task_dict([any_task], manager)[any_task]
+    except Exception as exc:
+        message = missing_dataset_message(benchmark, exc)
+        if message is None:
+            raise
+        raise TaskError(message) from exc
     docs = task.test_docs() if task.has_test_docs() else task.validation_docs()
     return [dict(d) for d in docs]
 
@@ -421,47 +438,105 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
     FFmpeg's automatic threading. A job already in the cache costs a source check and two ``stat``
     calls, so a second run over the same jobs encodes nothing.
 
-    Stale temporary files of killed runs are swept from the cache first. If any job needs the
-    cache and the cache cannot be written, raises ``CacheUnwritable`` once, before any work.
-    SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
+    Stale temporary files of killed runs are swept from the cache first, and the lock files no
+    process holds when the builds end (:func:`remove_idle_locks`). If any job needs the cache and
+    the cache cannot be written, raises ``CacheUnwritable`` once, before any work.
+
+    A worker process that dies (a crash, the out-of-memory killer) breaks the pool and every job
+    not finished by then: those jobs are run once more in a new pool, and the ones lost again
+    are failed outcomes. SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
     """
     from tqdm import tqdm
 
-    from vdg_tasks.cache import ensure_writable, sweep_stale_temps
+    from vdg_tasks.cache import cache_dir, ensure_writable, sweep_stale_temps
 
-    if any(CONDITIONS[j.condition].transform != "identity" for j in jobs):
+    needs_cache = any(CONDITIONS[j.condition].transform != "identity" for j in jobs)
+    if needs_cache:
         ensure_writable()
         sweep_stale_temps()
     # Longest-first keeps the pool busy at the end (CRF re-encodes dominate).
     ordered = sorted(jobs, key=lambda j: (CONDITIONS[j.condition].transform != "crf", j.source))
     outcomes: list[Outcome] = []
-    with tqdm(total=len(ordered), desc="materialize", unit="video", disable=not progress) as bar, _sigterm_raises():
-        if workers <= 1 or len(ordered) <= 1:
-            for job in ordered:
-                outcomes.append(_run(job))
-                bar.update()
-            return outcomes
-        n_workers = min(workers, len(ordered))
-        pool = ProcessPoolExecutor(
-            max_workers=n_workers,
-            mp_context=mp.get_context("spawn"),
-            initializer=_init_worker,
-            initargs=(os.getpid(), max(1, default_workers() // n_workers)),
-        )
-        try:
-            futures: dict[Future[Outcome], Job] = {pool.submit(_run, job): job for job in ordered}
-            for fut in as_completed(futures):
-                try:
-                    outcomes.append(fut.result())
-                except Exception as exc:  # the worker process died (BrokenProcessPool), or a pickling error
-                    job = futures[fut]
-                    outcomes.append(Outcome(job, None, False, f"{type(exc).__name__}: {exc} (rerun to retry)"))
-                bar.update()
-        except BaseException:
-            _stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
+    try:
+        with tqdm(total=len(ordered), desc="materialize", unit="video", disable=not progress) as bar, _sigterm_raises():
+            if workers <= 1 or len(ordered) <= 1:
+                for job in ordered:
+                    outcomes.append(_run(job))
+                    bar.update()
+                return outcomes
+            done, lost = _pool_round(ordered, min(workers, len(ordered)), bar)
+            outcomes += done
+            if lost:
+                from loguru import logger
+
+                logger.warning(
+                    f"vdg materialize: a worker process died; retrying the {len(lost)} jobs it left unfinished"
+                )
+                done, lost = _pool_round(lost, min(workers, len(lost)), bar)
+                outcomes += done + [Outcome(job, None, False, _DIED_TWICE) for job in lost]
+                bar.update(len(lost))
+    finally:
+        if needs_cache:
+            remove_idle_locks(cache_dir())
     return outcomes
+
+
+#: The error of a job whose worker process died in the first pool and again in the retry pool.
+_DIED_TWICE = (
+    "BrokenProcessPool: a worker process died (a crash in the decoder or encoder, or the out-of-memory killer) "
+    "while this job was pending or running, in the first pool and again in the retry pool; rerun to retry"
+)
+
+
+def _pool_round(jobs: Sequence[Job], n_workers: int, bar: Any) -> tuple[list[Outcome], list[Job]]:
+    """Run ``jobs`` in a new pool of ``n_workers`` processes: their outcomes, and the jobs lost when a
+    worker process died (a dead worker breaks the whole pool: every job not finished by then is lost)."""
+    pool = ProcessPoolExecutor(
+        max_workers=n_workers,
+        mp_context=mp.get_context("spawn"),
+        initializer=_init_worker,
+        initargs=(os.getpid(), max(1, default_workers() // n_workers)),
+    )
+    outcomes: list[Outcome] = []
+    lost: list[Job] = []
+    try:
+        futures: dict[Future[Outcome], Job] = {pool.submit(_run, job): job for job in jobs}
+        for fut in as_completed(futures):
+            job = futures[fut]
+            try:
+                outcomes.append(fut.result())
+            except BrokenProcessPool:
+                lost.append(job)
+                continue
+            except Exception as exc:  # a pickling error
+                outcomes.append(Outcome(job, None, False, f"{type(exc).__name__}: {exc}"))
+            bar.update()
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    return outcomes, lost
+
+
+def remove_idle_locks(folder: Path) -> list[Path]:
+    """Remove the lock files under ``folder`` that no process holds; return them.
+
+    Each is taken with the cache's own ``FileLock`` (without waiting: a held one is kept) and
+    unlinked while held. A process that opened the old file meanwhile and locks it after us finds
+    it unlinked (``st_nlink == 0``); filelock then drops that lock and retries on the path, so two
+    processes never hold one key's lock at once.
+    """
+    from filelock import FileLock, Timeout
+
+    removed = []
+    for path in sorted(folder.rglob("*.lock")):
+        try:
+            with FileLock(str(path), timeout=0):
+                path.unlink(missing_ok=True)
+        except (Timeout, OSError):  # held by a live build, or not ours to remove
+            continue
+        removed.append(path)
+    return removed
 
 
 def default_workers() -> int:

@@ -12,13 +12,16 @@ a benchmark to its local copy: ``VDG_LOCAL_DATA=/data/benchmarks``, with one fol
     /data/benchmarks/egoschema/videos/<video_idx>.mp4
 
 The question files keep the hub dataset's columns. A benchmark whose folder is absent is read from
-the hub as lmms-eval reads it. The task YAMLs stay as generated: their dataset fields name values
-here (``!function vdg_tasks.sources.<benchmark>__dataset_kwargs``), which lmms-eval looks up when it
+the hub as lmms-eval reads it (with a warning when ``$VDG_LOCAL_DATA`` is set: it may be one level
+off). When neither is there, ``missing_dataset_message`` says which dataset and shows ``layout_tree``.
+The task YAMLs stay as generated: their dataset fields name values here
+(``!function vdg_tasks.sources.<benchmark>__dataset_kwargs``), which lmms-eval looks up when it
 loads the task, so the setting is read in the process that runs the evaluation.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -132,6 +135,96 @@ def local_video(folder: Path, layout: LocalLayout, doc: Mapping[str, Any]) -> Pa
     raise VideoUnavailable(f"video path:{path} does not exist (local copy in {folder})")
 
 
+class _Named(dict):
+    """A doc whose every field is its own ``<name>``: a layout's video path as a pattern."""
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+def layout_tree(layout: LocalLayout, root: str = f"${LOCAL_DATA_ENV}") -> str:
+    """How a local copy of one benchmark is laid out under ``root``, as a tree (for messages and the README)."""
+    first, *others = layout.questions
+    also = "".join(f"; else {n}/ or {n}.parquet|.jsonl|.json" for n in others)
+    suffixes = f"  (or {', '.join(layout.suffixes)})" if layout.suffixes else ""
+    return "\n".join(
+        (
+            f"{root}/",
+            f"└── {layout.folder}/",
+            f"    ├── {first}/*.parquet  the questions, with the hub dataset's columns (or *.jsonl, *.json;",
+            f"    │       or one file {first}.parquet|.jsonl|.json{also})",
+            f"    └── videos/{layout.video(_Named())}{suffixes}",
+        )
+    )
+
+
+def _near_miss(layout: LocalLayout) -> str:
+    """Where ``$VDG_LOCAL_DATA`` points, and the setting that would find the benchmark when it is one level off."""
+    root = local_root()
+    if root is None:
+        return f"{LOCAL_DATA_ENV} is not set"
+    if not root.is_dir():
+        return f"{LOCAL_DATA_ENV}={root} is not a folder"
+    if root.name == layout.folder:
+        return f"{LOCAL_DATA_ENV}={root} is the benchmark's own folder: set {LOCAL_DATA_ENV}={root.parent}"
+    if (root / layout.folder).is_dir():
+        return f"{LOCAL_DATA_ENV}={root}"
+    below = sorted(c for c in root.iterdir() if (c / layout.folder).is_dir())
+    if below:
+        return f"{LOCAL_DATA_ENV}={root} holds {below[0] / layout.folder}: set {LOCAL_DATA_ENV}={below[0]}"
+    return f"{LOCAL_DATA_ENV}={root} has no folder {layout.folder}/"
+
+
+def local_files(layout: LocalLayout | None) -> tuple[str, list[Path]] | None:
+    """(datasets builder, question files) of the benchmark's local copy; None when ``$VDG_LOCAL_DATA`` has none.
+
+    Raises:
+        LocalCopyError: the local folder exists but holds no (or mixed) question files; the message
+            shows the expected layout, and the setting to use when ``$VDG_LOCAL_DATA`` is one level off.
+    """
+    folder = local_dir(layout)
+    if folder is None or layout is None:
+        return None
+    try:
+        return question_files(folder, layout.questions)
+    except LocalCopyError as exc:
+        raise LocalCopyError(f"{exc}. {_near_miss(layout)}. Expected layout:\n{layout_tree(layout)}") from None
+
+
+def hub_dataset(upstream: Mapping[str, Any]) -> str:
+    """The hub dataset lmms-eval's own config ``upstream`` reads (``lmms-lab/Video-MME``)."""
+    return str(upstream["dataset_path"]) + (f" ({upstream['dataset_name']})" if upstream.get("dataset_name") else "")
+
+
+def missing_dataset_message(benchmark: str, exc: BaseException) -> str | None:
+    """What to say when lmms-eval's load of a hub benchmark's questions raised ``exc``; None when ``exc`` is
+    not a missing dataset (the benchmark has a local copy, or the load failed otherwise than by an ``OSError``).
+
+    The message names the dataset, says that lmms-eval downloads it from the hub, and shows the
+    local layout that ``$VDG_LOCAL_DATA`` would read instead (and the setting, if it is one level off).
+    """
+    from vdg_tasks.benchmarks import BENCHMARKS
+    from vdg_tasks.upstream import task_config
+
+    causes = [exc]  # lmms-eval's download raises tenacity's RetryError from the hub's error
+    while (nxt := causes[-1].__cause__ or causes[-1].__context__) is not None and nxt not in causes:
+        causes.append(nxt)
+    bench = BENCHMARKS.get(benchmark)
+    if bench is None or bench.upstream is None or bench.local is None or local_dir(bench.local) is not None:
+        return None
+    root = causes[-1]
+    if not isinstance(root, OSError):
+        return None
+    dataset = hub_dataset(task_config(bench.upstream.folder, bench.upstream.config))
+    reason = " ".join(str(root).split())[:300] or type(root).__name__
+    return (
+        f"{benchmark}: the dataset {dataset} was not found. lmms-eval downloads it from the Hugging Face hub, "
+        f"which failed here ({type(root).__name__}: {reason}).\n"
+        f"To read a local copy instead, set {LOCAL_DATA_ENV} to the folder holding {bench.local.folder}/ "
+        f"({_near_miss(bench.local)}), laid out as:\n{layout_tree(bench.local)}"
+    )
+
+
 def dataset_fields(upstream: Mapping[str, Any], layout: LocalLayout | None) -> dict[str, Any]:
     """``dataset_path``, ``dataset_kwargs``, ``dataset_name`` of a task: its local copy's files when
     ``$VDG_LOCAL_DATA`` has the benchmark, else those of lmms-eval's own config ``upstream``.
@@ -139,14 +232,14 @@ def dataset_fields(upstream: Mapping[str, Any], layout: LocalLayout | None) -> d
     Raises:
         LocalCopyError: the local folder exists but holds no question files.
     """
-    folder = local_dir(layout)
-    if folder is None or layout is None:
+    local = local_files(layout)
+    if local is None:
         return {
             "dataset_path": upstream["dataset_path"],
             "dataset_kwargs": dict(upstream.get("dataset_kwargs") or {}),
             "dataset_name": upstream.get("dataset_name"),
         }
-    builder, files = question_files(folder, layout.questions)
+    builder, files = local
     split = upstream.get("test_split") or "test"
     return {
         "dataset_path": builder,
@@ -170,7 +263,26 @@ def __getattr__(name: str) -> Any:
     bench = BENCHMARKS.get(benchmark)
     if bench is None or bench.upstream is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r} (no hub benchmark {benchmark!r})")
-    return dataset_fields(task_config(bench.upstream.folder, bench.upstream.config), bench.local)[field]
+    upstream = task_config(bench.upstream.folder, bench.upstream.config)
+    try:
+        fields = dataset_fields(upstream, bench.local)
+    except LocalCopyError as exc:
+        _say(f"vdg: {exc}")  # lmms-eval reports it wrapped in an ImportError, at the end of a long traceback
+        raise
+    if bench.local is not None and local_root() is not None and local_dir(bench.local) is None:
+        _say(
+            f"vdg: {benchmark} is read from the hub dataset {hub_dataset(upstream)}, which lmms-eval downloads: "
+            f"{_near_miss(bench.local)}"
+        )
+    return fields[field]
+
+
+@functools.cache
+def _say(message: str) -> None:
+    """Log ``message`` once per process (lmms-eval looks up each dataset field of each task)."""
+    from loguru import logger
+
+    logger.warning(message)
 
 
 def load_docs(benchmark: str) -> list[dict[str, Any]]:
