@@ -13,7 +13,7 @@ from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
 from .decode import decode_targets, scan_timeline
 from .layout import key_frame_indices
 
-__all__ = ["VideoDecodeError", "VideoInfo", "probe", "validate"]
+__all__ = ["VideoDecodeError", "VideoInfo", "probe", "validate", "video_stream"]
 
 PathLike = str | os.PathLike[str]
 
@@ -36,6 +36,8 @@ class VideoInfo:
     """Number of video frames (the container's count when it has one, else counted by demuxing)."""
     duration: float
     """Seconds, ``n_frames / fps``."""
+    stream_index: int = 0
+    """Index (among all the file's streams) of the video stream read: ``video_stream``'s choice."""
 
 
 def _fail(path: PathLike, what: str, err: BaseException | None = None) -> VideoDecodeError:
@@ -52,10 +54,22 @@ def _open(path: PathLike) -> av.container.InputContainer:
         raise _fail(path, "cannot open as a media container", err) from err
 
 
-def _video_stream(container: av.container.InputContainer, path: PathLike) -> av.video.stream.VideoStream:
-    if not container.streams.video:
+def _decord_rank(stream: av.video.stream.VideoStream) -> tuple[bool, int, int, int]:
+    """How decord's FFmpeg (4.x ``av_find_best_stream``) ranks a video stream: not marked for the hearing or
+    visually impaired, then frames seen (capped at 5: a cover picture loses to a video), then bit rate, then
+    frames; the first of equals wins. (FFmpeg 5+ ranks a ``default`` stream first, which decord does not.)"""
+    impaired = stream.disposition & (av.stream.Disposition.hearing_impaired | av.stream.Disposition.visual_impaired)
+    frames = int(stream.frames or 0)
+    return (not impaired, min(5, frames), int(stream.bit_rate or 0), frames)
+
+
+def video_stream(container: av.container.InputContainer, path: PathLike) -> av.video.stream.VideoStream:
+    """The video stream the models' decoder reads: decord's choice (``_decord_rank``; lmms-eval's video models read
+    through decord), not simply the first, so ``orig`` and every condition show the same stream."""
+    streams = list(container.streams.video)
+    if not streams:
         raise _fail(path, "has no video stream")
-    return container.streams.video[0]
+    return max(streams, key=_decord_rank)  # max keeps the first of equal ranks, as FFmpeg does
 
 
 def _count_packets(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> int:
@@ -64,7 +78,7 @@ def _count_packets(container: av.container.InputContainer, stream: av.video.stre
 
 
 def probe(path: PathLike) -> VideoInfo:
-    """Size, rate and frame count of the first video stream of ``path``; no frame is decoded.
+    """Size, rate and frame count of the video stream of ``path`` (``video_stream``); no frame is decoded.
 
     Raises:
         VideoDecodeError: the file is missing, is not a readable container, or has no video stream.
@@ -80,7 +94,7 @@ def probe(path: PathLike) -> VideoInfo:
 def _probe(path: PathLike) -> VideoInfo:
     container = _open(path)
     try:
-        stream = _video_stream(container, path)
+        stream = video_stream(container, path)
         width, height = stream.codec_context.width, stream.codec_context.height
         if width <= 0 or height <= 0:
             raise _fail(path, f"video stream has no picture size ({width}x{height})")
@@ -96,7 +110,7 @@ def _probe(path: PathLike) -> VideoInfo:
         if not fps or fps <= 0:
             raise _fail(path, "video stream has no frame rate")
         fps = Fraction(fps)
-        return VideoInfo(width, height, fps, n_frames, float(n_frames / fps))
+        return VideoInfo(width, height, fps, n_frames, float(n_frames / fps), stream.index)
     finally:
         container.close()
 
@@ -121,7 +135,7 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
     try:
         container = _open(path)
         try:
-            stream = _video_stream(container, path)
+            stream = video_stream(container, path)
             timeline = scan_timeline(container, stream, os.path.getsize(path))
             targets = sorted({*key_frame_indices(info.n_frames, k).tolist(), info.n_frames - 1})
             for _ in decode_targets(container, stream, timeline, targets):

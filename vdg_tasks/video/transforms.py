@@ -63,7 +63,7 @@ from .layout import (
     segment_bounds,
 )
 from .mp4meta import set_display_matrix
-from .probe import PathLike, VideoDecodeError, VideoInfo, probe
+from .probe import PathLike, VideoDecodeError, VideoInfo, probe, video_stream
 
 if TYPE_CHECKING:
     from vdg_tasks.conditions import Condition
@@ -364,7 +364,7 @@ def write_black(src: PathLike, dst: PathLike, k: int = DEFAULT_KEY_FRAMES) -> No
         r = output_rate_factor(info.n_frames, k)
         spec = _VideoSpec.of(info, r)
         with av.open(os.fspath(src), "r") as container:
-            stream = container.streams.video[0]
+            stream = video_stream(container, src)
             scan_timeline(container, stream, os.path.getsize(src))  # a truncated source fails here as in the others
             matrix = display_matrix(first_frame(container, stream))
             video_start = _start_seconds(stream)
@@ -462,7 +462,7 @@ def _write_key_frames(
             av.open(os.fspath(src), "r") as reader,
             av.open(os.fspath(dst), "w", format="mp4") as out,
         ):
-            stream = container.streams.video[0]
+            stream = video_stream(container, src)
             _limit_threads(stream)
             timeline = scan_timeline(container, stream, os.path.getsize(src))
             enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)), stream.codec_context)
@@ -493,7 +493,7 @@ def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") ->
         info = probe(src)
         spec = _VideoSpec.of(info)
         with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
-            in_stream = container.streams.video[0]
+            in_stream = video_stream(container, src)
             in_stream.thread_type = "FRAME"
             _limit_threads(in_stream)
             stream = _add_h264_stream(out, spec, {"crf": str(int(crf)), "preset": preset}, in_stream.codec_context)
