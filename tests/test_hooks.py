@@ -232,3 +232,37 @@ def test_the_record_keeps_video_mme_s_domain_and_sub_category_for_stratification
     rec = hooks.vdgsynth__orig__process_results({**doc, "domain": "Sports", "sub_category": "Football"}, ["C"])["vdg"]
     assert (rec["domain"], rec["sub_category"], rec["duration"]) == ("Sports", "Football", "short")
     assert hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]["domain"] == ""
+
+
+def test_native_aggregation_is_wrapped_nan_and_a_logged_reason_instead_of_an_escaped_error(caplog):
+    import math
+
+    from lmms_eval.tasks.videomme.utils import videomme_aggregate_results
+    from lmms_eval.utils import load_yaml_config
+    from loguru import logger
+
+    from vdg_tasks.yamlgen import YAML_ROOT
+
+    # The aggregation exactly as lmms-eval builds it from the generated YAML of a videomme condition.
+    config = load_yaml_config(str(YAML_ROOT / "videomme" / "videomme_vdg_orig.yaml"))
+    (native,) = [m for m in config["metric_list"] if m["metric"] == "videomme_perception_score"]
+    wrapped = native["aggregation"]
+    assert wrapped is hooks.videomme__videomme_perception_score__aggregation
+    assert wrapped is not videomme_aggregate_results
+
+    row = {"duration": "short", "category": "Knowledge", "sub_category": "Humanity & History", "answer": "A"}
+    good = [
+        {**row, "task_category": "Temporal Perception", "pred_answer": "A"},
+        {**row, "task_category": "Object Reasoning", "pred_answer": "B"},
+    ]
+    assert wrapped(good) == videomme_aggregate_results(good)
+
+    bad = [*good, {**row, "task_category": "Character Tracking", "pred_answer": "A"}]
+    with pytest.raises(KeyError):
+        videomme_aggregate_results(bad)
+    sink = logger.add(caplog.handler, level="WARNING", format="{message}")
+    try:
+        assert math.isnan(wrapped(bad))
+    finally:
+        logger.remove(sink)
+    assert "videomme_perception_score" in caplog.text and "KeyError" in caplog.text

@@ -7,8 +7,10 @@ declarations in ``vdg_tasks.benchmarks`` and ``vdg_tasks.conditions``: ``doc_to_
 ``process_results`` for every pair, ``doc_to_text`` for text conditions (the question
 transforms of ``vdg_tasks.text`` applied before the benchmark's own prompt builder), and one
 ``process_docs`` per benchmark (``<benchmark>__process_docs``: the fixed question set of
-``$VDG_QUESTION_SET``, when one is selected). Hooks read docs through the benchmark's ``view``
-(``vdg_tasks.benchmarks``), so every benchmark's record has the same fields.
+``$VDG_QUESTION_SET``, when one is selected), and one ``<benchmark>__<metric>__aggregation`` per
+lmms-eval metric a benchmark keeps (its own aggregation, made unable to end the run). Hooks read
+docs through the benchmark's ``view`` (``vdg_tasks.benchmarks``), so every benchmark's record has
+the same fields.
 
 The frame-sampling setting of a sweep (``$VDG_SAMPLING``: ``frames:N`` or ``fps:F``, set by
 ``vdg sweep``) makes the held conditions hold K = N key frames, or K = F x duration per video, so a
@@ -23,6 +25,8 @@ answer is logged with ``status = "open"`` and its text; it is scored by a judge 
 from __future__ import annotations
 
 import functools
+import importlib
+import inspect
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -459,6 +463,26 @@ def make_process_docs(benchmark: Benchmark) -> Callable[[Any], Any]:
     return process_docs
 
 
+def make_aggregation(benchmark: Benchmark, metric: str, function: str) -> Callable[..., Any]:
+    """lmms-eval's own aggregation of ``metric`` (``function``, a dotted path), returning NaN where it fails."""
+
+    def aggregate(results: list[Any], args: Any = None) -> Any:
+        # Never raises: lmms-eval aggregates before it writes any sample, so an exception here loses the run.
+        try:
+            module, _, name = function.rpartition(".")
+            upstream = getattr(importlib.import_module(module), name)
+            # lmms-eval hands ``args`` to an aggregation whose signature names it; so does this wrapper.
+            if "args" in inspect.signature(upstream).parameters:
+                return upstream(results, args=args)
+            return upstream(results)
+        except Exception as exc:
+            logger.warning(f"vdg: {benchmark.name} native aggregation {metric} failed, NaN: {_describe(exc)}")
+            return float("nan")
+
+    aggregate.__name__ = aggregation_name(benchmark.name, metric)
+    return aggregate
+
+
 def aggregate_accuracy(scores: list[float | None]) -> float:
     """Accuracy over the questions that were answered (``error`` rows, logged as None, are never scored)."""
     scored = [s for s in scores if s is not None]
@@ -471,10 +495,16 @@ def hook_name(benchmark: str, condition: str, hook: str) -> str:
     return f"{benchmark}__{condition}__{hook}"
 
 
+def aggregation_name(benchmark: str, metric: str) -> str:
+    return f"{benchmark}__{metric}__aggregation"
+
+
 def _generate_hooks() -> dict[str, Callable[..., Any]]:
     hooks: dict[str, Callable[..., Any]] = {}
     for bench in BENCHMARKS.values():
         hooks[f"{bench.name}__process_docs"] = make_process_docs(bench)
+        for metric, function in bench.upstream.metrics if bench.upstream else ():
+            hooks[aggregation_name(bench.name, metric)] = make_aggregation(bench, metric, function)
         for cond in bench.conditions():
             hooks[hook_name(bench.name, cond.name, "doc_to_visual")] = make_doc_to_visual(bench, cond)
             hooks[hook_name(bench.name, cond.name, "process_results")] = make_process_results(bench, cond)

@@ -16,7 +16,7 @@ import yaml
 
 from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Benchmark, members, task_name
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, protocol_conditions
-from vdg_tasks.hooks import METRIC_KEY, hook_name
+from vdg_tasks.hooks import METRIC_KEY, aggregation_name, hook_name
 from vdg_tasks.sources import LOCAL_DATA_ENV
 from vdg_tasks.upstream import Function, task_config
 
@@ -51,7 +51,7 @@ def _dump(doc: Mapping[str, Any]) -> str:
 
 
 def _metric_list(native: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
-    """vdg's accuracy, then the benchmark's own metrics (``Upstream.metrics``)."""
+    """vdg's accuracy, then the benchmark's own metrics (``Upstream.metrics``, through their hooks)."""
     metrics = [(METRIC_KEY, "vdg_tasks.hooks.aggregate_accuracy"), *native]
     return [{"metric": m, "aggregation": _Function(agg), "higher_is_better": True} for m, agg in metrics]
 
@@ -97,7 +97,9 @@ def _hub_template(benchmark: Benchmark) -> dict[str, Any]:
     if upstream.get("cluster_key"):
         doc["cluster_key"] = upstream["cluster_key"]
     doc["generation_kwargs"] = upstream["generation_kwargs"]
-    doc["metric_list"] = _metric_list(benchmark.upstream.metrics)
+    # lmms-eval's own aggregations through vdg's wrappers: one that raises would end the run unwritten.
+    native = tuple((m, f"vdg_tasks.hooks.{aggregation_name(benchmark.name, m)}") for m, _ in benchmark.upstream.metrics)
+    doc["metric_list"] = _metric_list(native)
     doc["lmms_eval_specific_kwargs"] = upstream["lmms_eval_specific_kwargs"]
     return doc
 
