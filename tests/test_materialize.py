@@ -52,6 +52,14 @@ def test_unknown_benchmark_names_the_known_ones():
     assert list(dict.fromkeys(b.report_name for b in BENCHMARKS.values())) == known.split(", ")
 
 
+@pytest.mark.parametrize(
+    ("typo", "meant"), [("videome", "videomme"), ("mvbech", "mvbench"), ("mvbench_action_cout", "mvbench_action_count")]
+)
+def test_a_benchmark_typo_gets_did_you_mean(typo, meant):
+    with pytest.raises(TaskError, match=rf"unknown benchmark '{typo}' \(did you mean '{meant}'\?\); known: "):
+        expand_tasks([f"{typo}_vdg_black"])
+
+
 def test_a_group_tag_names_every_sub_task():
     black = expand_tasks(["mvbench_vdg_black"])
     assert len(black) == 20 and black[0] == "mvbench_action_sequence_vdg_black"
@@ -207,7 +215,7 @@ def test_vdg_local_data_one_level_off_says_which_setting_would_find_the_copy(tmp
     assert "$VDG_LOCAL_DATA/" in message and "└── videomme/" in message
     fixed = _materialize_offline(tmp_path, benchmarks)
     assert fixed.returncode == 0, fixed.stderr[-3000:]
-    assert "2 source videos checked (orig), 0 failed" in fixed.stdout
+    assert "2 source videos checked, 0 failed" in fixed.stdout
 
 
 # -- running --------------------------------------------------------------------------------------
@@ -223,10 +231,23 @@ def test_summary_counts_source_checks_apart_from_the_cache(tmp_path, cache):
     second = summarize(run_jobs(jobs, workers=1, progress=False), unavailable)
     assert (second.built, second.cached, second.sources_checked, len(second.failed)) == (0, 4, 2, 1)
     assert second.line() == (
-        "0 videos built, 4 already cached, 2 source videos checked (orig), 1 failed "
+        "0 videos built, 4 already cached, 2 source videos checked, 1 failed "
         "(those questions are logged as error rows when evaluated)"
     )
     assert second.failure_lines() == ["  vdgsynth/black c: video path:c.mp4 does not exist"]
+
+
+def test_a_source_shown_under_orig_and_the_text_conditions_is_counted_once(tmp_path):
+    sources = {f"v{i}": str(tmp_path / f"v{i}.mp4") for i in range(4)}
+    shown_as_is = ("orig", "nameswap", "open", "abstain")
+    outcomes = [
+        mat.Outcome(Job("vdgsynth", c, vid, src), Path(src), False, None)
+        for vid, src in sources.items()
+        for c in shown_as_is
+    ]
+    summary = summarize(outcomes)
+    assert summary.sources_checked == len(sources) == 4  # not 4 x 4 jobs
+    assert "4 source videos checked" in summary.line()
 
 
 def test_any_exception_while_building_is_that_jobs_failure(tmp_path, cache, monkeypatch):

@@ -80,8 +80,8 @@ class Summary:
     Attributes:
         built: perturbed videos built now.
         cached: perturbed videos found intact in the cache.
-        sources_checked: ``orig`` jobs: source videos validated (``orig`` shows the source itself,
-            so nothing is cached for it).
+        sources_checked: distinct source videos validated for the conditions that show the source itself
+            (``orig`` and the text conditions: nothing is cached for them).
         failed: every failed job and every question whose source is unavailable.
     """
 
@@ -93,7 +93,7 @@ class Summary:
     def line(self) -> str:
         return (
             f"{self.built} videos built, {self.cached} already cached, {self.sources_checked} source videos "
-            f"checked (orig), {len(self.failed)} failed (those questions are logged as error rows when evaluated)"
+            f"checked, {len(self.failed)} failed (those questions are logged as error rows when evaluated)"
         )
 
     def counts(self) -> dict[str, int]:
@@ -110,18 +110,19 @@ class Summary:
 
 
 def summarize(outcomes: Iterable[Outcome], unavailable: Iterable[Outcome] = ()) -> Summary:
-    built = cached = checked = 0
+    built = cached = 0
+    checked: set[str] = set()  # one source serves orig and every text condition: counted once
     failed: list[Outcome] = []
     for o in outcomes:
         if o.error is not None or o.path is None:
             failed.append(o)
         elif CONDITIONS[o.job.condition].transform == "identity":
-            checked += 1
+            checked.add(o.job.source)
         elif o.hit:
             cached += 1
         else:
             built += 1
-    return Summary(built, cached, checked, tuple(failed) + tuple(unavailable))
+    return Summary(built, cached, len(checked), tuple(failed) + tuple(unavailable))
 
 
 def _known(names: Iterable[str]) -> str:
@@ -136,6 +137,13 @@ def _unknown_condition(task: str, name: str) -> TaskError:
         f"{task!r}: unknown condition {name!r}{hint}; known: {_known(CONDITIONS)} "
         f"(tags: {_known(f'<benchmark>_vdg_{f}' for f in families())}, <benchmark>_vdg)"
     )
+
+
+def _unknown_benchmark(task: str, name: str) -> TaskError:
+    known = list(_benchmark_names()) + list(BENCHMARKS)
+    near = difflib.get_close_matches(name, dict.fromkeys(known), n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return TaskError(f"{task!r}: unknown benchmark {name!r}{hint}; known: {_known(_benchmark_names())}")
 
 
 def _tag_members(bench: str) -> dict[str, list[str]]:
@@ -190,7 +198,7 @@ def expand_tasks(names: Iterable[str]) -> list[str]:
             )
         specs = [bench] if bench in BENCHMARKS else [b.name for b in members(bench)]
         if not specs:
-            raise TaskError(f"{name!r}: unknown benchmark {bench!r}; known: {_known(_benchmark_names())}")
+            raise _unknown_benchmark(name, bench)
         for spec in specs:
             out += _expand(name, spec, rest[1:])
     return list(dict.fromkeys(out))
