@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
+from loguru import logger
 
 from postprocess.io import load_frame
 from tests.test_e2e import lmms_eval, offline_env
@@ -224,6 +226,8 @@ REFUSED = {
     "perceptiontest_val_mcppl": ("output_type multiple_choice", "vdg derives generate_until tasks"),
     "nextqa": ("a group", "these can be derived one by one: nextqa_mc_test"),
     "longvidebench": ("no lmms-eval task", "did you mean longvideobench_val_v"),
+    "ai2d": ("not a video task", "returns images"),
+    "mme": ("not a video task", "reads no video"),
 }
 
 
@@ -232,14 +236,19 @@ def builtin(tmp_path_factory):
     from vdg_tasks.derive import _manager
 
     out = tmp_path_factory.mktemp("derive_builtin")
-    manager = _manager(None)
-    written, refused = {}, {}
-    for name in [*DERIVABLE, *REFUSED]:
-        try:
-            written[name] = derive(name, out, manager=manager)
-        except DeriveError as exc:
-            refused[name] = exc
-    return {"out": out, "written": written, "refused": refused}
+    messages: list[str] = []
+    sink = logger.add(lambda m: messages.append(m.record["message"]), level="INFO")
+    try:
+        manager = _manager(None)
+        written, refused = {}, {}
+        for name in [*DERIVABLE, *REFUSED]:
+            try:
+                written[name] = derive(name, out, manager=manager)
+            except DeriveError as exc:
+                refused[name] = exc
+    finally:
+        logger.remove(sink)
+    return {"out": out, "written": written, "refused": refused, "messages": messages}
 
 
 @pytest.fixture(scope="module")
@@ -279,6 +288,19 @@ def test_builtin_task_derives_and_loads_in_lmms_eval(name, builtin, derived_inde
         assert derived_index[f"{task}_vdg"]["type"] == "tag"
     if name == "tvbench":
         assert derived_index["tvbench_vdg_black"]["type"] == "tag"
+
+
+@pytest.mark.slow
+def test_reading_the_task_index_is_shown_and_a_missing_task_type_field_warned(builtin):
+    messages = builtin["messages"]
+    assert messages[0].startswith("vdg derive: reading lmms-eval's task index")
+    assert re.fullmatch(r"vdg derive: \d+ tasks indexed in [\d.]+ s", messages[1])
+    specs = {}
+    for task in (t for tasks in DERIVABLE.values() for t in tasks):
+        specs[task] = DeriveSpec.from_json((builtin["out"] / task / "vdg_derive.json").read_text())
+    untyped = {task for task, spec in specs.items() if spec.fields.task_type is None}
+    warned = {m.split(": ")[1] for m in messages if "no task-type field found" in m}
+    assert untyped and warned == untyped and "lvbench" in untyped and "longvideobench_val_v" not in warned
 
 
 @pytest.mark.slow

@@ -32,6 +32,7 @@ import itertools
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,8 @@ KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
 }
 #: In a doc_to_visual (or what it calls): it decodes frames or images instead of returning a video path.
 _FRAME_MARKERS = ("VideoReader", "Image.fromarray", "Image.open", ".get_batch(", "cv2.", ".asnumpy(", "torchvision.io")
+#: In a doc_to_visual that reads no video: it returns images (an image task).
+_IMAGE_MARKERS = (".convert(", "Image.", "PIL")
 #: Names that reach the network or write a submission: a scorer or aggregation using one is not kept.
 _UNSAFE_NAMES = frozenset(
     {"requests", "urllib", "httpx", "aiohttp", "openai", "OpenAI", "AzureOpenAI", "anthropic"}
@@ -633,11 +636,15 @@ def resolve_conditions(names: Sequence[str] | None) -> tuple[str, ...]:
 def _manager(include_path: str | os.PathLike[str] | None) -> Any:
     from lmms_eval.tasks import TaskManager
 
+    logger.info("vdg derive: reading lmms-eval's task index (its YAMLs: some seconds)...")
+    started = time.monotonic()
     logger.disable("lmms_eval")  # its indexing logs one DEBUG line per non-task YAML
     try:
-        return TaskManager(verbosity="ERROR", include_path=str(include_path) if include_path else None)
+        manager = TaskManager(verbosity="ERROR", include_path=str(include_path) if include_path else None)
     finally:
         logger.enable("lmms_eval")
+    logger.info(f"vdg derive: {len(manager.task_index)} tasks indexed in {time.monotonic() - started:.1f} s")
+    return manager
 
 
 def _visual_kwargs(config: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -678,7 +685,15 @@ def analyse(
     visual, build = config.get("doc_to_visual"), config.get("doc_to_text")
     if not _is_fn(visual):
         raise _refuse(task, "it has no doc_to_visual function (not a video task)", "no doc_to_visual")
-    markers = [m.strip(".(") for m in _FRAME_MARKERS if m in _closure_text(visual)]
+    code = _closure_text(visual)
+    images = [m.strip(".(") for m in _IMAGE_MARKERS if m in code]
+    if images and "video" not in code.lower():
+        raise _refuse(
+            task,
+            f"not a video task: its doc_to_visual {visual} returns images ({', '.join(images)}) and reads no video",
+            "not a video task",
+        )
+    markers = [m.strip(".(") for m in _FRAME_MARKERS if m in code]
     if markers:
         raise _refuse(
             task,
@@ -706,6 +721,12 @@ def analyse(
     if found.answer is None:
         known = ", ".join(KNOWN_FIELDS["answer"])
         raise _refuse(task, f"no answer field: none of {known}; give --answer FIELD", "no answer field")
+    if found.task_type is None:
+        logger.warning(
+            f"vdg derive: {task}: no task-type field found (none of {', '.join(KNOWN_FIELDS['task_type'])}): "
+            "every question gets one task type, so the report's per-task-type tables have one row; give "
+            "--task-type FIELD if its docs have one"
+        )
     results, docs = config.get("process_results"), config.get("process_docs")
     return DeriveSpec(
         task=task,
