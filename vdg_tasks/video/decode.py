@@ -20,6 +20,8 @@ __all__ = ["Timeline", "decode_targets", "display_matrix", "first_frame", "scan_
 #: A demuxed timeline may fall short of the declared duration by this many frame periods (rounding, edit lists).
 DURATION_SLACK_FRAMES = 2
 _IDENTITY_MATRIX = (1 << 16, 0, 0, 0, 1 << 16, 0, 0, 0, 1 << 30)
+#: libavformat's ``AVFMT_TS_DISCONT``: the format allows timestamp jumps (mpegts, mpeg (PS), hls, ogg, live_flv, ...).
+_AVFMT_TS_DISCONT = 0x0200
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,11 @@ def decode_targets(
     the target that no other frame references are skipped, not decoded); a target in the GOP being
     decoded is reached by decoding on. At most one decoded frame is alive at a time.
 
+    A seek that lands after the target (an imprecise index; MPEG-TS, whose demuxer seeks by decode
+    timestamps so that a key frame's own pts lands on the next one) is retried from the key frame
+    before, then from the start of the stream: by timestamp, then, for formats whose timestamps may
+    jump (MPEG-TS/PS, including a 33-bit wrap), by byte 0, as ffplay does.
+
     Raises:
         ValueError: a target cannot be decoded.
     """
@@ -113,9 +120,9 @@ def decode_targets(
     frames: Iterator[av.VideoFrame] | None = None
     last_pts: int | None = None  # pts of the last frame the current decode produced
     target_pts = 0
+    byte_rewind = _seeks_by_byte(container)
 
-    def decode_from(seek_pts: int, skip_nonref: bool) -> Iterator[av.VideoFrame]:
-        container.seek(int(seek_pts), backward=True, any_frame=False, stream=stream)
+    def decode_from(skip_nonref: bool) -> Iterator[av.VideoFrame]:
         for packet in container.demux(stream):
             if skip_nonref and packet.size and packet.pts is not None and packet.pts < target_pts:
                 ctx.skip_frame = "NONREF"
@@ -126,17 +133,24 @@ def decode_targets(
     for index in indices:
         target_pts = int(frame_pts[min(int(index), len(frame_pts) - 1)])
         k = int(np.searchsorted(key_pts, target_pts, side="right")) - 1
-        seek_candidates = [int(key_pts[j]) for j in range(k, -1, -1)] if k >= 0 else []
+        seek_candidates: list[int | None] = [int(key_pts[j]) for j in range(k, -1, -1)] if k >= 0 else []
         seek_candidates.append(int(frame_pts[0]))
+        if byte_rewind:
+            seek_candidates.append(None)
         gop_start = seek_candidates[0]
         found: av.VideoFrame | None = None
-        if frames is not None and last_pts is not None and gop_start <= last_pts < target_pts:
+        if frames is not None and last_pts is not None and gop_start is not None and gop_start <= last_pts < target_pts:
             found = _first_at_or_after(frames, target_pts)
         for attempt, seek_pts in enumerate(seek_candidates if found is None else []):
-            frames = decode_from(seek_pts, skip_nonref=attempt == 0)  # retries decode everything
+            if seek_pts is None:
+                if not _seek_start_by_byte(container):
+                    continue
+            else:
+                container.seek(seek_pts, backward=True, any_frame=False, stream=stream)
+            frames = decode_from(skip_nonref=attempt == 0)  # retries decode everything
             first = next(frames, None)
             if first is None or first.pts is None or first.pts > target_pts:
-                continue  # landed after the target (imprecise index): seek further back
+                continue  # landed after the target: seek further back
             found = first if first.pts == target_pts else _first_at_or_after(frames, target_pts)
             if found is not None:
                 break
@@ -154,13 +168,32 @@ def _first_at_or_after(frames: Iterator[av.VideoFrame], target_pts: int) -> av.V
     return None
 
 
+def _seeks_by_byte(container: av.container.InputContainer) -> bool:
+    """Whether the start of ``container`` is reached by seeking to byte 0 (ffplay's ``seek_by_bytes`` rule).
+
+    True for formats whose timestamps may jump (``AVFMT_TS_DISCONT``: MPEG-TS and MPEG-PS, whose
+    33-bit timestamps wrap), Ogg excepted; there a timestamp seek to the first frame can land later.
+    """
+    return bool(container.format.flags & _AVFMT_TS_DISCONT) and container.format.name != "ogg"
+
+
+def _seek_start_by_byte(container: av.container.InputContainer) -> bool:
+    """Seek to byte 0; False (nothing done) where the format cannot."""
+    try:
+        container.seek(0, unsupported_byte_offset=True)
+    except (av.FFmpegError, OSError):
+        return False
+    return True
+
+
 def first_frame(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> av.VideoFrame:
     """The first frame ``stream`` decodes to (from the start of the file).
 
     Raises:
         ValueError: no frame could be decoded.
     """
-    container.seek(0, backward=True, any_frame=False, stream=stream)
+    if not (_seeks_by_byte(container) and _seek_start_by_byte(container)):
+        container.seek(0, backward=True, any_frame=False, stream=stream)
     for frame in container.decode(stream):
         return frame
     raise ValueError("no frame could be decoded")
