@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import av
 import pytest
 
 import vdg_tasks.hooks as hooks
@@ -151,6 +152,9 @@ def test_every_sample_says_where_its_pixels_came_from(doc):
     assert orig["source_digest"] == black["source_digest"] and orig["built_by"] is None  # the source itself
     held = hooks.vdgsynth__single__process_results(doc, ["C"])["vdg"]["provenance"]
     assert held["params"] == dict(CONDITIONS["single"].params)
+    with av.open(doc["video"]) as container:  # one video stream: its index among all the file's streams
+        (only,) = container.streams.video
+    assert black["source_stream"] == orig["source_stream"] == held["source_stream"] == only.index
 
 
 def test_a_question_from_an_export_is_shown_the_exported_video(doc, tmp_path, monkeypatch):

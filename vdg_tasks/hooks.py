@@ -175,6 +175,7 @@ def _resolve(
     benchmark_name: str, condition_name: str, source: str, video_id: str, bound: tuple[tuple[str, Any], ...] = ()
 ) -> Visual:
     from vdg_tasks.cache import built_by, materialize
+    from vdg_tasks.video import probe
 
     condition = CONDITIONS[condition_name]
     if bound:
@@ -183,10 +184,13 @@ def _resolve(
         result = materialize(source, condition, video_id)
         effective = _effective_params(condition, source)
         built = built_by(result.path) if result.key else None
+        stream = probe(source).stream_index
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
         logger.warning(f"vdg: {benchmark_name}/{condition_name} video {video_id}: {exc}")
         return Visual(None, "", _describe(exc))
-    origin = provenance(result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built)
+    origin = provenance(
+        result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built, source_stream=stream
+    )
     return Visual(result.path, result.key, None, effective, origin)
 
 

@@ -2,7 +2,8 @@
 
 Every cached video's sidecar records ``built_by`` (the versions of vdg, PyAV, libavcodec and
 libx264 that wrote it); every logged sample and every exported row carries ``provenance``: the
-source's digest, the condition and its parameters as applied, the transform version, ``built_by``
+source's digest, the index of its video stream that was shown (``source_stream``: decord's choice when a file
+has several), the condition and its parameters as applied, the transform version, ``built_by``
 (None for ``orig``: the source itself is shown) and, when evaluated from an export, the export's
 name and revision.
 """
@@ -63,10 +64,12 @@ def provenance(
     transform_version: int,
     built_by: Mapping[str, str] | None,
     export: Mapping[str, str] | None = None,
+    source_stream: int | None = None,
 ) -> dict[str, Any]:
     """One sample's provenance record (the module docstring); JSON-serialisable."""
     record: dict[str, Any] = {
         "source_digest": source_digest,
+        "source_stream": source_stream,
         "condition": condition,
         "params": dict(params),
         "transform_version": transform_version,
