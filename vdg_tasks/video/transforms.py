@@ -8,6 +8,12 @@ it shows and samples the source), and the source's first audio stream copied pac
 sound under every condition. Pixels are yuv420p, or yuv444p (High 4:4:4) when a side is odd,
 which 4:2:0 cannot represent.
 
+Colour: every output has the source's matrix, primaries, transfer and range, tagged in the stream and
+kept in the samples. A full-range source (``yuvj420p``, or yuv420p tagged full range, as phones
+write) gives a yuv420p output tagged full range whose samples are the source's full-range values
+(black luma 0, white 255), never squeezed to 16-235 under a full-range tag; ``black`` is luma 0 in
+a full-range output and 16 in a limited one, so it decodes to RGB 0 either way.
+
 Frame count and rate: ``crfN`` keeps the source's rate and frame count (frames renumbered at the
 average rate). Held outputs (``single``, ``ordered``, ``shuffled``) and ``black`` have ``r`` times
 the source's frames at ``r`` times its rate, ``r = output_rate_factor(n_frames, k)``: 1 for a
@@ -130,6 +136,74 @@ def output_pix_fmt(width: int, height: int) -> str:
     return "yuv444p" if width % 2 or height % 2 else "yuv420p"
 
 
+#: FFmpeg's colour range values (AVCOL_RANGE_*): limited (16-235 luma) and full (0-255).
+_RANGE_UNSPECIFIED, _RANGE_LIMITED, _RANGE_FULL = 0, 1, 2
+
+
+def _is_full_range(color_range: int | None, pix_fmt: str | None) -> bool:
+    """Whether samples tagged ``color_range`` in ``pix_fmt`` are full range (``yuvj*`` formats always are)."""
+    return (pix_fmt or "").startswith("yuvj") or _tag(color_range) == _RANGE_FULL
+
+
+def _tag(value: int | None) -> int | None:
+    """A colour field as an int, or ``None`` when PyAV gives none or an unmapped value."""
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+#: FFmpeg's "unspecified" value of each colour field (AVCOL_SPC/PRI/TRC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED).
+_UNSPECIFIED_COLOR = {"colorspace": 2, "color_range": 0, "color_primaries": 2, "color_trc": 2}
+
+
+@dataclass(frozen=True)
+class _Colour:
+    """A stream's colour description: FFmpeg's AVCOL_* values, ``None`` where unspecified."""
+
+    colorspace: int | None = None
+    """Matrix coefficients (AVCOL_SPC_*)."""
+    color_range: int | None = None
+    """Sample range: 1 limited, 2 full (a ``yuvj*`` source counts as full even when untagged)."""
+    color_primaries: int | None = None
+    """Colour primaries (AVCOL_PRI_*)."""
+    color_trc: int | None = None
+    """Transfer characteristic (AVCOL_TRC_*)."""
+
+    @classmethod
+    def of(cls, ctx: av.codec.context.CodecContext) -> _Colour:
+        """The colour description of a decoder's codec context."""
+        tags: dict[str, int | None] = {}
+        for name, unspecified in _UNSPECIFIED_COLOR.items():
+            value = _tag(getattr(ctx, name, None))
+            tags[name] = None if value == unspecified else value
+        if _is_full_range(tags["color_range"], getattr(ctx, "pix_fmt", None)):
+            tags["color_range"] = _RANGE_FULL
+        return cls(**tags)
+
+    @property
+    def full_range(self) -> bool:
+        return self.color_range == _RANGE_FULL
+
+    @property
+    def frame_range(self) -> int:
+        """The ``color_range`` to give a frame in this range (AVCOL_RANGE_*)."""
+        return self.color_range or _RANGE_UNSPECIFIED
+
+    @property
+    def black_luma(self) -> int:
+        """The luma of black: 0 in full range, 16 in limited (or unspecified, read as limited)."""
+        return 0 if self.full_range else 16
+
+    def apply(self, ctx: av.codec.context.CodecContext) -> None:
+        """Tag an encoder with this description (before it opens: libx264 reads the range there)."""
+        for name in _UNSPECIFIED_COLOR:
+            value = getattr(self, name)
+            if value is not None:
+                with contextlib.suppress(AttributeError, TypeError, ValueError):  # a value PyAV cannot map
+                    setattr(ctx, name, value)
+
+
 @dataclass(frozen=True)
 class _VideoSpec:
     """The video stream an output gets."""
@@ -138,38 +212,19 @@ class _VideoSpec:
     height: int
     fps: Fraction
     pix_fmt: str
+    colour: _Colour = _Colour()
 
     @classmethod
-    def of(cls, info: VideoInfo, rate_factor: int = 1) -> _VideoSpec:
-        return cls(info.width, info.height, info.fps * rate_factor, output_pix_fmt(info.width, info.height))
+    def of(cls, info: VideoInfo, rate_factor: int = 1, colour: _Colour = _Colour()) -> _VideoSpec:
+        return cls(info.width, info.height, info.fps * rate_factor, output_pix_fmt(info.width, info.height), colour)
 
 
 # ---------------------------------------------------------------------------------------------
 # Encoding held pictures
 
 
-#: FFmpeg's "unspecified" value of each colour field (AVCOL_SPC/PRI/TRC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED).
-_UNSPECIFIED_COLOR = {"colorspace": 2, "color_range": 0, "color_primaries": 2, "color_trc": 2}
-
-
-def _copy_color(dst_ctx: av.codec.context.CodecContext, src_ctx: av.codec.context.CodecContext | None) -> None:
-    """Carry the source's colour description (matrix, range, primaries, transfer) to the output."""
-    if src_ctx is None:
-        return
-    for name, unspecified in _UNSPECIFIED_COLOR.items():
-        try:
-            value = getattr(src_ctx, name)
-            if value is not None and int(value) != unspecified:
-                setattr(dst_ctx, name, value)
-        except (AttributeError, TypeError, ValueError):  # older PyAV or an unmapped value: keep default
-            pass
-
-
 def _add_h264_stream(
-    out: av.container.OutputContainer,
-    spec: _VideoSpec,
-    options: dict[str, str],
-    src_ctx: av.codec.context.CodecContext | None,
+    out: av.container.OutputContainer, spec: _VideoSpec, options: dict[str, str]
 ) -> av.video.stream.VideoStream:
     stream = out.add_stream("libx264", rate=spec.fps)
     stream.width, stream.height, stream.pix_fmt = spec.width, spec.height, spec.pix_fmt
@@ -177,15 +232,16 @@ def _add_h264_stream(
     stream.thread_type = "FRAME"  # SLICE (PyAV's default) switches x264 to slower sliced threads
     _limit_threads(stream)
     stream.options = options
-    _copy_color(stream.codec_context, src_ctx)
+    spec.colour.apply(stream.codec_context)
     return stream
 
 
 def _flat_frame(spec: _VideoSpec, luma: int) -> av.VideoFrame:
-    """A picture with constant luma and neutral chroma (128)."""
+    """A picture with constant luma and neutral chroma (128), in the output's range."""
     frame = av.VideoFrame(spec.width, spec.height, spec.pix_fmt)
     for plane, value in zip(frame.planes, (luma, 128, 128), strict=True):
         plane.update(np.full(plane.buffer_size, value, dtype=np.uint8))
+    frame.color_range = spec.colour.frame_range
     return frame
 
 
@@ -205,7 +261,6 @@ class _HeldEncoder:
         out: av.container.OutputContainer,
         spec: _VideoSpec,
         template_frames: int,
-        src_ctx: av.codec.context.CodecContext | None = None,
         qp: int = HOLD_QP,
     ):
         self.spec = spec
@@ -213,7 +268,6 @@ class _HeldEncoder:
             out,
             spec,
             {"preset": HOLD_PRESET, "qp": str(int(qp)), "forced-idr": "1", "x264-params": _HOLD_X264_PARAMS},
-            src_ctx,
         )
         self._pts = 0
         self._packets: dict[int, bytes] = {}
@@ -251,10 +305,50 @@ class _HeldEncoder:
 
 
 def _conform(frame: av.VideoFrame, spec: _VideoSpec) -> av.VideoFrame:
-    """``frame`` in the output's pixel format (the size is the source's; 10-bit or 4:4:4 become 8-bit 4:2:0)."""
-    if frame.format.name != spec.pix_fmt or frame.width != spec.width or frame.height != spec.height:
-        frame = frame.reformat(width=spec.width, height=spec.height, format=spec.pix_fmt)
+    """``frame`` in the output's pixel format and range (the size is the source's; 10-bit or 4:4:4 become
+    8-bit 4:2:0, full-range samples stay full range).
+
+    swscale treats a ``yuvj*`` input as full range and a ``yuv*`` output as limited, so converting the
+    ``yuvj420p`` frames FFmpeg decodes a full-range H.264 stream to would squeeze black 0 to 16 and
+    white 255 to 235 (PyAV only passes a range to swscale when source and destination ranges
+    differ). A ``yuvj*`` frame is therefore first relabelled as the ``yuv*`` format with the same
+    layout (a plane copy, no arithmetic); between ``yuv*`` formats swscale keeps the range.
+    """
+    dst_full = spec.colour.full_range
+    tagged = _tag(frame.color_range)
+    if tagged in (None, _RANGE_UNSPECIFIED) and not frame.format.name.startswith("yuvj"):
+        full = dst_full  # an untagged frame is in its stream's range
+    else:
+        full = _is_full_range(tagged, frame.format.name)
+    if frame.format.name.startswith("yuvj"):
+        frame = _relabel(frame, "yuv" + frame.format.name[4:])
+    if (
+        frame.format.name != spec.pix_fmt
+        or frame.width != spec.width
+        or frame.height != spec.height
+        or full != dst_full
+    ):
+        frame = frame.reformat(
+            width=spec.width,
+            height=spec.height,
+            format=spec.pix_fmt,
+            src_color_range=_RANGE_FULL if full else _RANGE_LIMITED,
+            dst_color_range=_RANGE_FULL if dst_full else _RANGE_LIMITED,
+        )
+    frame.color_range = spec.colour.frame_range
     return frame
+
+
+def _relabel(frame: av.VideoFrame, pix_fmt: str) -> av.VideoFrame:
+    """A copy of 8-bit planar ``frame``'s samples as pixel format ``pix_fmt`` (same plane layout)."""
+    relabelled = av.VideoFrame(frame.width, frame.height, pix_fmt)
+    for src, dst in zip(_plane_arrays(frame), relabelled.planes, strict=True):
+        padded = np.zeros((dst.height, dst.line_size), dtype=np.uint8)
+        padded[:, : dst.width] = src
+        dst.update(padded)
+    relabelled.pts, relabelled.time_base = frame.pts, frame.time_base
+    relabelled.colorspace = frame.colorspace
+    return relabelled
 
 
 def _held_packets(
@@ -362,29 +456,29 @@ def write_black(src: PathLike, dst: PathLike, k: int = DEFAULT_KEY_FRAMES) -> No
     with _writing(src, dst, "writing the black video"):
         info = probe(src)
         r = output_rate_factor(info.n_frames, k)
-        spec = _VideoSpec.of(info, r)
         with av.open(os.fspath(src), "r") as container:
             stream = video_stream(container, src)
             scan_timeline(container, stream, os.path.getsize(src))  # a truncated source fails here as in the others
             matrix = display_matrix(first_frame(container, stream))
             video_start = _start_seconds(stream)
+            spec = _VideoSpec.of(info, r, _Colour.of(stream.codec_context))
         with av.open(os.fspath(src), "r") as reader, av.open(os.fspath(dst), "w", format="mp4") as out:
             enc = _HeldEncoder(out, spec, _template_frames(r * info.n_frames), qp=BLACK_QP)
-            black = enc.add_picture(_flat_frame(spec, 16))
+            black = enc.add_picture(_flat_frame(spec, spec.colour.black_luma))
             idrs, skips = enc.finish()
-            _check_black(idrs[black], enc.stream, src)
+            _check_black(idrs[black], enc.stream, spec.colour.black_luma, src)
             audio = _audio_packets(reader, out, video_start)
             _mux_all(out, _held_packets(enc.stream, [(idrs[black], r * info.n_frames)], skips), audio)
         _finish_file(dst, matrix)
 
 
-def _check_black(idr: bytes, stream: av.video.stream.VideoStream, src: PathLike) -> None:
-    """The black IDR must decode to luma <= 16 and neutral chroma (RGB exactly 0)."""
+def _check_black(idr: bytes, stream: av.video.stream.VideoStream, black_luma: int, src: PathLike) -> None:
+    """The black IDR must decode to luma <= ``black_luma`` (16 limited, 0 full) and neutral chroma (RGB exactly 0)."""
     dec = av.CodecContext.create("h264", "r")
     dec.extradata = stream.codec_context.extradata
     frames = dec.decode(av.Packet(idr)) + dec.decode(None)
     luma, *chroma = _plane_arrays(frames[0])
-    if luma.max() > 16 or any(np.any(c != 128) for c in chroma):
+    if luma.max() > black_luma or any(np.any(c != 128) for c in chroma):
         raise RuntimeError(f"{os.fspath(src)}: libx264 did not reproduce black exactly; output would not be black.")
 
 
@@ -456,7 +550,6 @@ def _write_key_frames(
         r = output_rate_factor(info.n_frames, k)
         runs = _runs(r * info.n_frames, output_segment_bounds(info.n_frames, k), shown)
         by_index = {int(keys[pic]): pic for pic, _ in runs}
-        spec = _VideoSpec.of(info, r)
         with (
             av.open(os.fspath(src), "r") as container,
             av.open(os.fspath(src), "r") as reader,
@@ -465,7 +558,8 @@ def _write_key_frames(
             stream = video_stream(container, src)
             _limit_threads(stream)
             timeline = scan_timeline(container, stream, os.path.getsize(src))
-            enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)), stream.codec_context)
+            spec = _VideoSpec.of(info, r, _Colour.of(stream.codec_context))
+            enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)))
             handle: dict[int, int] = {}
             matrix: tuple[int, ...] | None = None
             for index, frame in decode_targets(container, stream, timeline, sorted(by_index)):
@@ -491,12 +585,12 @@ def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") ->
     """
     with _writing(src, dst, f"re-encoding at CRF {crf}"):
         info = probe(src)
-        spec = _VideoSpec.of(info)
         with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
             in_stream = video_stream(container, src)
             in_stream.thread_type = "FRAME"
             _limit_threads(in_stream)
-            stream = _add_h264_stream(out, spec, {"crf": str(int(crf)), "preset": preset}, in_stream.codec_context)
+            spec = _VideoSpec.of(info, colour=_Colour.of(in_stream.codec_context))
+            stream = _add_h264_stream(out, spec, {"crf": str(int(crf)), "preset": preset})
             carrier = None
             if container.streams.audio:
                 carrier = AudioCarrier(out, container.streams.audio[0], _start_seconds(in_stream))
