@@ -28,7 +28,9 @@ DEFAULT_KEY_FRAMES = 32
 #: Bumped whenever a video transform's output changes for the same input; part of every cache key.
 #: 3: held pictures and black coded at a constant QP (was CRF 14, whose first IDR after the skip
 #: template came out near lossless: ``single`` was larger than ``ordered``).
-TRANSFORM_VERSION = 3
+#: 4: the video stream decord reads (not the first), the source's colour range kept, MPEG-TS decoded from the
+#: start where a seek overshoots, and the source keyed by a digest of all of its bytes.
+TRANSFORM_VERSION = 4
 
 
 @dataclass(frozen=True)
