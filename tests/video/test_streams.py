@@ -19,7 +19,7 @@ OFFSET = 2000
 N_FRAMES = 30
 
 
-def _two_streams(path: Path) -> Path:
+def write_two_streams(path: Path) -> Path:
     """A small 160x120 stream 0 beside a 320x240 stream 1, both 10 fps, 30 frames."""
     with av.open(str(path), "w") as out:
         small = out.add_stream("libx264", rate=10)
@@ -39,7 +39,7 @@ def _two_streams(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory) -> Path:
-    return _two_streams(tmp_path_factory.mktemp("streams") / "two.mp4")
+    return write_two_streams(tmp_path_factory.mktemp("streams") / "two.mp4")
 
 
 def _decord_frames(path: Path) -> tuple[tuple[int, int], list[int]]:
