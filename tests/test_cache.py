@@ -11,6 +11,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import av
@@ -68,6 +69,52 @@ def test_key_covers_content_condition_params_and_seed(tmp_path):
         cache_key(ident, crf(23, preset="slow"), 1),
     }
     assert len(keys) == 5
+
+
+def write_bytes(path: Path, size: int = (3 << 20) + 12345) -> Path:
+    """A file larger than the old 2 x 256 KiB sample and not a whole number of read chunks."""
+    path.write_bytes(np.random.default_rng(0).bytes(size))
+    return path
+
+
+def test_the_source_identity_is_the_sha256_of_every_byte(tmp_path):
+    src = write_bytes(tmp_path / "s.mp4")
+    assert source_identity(src) == hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+def test_a_same_size_rewrite_in_the_middle_is_a_new_key_even_with_the_old_mtime(tmp_path):
+    src = write_bytes(tmp_path / "s.mp4")
+    before = src.stat()
+    old_key = cache_key(source_identity(src), CONDITIONS["black"], 1)
+    time.sleep(0.05)  # past the filesystem's timestamp tick, so the rewrite moves the ctime
+    with open(src, "r+b") as f:
+        f.seek(before.st_size // 2)
+        middle = f.read(16)
+        f.seek(before.st_size // 2)
+        f.write(bytes(b ^ 0xFF for b in middle))
+    os.utime(src, ns=(before.st_atime_ns, before.st_mtime_ns))  # as rsync -t or tar would leave it
+    after = src.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert cache_key(source_identity(src), CONDITIONS["black"], 1) != old_key
+
+
+def test_an_unchanged_source_is_read_once_and_a_changed_one_again(tmp_path, monkeypatch):
+    src = write_bytes(tmp_path / "s.mp4")
+    reads: list[str] = []
+    real = vdg_cache._content_digest
+
+    def counting(path):
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(vdg_cache, "_content_digest", counting)
+    vdg_cache.clear_memos()
+    first = source_identity(src)
+    assert source_identity(src) == first and source_identity(str(src)) == first
+    assert reads == [str(src.resolve())]
+    st = src.stat()
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new version of the file
+    assert source_identity(src) == first and len(reads) == 2
 
 
 def test_video_seed_is_stable_and_per_video():
@@ -193,13 +240,18 @@ def test_repeated_hits_do_not_reread_the_file(tmp_path, cache, monkeypatch):
     src = write_source(tmp_path / "s.mp4")
     materialize(src, CONDITIONS["black"], "s")
     calls: list[str] = []
-    real = vdg_cache._sample_digest
+    sample, content = vdg_cache._sample_digest, vdg_cache._content_digest
 
-    def counting(path, size):
+    def counting_sample(path, size):
         calls.append(str(path))
-        return real(path, size)
+        return sample(path, size)
 
-    monkeypatch.setattr(vdg_cache, "_sample_digest", counting)
+    def counting_content(path):
+        calls.append(str(path))
+        return content(path)
+
+    monkeypatch.setattr(vdg_cache, "_sample_digest", counting_sample)
+    monkeypatch.setattr(vdg_cache, "_content_digest", counting_content)
     vdg_cache.clear_memos()
     first_hit = materialize(src, CONDITIONS["black"], "s")
     assert first_hit.hit and sorted(calls) == sorted([str(src.resolve()), str(first_hit.path)])

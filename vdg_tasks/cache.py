@@ -2,8 +2,9 @@
 
 Every lmms-eval model decodes a video *path* itself, so a perturbed condition has to exist as a
 real file. ``materialize`` returns that file, building it on a miss. The cache key covers the
-source's identity (its size and a digest of its first and last 256 KiB: content, not path), the
-condition's name, transform and parameters, the per-video seed and ``TRANSFORM_VERSION``.
+source's identity (a sha256 of every byte of it: content, not path; memoized per path, size,
+mtime, ctime and inode, so a source is read once per process and file version), the condition's
+name, transform and parameters, the per-video seed and ``TRANSFORM_VERSION``.
 The location is ``$VDG_CACHE`` or the user's cache dir.
 
 Publication. A video is rendered to ``<key>.tmp-<pid>.mp4`` and its sidecar to
@@ -47,6 +48,7 @@ from vdg_tasks.provenance import builder_versions
 from vdg_tasks.seeding import stable_seed
 
 _SAMPLE_BYTES = 256 << 10
+_CHUNK_BYTES = 4 << 20
 #: A temporary file of a build: ``<stem>.tmp-<pid>.mp4`` (the video) or ``.json`` (its sidecar).
 _TEMP = re.compile(r"^(?P<stem>.+)\.tmp-(?P<pid>\d+)\.(?:mp4|json)$")
 #: errno values meaning "the cache cannot take this file" (not "the source is bad").
@@ -142,17 +144,27 @@ def _sample_digest(path: str | os.PathLike[str], size: int) -> str:
     return h.hexdigest()
 
 
+def _content_digest(path: str | os.PathLike[str]) -> str:
+    """sha256 of every byte of the file, read in 4 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(functools.partial(f.read, _CHUNK_BYTES), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def source_identity(path: str | os.PathLike[str]) -> str:
-    """A digest of the file's size, first and last 256 KiB (cheap, content based, path independent)."""
+    """The sha256 of the file's whole content (path independent), read once per process and file version."""
     p = Path(path)
     st = p.stat()
-    return _identity(str(p.resolve()), st.st_size, st.st_mtime_ns)
+    return _identity(str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 @functools.lru_cache(maxsize=65536)
-def _identity(path: str, size: int, mtime_ns: int) -> str:
-    # Memoized per (file, size, mtime): the questions of one video hash it once per process.
-    return _sample_digest(path, size)
+def _identity(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
+    # ctime and inode as well as mtime: a rewrite that restores the mtime (os.utime, rsync -t,
+    # tar) still moves the ctime, and a file replaced by rename has a new inode.
+    return _content_digest(path)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -215,7 +227,7 @@ class Materialized:
         path: the file a model should be handed (the source itself for ``orig``).
         key: the cache key (``""`` for ``orig``, which is never copied).
         hit: whether the file already existed (no work was done).
-        source_digest: the source's identity (its size and sampled content digest).
+        source_digest: the source's identity (the sha256 of its whole content).
     """
 
     path: Path

@@ -21,7 +21,7 @@ cache sidecar records them; ``built_by`` is None when the source itself is shown
 entry written before sidecars recorded it).
 
 Videos are named by content: a perturbed video by its cache key, a source shown as it is by the
-first 32 hex digits of its ``source_identity`` (size, first and last 256 KiB).
+first 32 hex digits of its ``source_identity`` (the sha256 of its whole content).
 
 Revision. A deterministic content id, the first 16 hex digits of the sha256 of the lines
 ``<relative path>\\t<sha256>\\n``, sorted by path, over ``data/*.jsonl`` and ``videos/**``. A video's
