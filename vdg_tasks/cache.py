@@ -3,7 +3,8 @@
 Every lmms-eval model decodes a video *path* itself, so a perturbed condition has to exist as a
 real file. ``materialize`` returns that file, building it on a miss. The cache key covers the
 source's identity (a sha256 of every byte of it: content, not path; memoized per path, size,
-mtime, ctime and inode, so a source is read once per process and file version), the condition's
+mtime, ctime and inode, in the process and in ``<cache>/source-digests``, so a source version is read once),
+the condition's
 name, transform and parameters, the per-video seed and ``TRANSFORM_VERSION``.
 The location is ``$VDG_CACHE`` or the user's cache dir.
 
@@ -29,6 +30,7 @@ file shipped in the package: neither needs a writable cache.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -164,7 +166,40 @@ def source_identity(path: str | os.PathLike[str]) -> str:
 def _identity(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
     # ctime and inode as well as mtime: a rewrite that restores the mtime (os.utime, rsync -t,
     # tar) still moves the ctime, and a file replaced by rename has a new inode.
-    return _content_digest(path)
+    memo = _digest_memo(path, size, mtime_ns, ctime_ns, inode)
+    try:
+        remembered = memo.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        remembered = ""
+    if _SHA256.fullmatch(remembered):
+        return remembered
+    digest = _content_digest(path)
+    _remember(memo, digest)
+    return digest
+
+
+#: A sha256 in hex, as a digest memo holds it.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _digest_memo(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> Path:
+    """Where the digest of this version of a source is remembered across processes (a later run, another
+    worker): ``<cache>/source-digests/<sha256 of the path and its stat fields>.digest``."""
+    version = hashlib.sha256(f"{path}\0{size}\0{mtime_ns}\0{ctime_ns}\0{inode}".encode()).hexdigest()
+    return cache_dir() / "source-digests" / f"{version[:40]}.digest"
+
+
+def _remember(memo: Path, digest: str) -> None:
+    """Write the memo aside and rename it into place; a cache that cannot be written keeps it in this process only
+    (``orig`` needs no writable cache)."""
+    tmp = memo.with_name(f"{memo.name}.{os.getpid()}.part")
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(digest, encoding="ascii")
+        os.replace(tmp, memo)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 @functools.lru_cache(maxsize=65536)
