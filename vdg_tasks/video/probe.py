@@ -1,16 +1,26 @@
-"""Read a video's geometry, rate and frame count without decoding it; check a source thoroughly."""
+"""Read a video's geometry, rate and frame count without decoding it; check a source thoroughly.
+
+lmms-eval's video models read videos through decord, so where decord is installed it is the reference:
+a file it cannot open or decode is rejected, and the frame count is the one it presents.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
+import re
 from dataclasses import dataclass
 from fractions import Fraction
+from types import ModuleType
+from typing import Any
 
 import av
+import numpy as np
 
 from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
 
-from .decode import decode_targets, scan_timeline
+from .decode import Timeline, decode_targets, scan_timeline
 from .layout import key_frame_indices
 
 __all__ = ["VideoDecodeError", "VideoInfo", "probe", "validate", "video_stream"]
@@ -33,7 +43,8 @@ class VideoInfo:
     fps: Fraction
     """The video stream's average frame rate."""
     n_frames: int
-    """Number of video frames (the container's count when it has one, else counted by demuxing)."""
+    """Number of video frames: decord's ``len(VideoReader)`` where decord is installed (checked against PyAV's
+    count of the frames that play), else the container's count when it has one, else counted by demuxing."""
     duration: float
     """Seconds, ``n_frames / fps``."""
     stream_index: int = 0
@@ -45,13 +56,71 @@ def _fail(path: PathLike, what: str, err: BaseException | None = None) -> VideoD
     return VideoDecodeError(f"{os.fspath(path)}: {what}{detail}")
 
 
-def _open(path: PathLike) -> av.container.InputContainer:
+def _open(path: PathLike, options: dict[str, str] | None = None) -> av.container.InputContainer:
     if not os.path.isfile(path):
         raise _fail(path, "no such video file")
     try:
-        return av.open(os.fspath(path), "r")
+        return av.open(os.fspath(path), "r", options=options or {})
     except (av.FFmpegError, OSError, ValueError) as err:
         raise _fail(path, "cannot open as a media container", err) from err
+
+
+#: Demuxers that read a single picture or an image sequence: a still image, not a video, whatever its name.
+_IMAGE_DEMUXERS = re.compile(r"image2|.*_pipe|gif|apng|webp|ico")
+#: decord's frame count may exceed PyAV's by this much and still show the same frames: an edit list that hides one
+#: frame after a key frame (decord counts it and shows the last frame once more; every other frame is PyAV's).
+COUNT_SLACK_FRAMES = 1
+_DECORD_WHO = "decord (the reader lmms-eval's video models use)"
+#: Frames validate asks decord for at once (a batch is one array: 8 HD frames are 50 MB).
+_DECORD_BATCH = 8
+
+
+def _decord() -> ModuleType | None:
+    """decord where installed, else None (imported on first use: it is optional and kept out of the CLI's imports)."""
+    try:
+        return importlib.import_module("decord")
+    except ImportError:
+        return None
+
+
+def _decord_message(err: BaseException) -> str:
+    """decord's error, first line, without the ``[hh:mm:ss]`` its logger puts in front."""
+    lines = str(err).strip().splitlines() or [type(err).__name__]
+    return re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", lines[0])
+
+
+def _decord_count(path: PathLike) -> int | None:
+    """``len(decord.VideoReader(path))``; None where decord is not installed or cannot open the file
+    (then :func:`validate` says so, after PyAV's checks have named any damage)."""
+    decord = _decord()
+    if decord is None:
+        return None
+    try:
+        return len(decord.VideoReader(os.fspath(path)))
+    except Exception:  # decord raises DECORDError (an Exception) or RuntimeError
+        return None
+
+
+def _check_image(path: PathLike, demuxer: str) -> None:
+    """A picture (PNG, JPEG, GIF, ... whatever its name) is a video only if decord reads it as one.
+
+    Without decord it is never one. (decord 0.6 opens none of PNG, JPEG or GIF, animated or not.)
+    """
+    what = f"is a still image or image sequence ({demuxer}), not a video"
+    decord = _decord()
+    if decord is None:
+        raise _fail(path, what)
+    try:
+        decord.VideoReader(os.fspath(path))
+    except Exception as err:  # decord raises DECORDError (an Exception) or RuntimeError
+        raise _fail(path, f"{what}: {_DECORD_WHO} cannot read it: {_decord_message(err)}") from err
+
+
+def _decord_reader(decord: ModuleType, path: PathLike) -> Any:
+    try:
+        return decord.VideoReader(os.fspath(path))
+    except Exception as err:  # decord raises DECORDError (an Exception) or RuntimeError
+        raise VideoDecodeError(f"{os.fspath(path)}: {_DECORD_WHO} cannot read it: {_decord_message(err)}") from err
 
 
 def _decord_rank(stream: av.video.stream.VideoStream) -> tuple[bool, int, int, int]:
@@ -80,9 +149,25 @@ def _count_packets(container: av.container.InputContainer, stream: av.video.stre
 def probe(path: PathLike) -> VideoInfo:
     """Size, rate and frame count of the video stream of ``path`` (``video_stream``); no frame is decoded.
 
+    Where decord is installed the frame count is decord's (``len(decord.VideoReader(path))``): it counts
+    the frames an edit list hides (mp4/mov, a stream-copy trim), PyAV's demuxer does not, and the two
+    must agree within ``COUNT_SLACK_FRAMES``.
+
     Raises:
-        VideoDecodeError: the file is missing, is not a readable container, or has no video stream.
+        VideoDecodeError: the file is missing, is not a readable container, is a still image, has no
+            video stream, or decord's and PyAV's frame counts differ by more than ``COUNT_SLACK_FRAMES``
+            (the message names both). A file decord cannot open is :func:`validate`'s to reject.
     """
+    if not os.path.isfile(path):
+        raise _fail(path, "no such video file")
+    st = os.stat(path)
+    return _probe_version(os.fspath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+@functools.lru_cache(maxsize=65536)
+def _probe_version(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> VideoInfo:
+    # One probe per file version and process: the hooks probe a source for every condition of a question, and a
+    # probe opens decord as well as PyAV. (A failure is not memoized: it raises.)
     try:
         return _probe(path)
     except VideoDecodeError:
@@ -94,11 +179,27 @@ def probe(path: PathLike) -> VideoInfo:
 def _probe(path: PathLike) -> VideoInfo:
     container = _open(path)
     try:
+        if _IMAGE_DEMUXERS.fullmatch(container.format.name):
+            _check_image(path, container.format.name)
         stream = video_stream(container, path)
         width, height = stream.codec_context.width, stream.codec_context.height
         if width <= 0 or height <= 0:
             raise _fail(path, f"video stream has no picture size ({width}x{height})")
         n_frames = int(stream.frames or 0)
+        counted = _decord_count(path)
+        if counted is not None:
+            n_frames = counted
+            try:
+                playing = _count_packets(container, stream)
+            except (av.FFmpegError, OSError) as err:
+                raise _fail(path, "demuxing to count frames failed", err) from err
+            if abs(n_frames - playing) > COUNT_SLACK_FRAMES:
+                raise _fail(
+                    path,
+                    f"{_DECORD_WHO} counts {n_frames} video frames but PyAV plays {playing} "
+                    "(an edit list hides frames, as a stream-copy trim leaves them): the models would not "
+                    "see the frames vdg shows; re-encode the source",
+                )
         if n_frames <= 0:
             try:
                 n_frames = _count_packets(container, stream)
@@ -121,23 +222,27 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
     Demuxes every video packet (no decoding) and checks that none is cut short or lies beyond the end
     of the file, that there are as many as the container lists and that they cover the stream's
     declared duration; then decodes, by seeking, the frames the held conditions need (the
-    ``effective_k(n_frames, k)`` key frames) and the last frame. So a source that passes can be
-    held, and one whose data is truncated fails here even when its index survived. The cost is one
-    demux of the file plus a GOP's decode per key frame, never a full decode.
+    ``effective_k(n_frames, k)`` key frames) and the last frame. Where decord is installed, decord
+    (what lmms-eval's video models read with) must then open the file and decode those same frames:
+    a PNG or GIF named ``.mp4`` or a tiny picture (1x1, 8x8: decord's frame copy fails) is rejected
+    here, not in the middle of an evaluation. So a source that passes can be held and read, and one
+    whose data is truncated fails here even when its index survived. An mp4/mov whose edit list
+    starts on a key frame is not mistaken for a truncated one (``_checked_timeline``). The cost is
+    a few demuxes of the file plus a GOP's decode per key frame, twice, never a full decode.
 
     Raises:
         ValueError: ``k < 1``.
-        VideoDecodeError: any failure (the message names the file).
+        VideoDecodeError: any failure (the message names the file; decord's failures say decord).
     """
     if int(k) < 1:
         raise ValueError(f"k must be at least 1, got k={k}.")
     info = probe(path)
+    targets = sorted({*key_frame_indices(info.n_frames, k).tolist(), info.n_frames - 1})
     try:
         container = _open(path)
         try:
             stream = video_stream(container, path)
-            timeline = scan_timeline(container, stream, os.path.getsize(path))
-            targets = sorted({*key_frame_indices(info.n_frames, k).tolist(), info.n_frames - 1})
+            timeline = _checked_timeline(path, container, stream)
             for _ in decode_targets(container, stream, timeline, targets):
                 pass
         finally:
@@ -146,4 +251,54 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
         raise
     except Exception as err:  # whatever a damaged file makes FFmpeg, PyAV or the checks raise
         raise _fail(path, "is damaged", err) from err
+    decord = _decord()
+    if decord is not None:
+        reader = _decord_reader(decord, path)
+        try:
+            for at in range(0, len(targets), _DECORD_BATCH):  # as lmms-eval reads: get_batch, a few frames at a time
+                reader.get_batch(targets[at : at + _DECORD_BATCH])
+        except Exception as err:  # DECORDError, RuntimeError: e.g. a 1x1 or 8x8 picture, an undecodable frame
+            raise VideoDecodeError(
+                f"{os.fspath(path)}: {_DECORD_WHO} cannot read it: decoding {len(targets)} frames "
+                f"({targets[0]} to {targets[-1]}) failed: {_decord_message(err)}"
+            ) from err
+        finally:
+            del reader
     return info
+
+
+def _checked_timeline(
+    path: PathLike, container: av.container.InputContainer, stream: av.video.stream.VideoStream
+) -> Timeline:
+    """``scan_timeline``'s checked timeline, also for an mp4/mov whose edit list starts on a key frame.
+
+    There FFmpeg's mov demuxer drops the samples before that key frame from its index, so fewer
+    packets come than the container's frame count and ``scan_timeline`` says truncated. Such a file is
+    checked again with its edit list ignored (every sample, all of which must be in the file); the
+    timeline is then the frames that play.
+    """
+    try:
+        return scan_timeline(container, stream, os.path.getsize(path))
+    except ValueError:
+        if not container.format.name.startswith("mov"):
+            raise
+        whole = _open(path, {"ignore_editlist": "1"})
+        try:
+            scan_timeline(whole, video_stream(whole, path), os.path.getsize(path))  # raises if truly truncated
+        finally:
+            whole.close()
+    container.seek(0, backward=True, any_frame=False, stream=stream)
+    pts: list[int] = []
+    keys: list[int] = []
+    for packet in container.demux(stream):
+        if packet.size == 0 or packet.is_discard:
+            continue
+        t = packet.pts if packet.pts is not None else packet.dts
+        if t is None:
+            raise ValueError("a video packet has no timestamp")
+        pts.append(t)
+        if packet.is_keyframe:
+            keys.append(t)
+    if not pts:
+        raise ValueError("no video packets")
+    return Timeline(np.sort(np.asarray(pts, dtype=np.int64)), np.sort(np.asarray(keys, dtype=np.int64)))
