@@ -132,7 +132,7 @@ def _task_types(tables, run, level) -> list[dict]:
     if widest["significant"]:
         sentence = f"Most and least visual task types: {spread}."
     else:
-        sentence = f"No two task types differ reliably in VDG: the most and least visual, {spread}, do not."
+        sentence = f"No two task types differ reliably in VDG: even the widest pair, {spread}, is not significant."
     return [_finding(run, "task_types", sentence, widest, "task_type_contrast", where, "diff")]
 
 
