@@ -97,7 +97,7 @@ def runs(world):
 def report(world, runs):
     out = world["root"] / "report"
     assert vdg_main(["report", *(f"{k}={v}" for k, v in runs.items()), "--out", str(out), "--resamples", "500"]) == 0
-    return {name: pd.read_csv(out / f"{name}.csv") for name in ("vdg", "ladder", "coverage")} | {
+    return {name: pd.read_csv(out / f"{name}.csv") for name in ("vdg", "ladder", "coverage", "findings")} | {
         "md": (out / "report.md").read_text(),
         "frame": load_frame([f"{k}={v}" for k, v in runs.items()]),
     }
@@ -170,6 +170,23 @@ def test_probe_vdg_rows_and_markdown(report):
     assert vdg.loc[("probe", "text_only"), "vdg"] == 0
     assert vdg.loc[("probe", "single_frame"), "vdg"] > 0
     assert "Visual Dependency Gap by task type" in report["md"]
+
+
+def test_the_report_opens_with_the_findings_of_every_model_in_words(report):
+    md, findings = report["md"], report["findings"]
+    assert md.startswith("# vdg report\n\n## Findings\n")
+    first_table = md.index("\n|")
+    assert set(findings["model"]) == set(report["vdg"]["model"])
+    for row in findings.itertuples():
+        assert 0 < md.index(row.sentence) < first_table, row.sentence  # every sentence, before any table
+    # the probe's video sentence carries the vdg table's Overall VDG and CI (one decimal, in points)
+    video = findings[(findings.model == "probe") & (findings.topic == "video")].iloc[0]
+    overall = report["vdg"].set_index(["model", "task_type"]).loc[("probe", "Overall")]
+    assert f"{100 * overall.vdg:+.1f} points" in video.sentence
+    if pd.isna(overall.ci_low):  # too few questions for a CI: the sentence says so instead of a number
+        assert f"no CI: fewer questions than min_stratum; n = {overall.n} questions" in video.sentence
+    else:
+        assert f"{100 * overall.ci_low:+.1f} to {100 * overall.ci_high:+.1f}" in video.sentence
 
 
 def test_tiny_qwen2_vl_through_the_real_harness(world, tmp_path):
