@@ -135,7 +135,7 @@ def test_validate_reports_any_exception_as_a_decode_error(hostile, monkeypatch):
     def broken(*args, **kwargs):
         raise IndexError("boom")
 
-    monkeypatch.setattr(probe_module, "scan_timeline", broken)
+    monkeypatch.setattr(probe_module, "checked_timeline", broken)
     with pytest.raises(VideoDecodeError, match=r"frames_10\.mp4.*boom"):
         validate(hostile["frames_10"])
 

@@ -16,8 +16,8 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
-from vdg_tasks.video import VideoDecodeError, key_frame_indices, probe, validate
+from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
+from vdg_tasks.video import VideoDecodeError, key_frame_indices, probe, render, validate
 from vdg_tasks.video.decode import scan_timeline
 
 from .conftest import barcode_rgb, read_index, write_indexed_source
@@ -204,6 +204,11 @@ def test_an_edit_list_starting_on_a_key_frame_is_not_taken_for_truncation(source
     info = validate(path)
     assert (info.n_frames, info.duration) == (21, pytest.approx(2.1))
     assert [read_index(reader[i].asnumpy()) for i in (0, 20)] == [24, 44]
+    # and every condition renders it: the held and crf outputs last as long as the 21 frames decord shows
+    for name in ("black", "ordered", "crf28"):
+        out = tmp_path / f"from_key_{name}.mp4"
+        render(CONDITIONS[name], path, out, seed=0)
+        assert probe(out).duration == pytest.approx(info.duration, abs=0.11), name
 
 
 def test_an_edit_list_that_truly_lost_data_is_still_truncated(source45, tmp_path):

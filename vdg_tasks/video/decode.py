@@ -6,6 +6,7 @@ with the file's name.
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from collections.abc import Iterator, Sequence
@@ -15,7 +16,7 @@ import av
 import numpy as np
 from av.sidedata.sidedata import Type as SideDataType
 
-__all__ = ["Timeline", "decode_targets", "display_matrix", "first_frame", "scan_timeline"]
+__all__ = ["Timeline", "checked_timeline", "decode_targets", "display_matrix", "first_frame", "scan_timeline"]
 
 #: A demuxed timeline may fall short of the declared duration by this many frame periods (rounding, edit lists).
 DURATION_SLACK_FRAMES = 2
@@ -210,3 +211,37 @@ def display_matrix(frame: av.VideoFrame) -> tuple[int, ...] | None:
             values = struct.unpack("=9i", bytes(side)[:36])
             return None if values == _IDENTITY_MATRIX else values
     return None
+
+
+def checked_timeline(
+    path: str | os.PathLike[str], container: av.container.InputContainer, stream: av.video.stream.VideoStream
+) -> Timeline:
+    """``scan_timeline``'s checked timeline, also for an mp4/mov whose edit list starts on a key frame.
+
+    There FFmpeg's mov demuxer drops the samples before that key frame from its index, so fewer
+    packets come than the container's frame count and ``scan_timeline`` says truncated. Such a file is
+    checked again with its edit list ignored (every sample, all of which must be in the file); the
+    timeline is then the frames that play.
+    """
+    try:
+        return scan_timeline(container, stream, os.path.getsize(path))
+    except ValueError:
+        if not container.format.name.startswith("mov"):
+            raise
+        with av.open(os.fspath(path), "r", options={"ignore_editlist": "1"}) as whole:
+            scan_timeline(whole, whole.streams[stream.index], os.path.getsize(path))  # raises if truly truncated
+    container.seek(0, backward=True, any_frame=False, stream=stream)
+    pts: list[int] = []
+    keys: list[int] = []
+    for packet in container.demux(stream):
+        if packet.size == 0 or packet.is_discard:
+            continue
+        t = packet.pts if packet.pts is not None else packet.dts
+        if t is None:
+            raise ValueError("a video packet has no timestamp")
+        pts.append(t)
+        if packet.is_keyframe:
+            keys.append(t)
+    if not pts:
+        raise ValueError("no video packets")
+    return Timeline(np.sort(np.asarray(pts, dtype=np.int64)), np.sort(np.asarray(keys, dtype=np.int64)))

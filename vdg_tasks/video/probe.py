@@ -16,11 +16,10 @@ from types import ModuleType
 from typing import Any
 
 import av
-import numpy as np
 
 from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
 
-from .decode import Timeline, decode_targets, scan_timeline
+from .decode import checked_timeline, decode_targets
 from .layout import key_frame_indices
 
 __all__ = ["VideoDecodeError", "VideoInfo", "probe", "validate", "video_stream"]
@@ -227,7 +226,7 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
     a PNG or GIF named ``.mp4`` or a tiny picture (1x1, 8x8: decord's frame copy fails) is rejected
     here, not in the middle of an evaluation. So a source that passes can be held and read, and one
     whose data is truncated fails here even when its index survived. An mp4/mov whose edit list
-    starts on a key frame is not mistaken for a truncated one (``_checked_timeline``). The cost is
+    starts on a key frame is not mistaken for a truncated one (``checked_timeline``). The cost is
     a few demuxes of the file plus a GOP's decode per key frame, twice, never a full decode.
 
     Raises:
@@ -242,7 +241,7 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
         container = _open(path)
         try:
             stream = video_stream(container, path)
-            timeline = _checked_timeline(path, container, stream)
+            timeline = checked_timeline(path, container, stream)
             for _ in decode_targets(container, stream, timeline, targets):
                 pass
         finally:
@@ -265,40 +264,3 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
         finally:
             del reader
     return info
-
-
-def _checked_timeline(
-    path: PathLike, container: av.container.InputContainer, stream: av.video.stream.VideoStream
-) -> Timeline:
-    """``scan_timeline``'s checked timeline, also for an mp4/mov whose edit list starts on a key frame.
-
-    There FFmpeg's mov demuxer drops the samples before that key frame from its index, so fewer
-    packets come than the container's frame count and ``scan_timeline`` says truncated. Such a file is
-    checked again with its edit list ignored (every sample, all of which must be in the file); the
-    timeline is then the frames that play.
-    """
-    try:
-        return scan_timeline(container, stream, os.path.getsize(path))
-    except ValueError:
-        if not container.format.name.startswith("mov"):
-            raise
-        whole = _open(path, {"ignore_editlist": "1"})
-        try:
-            scan_timeline(whole, video_stream(whole, path), os.path.getsize(path))  # raises if truly truncated
-        finally:
-            whole.close()
-    container.seek(0, backward=True, any_frame=False, stream=stream)
-    pts: list[int] = []
-    keys: list[int] = []
-    for packet in container.demux(stream):
-        if packet.size == 0 or packet.is_discard:
-            continue
-        t = packet.pts if packet.pts is not None else packet.dts
-        if t is None:
-            raise ValueError("a video packet has no timestamp")
-        pts.append(t)
-        if packet.is_keyframe:
-            keys.append(t)
-    if not pts:
-        raise ValueError("no video packets")
-    return Timeline(np.sort(np.asarray(pts, dtype=np.int64)), np.sort(np.asarray(keys, dtype=np.int64)))

@@ -57,7 +57,7 @@ from av.video.frame import PictureType
 from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
 
 from .audio import AudioCarrier, interleave
-from .decode import decode_targets, display_matrix, first_frame, scan_timeline
+from .decode import checked_timeline, decode_targets, display_matrix, first_frame
 from .layout import (
     HOLD_ORDERS,
     HoldOrder,
@@ -458,7 +458,7 @@ def write_black(src: PathLike, dst: PathLike, k: int = DEFAULT_KEY_FRAMES) -> No
         r = output_rate_factor(info.n_frames, k)
         with av.open(os.fspath(src), "r") as container:
             stream = video_stream(container, src)
-            scan_timeline(container, stream, os.path.getsize(src))  # a truncated source fails here as in the others
+            checked_timeline(src, container, stream)  # a truncated source fails here as in the others
             matrix = display_matrix(first_frame(container, stream))
             video_start = _start_seconds(stream)
             spec = _VideoSpec.of(info, r, _Colour.of(stream.codec_context))
@@ -557,7 +557,7 @@ def _write_key_frames(
         ):
             stream = video_stream(container, src)
             _limit_threads(stream)
-            timeline = scan_timeline(container, stream, os.path.getsize(src))
+            timeline = checked_timeline(src, container, stream)
             spec = _VideoSpec.of(info, r, _Colour.of(stream.codec_context))
             enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)))
             handle: dict[int, int] = {}
