@@ -20,7 +20,7 @@ benchmark's YAML folder (``include_defaults=False``), not lmms-eval's hundreds o
 
 Whatever a killed run leaves behind (``*.tmp-<pid>.*`` of a SIGKILLed worker) is removed by the
 next run, which sweeps the cache before building. A worker that dies on its own breaks the pool;
-the jobs it took with it are retried once in a new pool.
+the jobs it took with it are retried once, each alone in a new worker process.
 """
 
 from __future__ import annotations
@@ -451,8 +451,9 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
     the cache cannot be written, raises ``CacheUnwritable`` once, before any work.
 
     A worker process that dies (a crash, the out-of-memory killer) breaks the pool and every job
-    not finished by then: those jobs are run once more in a new pool, and the ones lost again
-    are failed outcomes. SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
+    not finished by then: each of those jobs is run once more, alone in a new worker process, and
+    one whose worker dies again is a failed outcome (the others are not taken down with it).
+    SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
     """
     from tqdm import tqdm
 
@@ -480,9 +481,10 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
                 logger.warning(
                     f"vdg materialize: a worker process died; retrying the {len(lost)} jobs it left unfinished"
                 )
-                done, lost = _pool_round(lost, min(workers, len(lost)), bar)
-                outcomes += done + [Outcome(job, None, False, _DIED_TWICE) for job in lost]
-                bar.update(len(lost))
+                for job in lost:  # each alone: a job that kills its worker again takes no other job with it
+                    done, died = _pool_round([job], 1, bar)
+                    outcomes += done + [Outcome(job, None, False, _DIED_TWICE) for job in died]
+                    bar.update(len(died))
     finally:
         if needs_cache:
             remove_idle_locks(cache_dir())
@@ -492,7 +494,8 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
 #: The error of a job whose worker process died in the first pool and again in the retry pool.
 _DIED_TWICE = (
     "BrokenProcessPool: a worker process died (a crash in the decoder or encoder, or the out-of-memory killer) "
-    "while this job was pending or running, in the first pool and again in the retry pool; rerun to retry"
+    "while this job was pending or running, and its worker died again when it was retried alone: this job "
+    "kills its worker; rerun to retry"
 )
 
 

@@ -122,18 +122,34 @@ def _task_types(tables, run, level) -> list[dict]:
     if not len(pairs):
         return []
     widest = pairs.loc[pairs["diff"].idxmax()].to_dict()
-    where = {"task_type_a": widest["task_type_a"], "task_type_b": widest["task_type_b"]}
-    p = f"Holm-adjusted p = {widest['p_holm']:.2g} over {int(widest['n_family'])} pairs"
-    spread = (
-        f"{widest['task_type_a']} (VDG {points(widest['vdg_a'])}) and {widest['task_type_b']} "
-        f"(VDG {points(widest['vdg_b'])}) differ by {points(widest['diff'])} points "
-        f"({_ci_points(widest, level=level)}; {p})"
-    )
+    reliable = pairs[pairs["significant"].astype(bool)]
     if widest["significant"]:
-        sentence = f"Most and least visual task types: {spread}."
+        row, sentence = widest, f"Most and least visual task types: {_pair_text(widest, level)}."
+    elif len(
+        reliable
+    ):  # a narrower pair with more questions (or less spread) can survive Holm where the widest does not
+        row = reliable.loc[reliable["diff"].idxmax()].to_dict()
+        sentence = (
+            f"The widest pair of task types does not differ reliably in VDG, but {len(reliable)} of "
+            f"{int(row['n_family'])} pairs do; the widest of those: {_pair_text(row, level)}."
+        )
     else:
-        sentence = f"No two task types differ reliably in VDG: even the widest pair, {spread}, is not significant."
-    return [_finding(run, "task_types", sentence, widest, "task_type_contrast", where, "diff")]
+        row = widest
+        sentence = (
+            f"No two task types differ reliably in VDG: even the widest pair, {_pair_text(widest, level)}, "
+            "is not significant."
+        )
+    where = {"task_type_a": row["task_type_a"], "task_type_b": row["task_type_b"]}
+    return [_finding(run, "task_types", sentence, row, "task_type_contrast", where, "diff")]
+
+
+def _pair_text(row: dict, level: float) -> str:
+    p = f"Holm-adjusted p = {row['p_holm']:.2g} over {int(row['n_family'])} pairs"
+    return (
+        f"{row['task_type_a']} (VDG {points(row['vdg_a'])}) and {row['task_type_b']} "
+        f"(VDG {points(row['vdg_b'])}) differ by {points(row['diff'])} points "
+        f"({_ci_points(row, level=level)}; {p})"
+    )
 
 
 def _temporal(tables, run, level) -> list[dict]:

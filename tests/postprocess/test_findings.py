@@ -159,3 +159,23 @@ def test_not_computed_names_only_what_the_benchmark_offers():
     lines = " ".join(_skip_lines(tables))
     assert "name_swap" not in lines and "metadata_chance" not in lines
     assert "open_ended" in lines and "abstention" in lines
+
+
+def test_a_significant_narrower_pair_is_never_hidden_behind_a_widest_pair_that_is_not():
+    from postprocess.analyses import findings as findings_module
+
+    def pair(a, b, vdg_a, vdg_b, p_holm):
+        return {"model": "m", "benchmark": "b", "task_type_a": a, "task_type_b": b, "vdg_a": vdg_a, "vdg_b": vdg_b,
+                "diff": vdg_a - vdg_b, "ci_low": 0.01, "ci_high": 0.2, "p_holm": p_holm, "n_family": 3,
+                "significant": p_holm < 0.05}  # fmt: skip
+
+    contrast = pd.DataFrame(
+        [pair("A", "C", 0.6, 0.1, 0.2), pair("B", "C", 0.3, 0.1, 0.01), pair("A", "B", 0.6, 0.3, 0.5)]
+    )
+    (row,) = findings_module._task_types({"task_type_contrast": contrast}, ("m", "b"), 0.95)
+    assert not row["sentence"].startswith("No two task types")
+    assert "1 of 3 pairs do" in row["sentence"] and "B (VDG +30.0) and C (VDG +10.0)" in row["sentence"]
+    assert row["source_row"] == "task_type_a=B, task_type_b=C" and row["value"] == pytest.approx(0.2)
+    none = contrast.assign(significant=False)
+    (row,) = findings_module._task_types({"task_type_contrast": none}, ("m", "b"), 0.95)
+    assert row["sentence"].startswith("No two task types differ reliably") and "A (VDG +60.0) and C" in row["sentence"]
