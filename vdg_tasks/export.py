@@ -206,6 +206,7 @@ class _Shown:
     effective_params: dict[str, Any] | None
     source_digest: str
     built_by: dict[str, str] | None
+    source_stream: int | None = None  # the source's video stream shown (``VideoInfo.stream_index``)
 
 
 def _source_key(path: Path) -> str:
@@ -242,6 +243,7 @@ class _Resolver:
     def _resolve(self, condition: Condition, source: str, video_id: str, bound: tuple[tuple[str, Any], ...]) -> _Shown:
         from vdg_tasks.cache import built_by, source_identity
         from vdg_tasks.hooks import _effective_params
+        from vdg_tasks.video import probe
 
         try:
             digest = source_identity(source)
@@ -258,12 +260,13 @@ class _Resolver:
         applied = condition.bound(**dict(bound)) if bound else condition
         try:
             effective = _jsonable(_effective_params(applied, source), "effective_params")
+            stream = probe(source).stream_index
             if condition.transform == "identity":
-                return _Shown(_source_key(path), path, "", None, effective, digest, None)
+                return _Shown(_source_key(path), path, "", None, effective, digest, None, stream)
         except Exception as exc:  # as the hooks: a source whose parameters cannot be applied is an error row
             return _Shown("", None, "", _describe(exc), None, digest, None)
         key = path.stem
-        return _Shown(_KEY_BAD.sub("_", key), path, key, None, effective, digest, built_by(path))
+        return _Shown(_KEY_BAD.sub("_", key), path, key, None, effective, digest, built_by(path), stream)
 
 
 def _video_file(key: str) -> str:
@@ -290,7 +293,15 @@ def _row(
         "bound_params": _jsonable(dict(bound), "bound_params"),
         "effective_params": shown.effective_params,
         "provenance": _jsonable(
-            provenance(shown.source_digest, condition.name, applied, TRANSFORM_VERSION, shown.built_by), "provenance"
+            provenance(
+                shown.source_digest,
+                condition.name,
+                applied,
+                TRANSFORM_VERSION,
+                shown.built_by,
+                source_stream=shown.source_stream,
+            ),
+            "provenance",
         ),
     }
     return row
