@@ -177,11 +177,11 @@ def _materialize_offline(tmp_path: Path, local_data: Path | None) -> subprocess.
     return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-def _vdg_message(stderr: str) -> list[str]:
-    """stderr from vdg's own message on; before it at most three log lines, and no traceback anywhere."""
+def _vdg_message(stderr: str, prefix: str = "vdg materialize: ", log_lines: int = 3) -> list[str]:
+    """stderr from vdg's own message on; before it at most ``log_lines`` log lines, and no traceback anywhere."""
     lines = stderr.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("vdg materialize: "))
-    assert start <= 3 and all(" | " in line for line in lines[:start]), stderr[-3000:]
+    start = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+    assert start <= log_lines and all(" | " in line for line in lines[:start]), stderr[-3000:]
     assert "Traceback" not in stderr and "ImportError" not in stderr and "RetryError" not in stderr, stderr[-3000:]
     return lines[start:]
 
@@ -199,6 +199,48 @@ def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_loc
     assert message[1].startswith("To read a local copy instead, set VDG_LOCAL_DATA to the folder holding videomme/")
     tree = layout_tree(BENCHMARKS["videomme"].local).splitlines()
     assert message[2:] == tree and tree[0] == "$VDG_LOCAL_DATA/" and tree[-1].startswith("    └── videos/<videoID>.mp4")
+
+
+@pytest.mark.parametrize(
+    "no_hub",
+    [
+        {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+        {"HF_ENDPOINT": "http://127.0.0.1:9"},  # nothing listens: connection refused
+    ],
+    ids=["offline", "unreachable"],
+)
+def test_an_lmms_eval_run_without_hub_or_local_copy_stops_with_the_same_message(tmp_path, no_hub):
+    from vdg_tasks.sources import layout_tree
+
+    env = {k: v for k, v in os.environ.items() if k not in ("VDG_LOCAL_DATA", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
+    env.update(no_hub, HF_HOME=str(tmp_path / "hf"), VDG_CACHE=str(tmp_path / "cache"))
+    command = [sys.executable, "-m", "lmms_eval", "--model", "vdg_probe", "--tasks", "videomme_vdg_black"]
+    command += ["--include_path", str(ROOT / "yaml_tasks"), "--output_path", str(tmp_path / "out"), "--log_samples"]
+    proc = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    message = _vdg_message(proc.stderr, prefix="vdg: ", log_lines=8)  # lmms-eval's few start-up lines
+    assert message[0].startswith("vdg: videomme: the dataset ") and " was not found. lmms-eval downloads it" in message[0]
+    assert message[1].startswith("To read a local copy instead, set VDG_LOCAL_DATA to the folder holding videomme/")
+    assert message[2:] == layout_tree(BENCHMARKS["videomme"].local).splitlines()
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cached_hub_dataset_is_left_to_lmms_eval(tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    from vdg_tasks import sources
+    from vdg_tasks.upstream import task_config
+
+    monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    sources._unreachable.cache_clear()
+    assert "was not found" in sources.hub_problem("videomme")
+    upstream = BENCHMARKS["videomme"].upstream
+    repo = task_config(upstream.folder, upstream.config)["dataset_path"]
+    (tmp_path / "hub" / f"datasets--{repo.replace('/', '--')}").mkdir(parents=True)  # as huggingface_hub names it
+    assert sources.hub_problem("videomme") is None
+    assert sources.hub_problem("vdgsynth") is None  # a local benchmark never asks the hub
 
 
 @pytest.mark.parametrize("off", ["one level above", "one level below"])

@@ -300,13 +300,16 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
 
     from lmms_eval.tasks import TaskManager, get_task_dict
 
-    from vdg_tasks.sources import LocalCopyError, local_files, missing_dataset_message
+    from vdg_tasks.sources import LocalCopyError, hub_problem, local_files, missing_dataset_message
 
     if benchmark in BENCHMARKS:
         try:  # here, not inside lmms-eval, which would wrap vdg's message in an ImportError
             local_files(BENCHMARKS[benchmark].local)
         except LocalCopyError as exc:
             raise TaskError(str(exc)) from None
+        problem = hub_problem(benchmark)  # before lmms-eval's minute of retries
+        if problem is not None:
+            raise TaskError(problem)
     manager = TaskManager("ERROR", include_path=str(folder), include_defaults=False)
     try:
         task = get_task_dict([any_task], manager)[any_task]

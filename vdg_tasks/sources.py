@@ -13,7 +13,8 @@ a benchmark to its local copy: ``VDG_LOCAL_DATA=/data/benchmarks``, with one fol
 
 The question files keep the hub dataset's columns. A benchmark whose folder is absent is read from
 the hub as lmms-eval reads it (with a warning when ``$VDG_LOCAL_DATA`` is set: it may be one level
-off). When neither is there, ``missing_dataset_message`` says which dataset and shows ``layout_tree``.
+off). When neither is there, ``hub_problem`` says which dataset and shows ``layout_tree``, and the
+lmms-eval run stops there (exit status 2) instead of in lmms-eval's retries.
 The task YAMLs stay as generated: their dataset fields name values here
 (``!function vdg_tasks.sources.<benchmark>__dataset_kwargs``), which lmms-eval looks up when it
 loads the task, so the setting is read in the process that runs the evaluation.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +198,31 @@ def hub_dataset(upstream: Mapping[str, Any]) -> str:
     return str(upstream["dataset_path"]) + (f" ({upstream['dataset_name']})" if upstream.get("dataset_name") else "")
 
 
+def _hub_benchmark(benchmark: str) -> tuple[Any, Mapping[str, Any]] | None:
+    """(Benchmark, lmms-eval's config) of a hub benchmark read from the hub (no local copy); else None."""
+    from vdg_tasks.benchmarks import BENCHMARKS
+    from vdg_tasks.upstream import task_config
+
+    bench = BENCHMARKS.get(benchmark)
+    if bench is None or bench.upstream is None or bench.local is None or local_dir(bench.local) is not None:
+        return None
+    return bench, task_config(bench.upstream.folder, bench.upstream.config)
+
+
+def _not_found(benchmark: str, error: BaseException) -> str | None:
+    found = _hub_benchmark(benchmark)
+    if found is None:
+        return None
+    bench, upstream = found
+    reason = " ".join(str(error).split())[:300] or type(error).__name__
+    return (
+        f"{benchmark}: the dataset {hub_dataset(upstream)} was not found. lmms-eval downloads it from the "
+        f"Hugging Face hub, which failed here ({type(error).__name__}: {reason}).\n"
+        f"To read a local copy instead, set {LOCAL_DATA_ENV} to the folder holding {bench.local.folder}/ "
+        f"({_near_miss(bench.local)}), laid out as:\n{layout_tree(bench.local)}"
+    )
+
+
 def missing_dataset_message(benchmark: str, exc: BaseException) -> str | None:
     """What to say when lmms-eval's load of a hub benchmark's questions raised ``exc``; None when ``exc`` is
     not a missing dataset (the benchmark has a local copy, or the load failed otherwise than by an ``OSError``).
@@ -203,26 +230,59 @@ def missing_dataset_message(benchmark: str, exc: BaseException) -> str | None:
     The message names the dataset, says that lmms-eval downloads it from the hub, and shows the
     local layout that ``$VDG_LOCAL_DATA`` would read instead (and the setting, if it is one level off).
     """
-    from vdg_tasks.benchmarks import BENCHMARKS
-    from vdg_tasks.upstream import task_config
-
     causes = [exc]  # lmms-eval's download raises tenacity's RetryError from the hub's error
     while (nxt := causes[-1].__cause__ or causes[-1].__context__) is not None and nxt not in causes:
         causes.append(nxt)
-    bench = BENCHMARKS.get(benchmark)
-    if bench is None or bench.upstream is None or bench.local is None or local_dir(bench.local) is not None:
+    return _not_found(benchmark, causes[-1]) if isinstance(causes[-1], OSError) else None
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    """Whether a download of the hub dataset ``repo_id`` is cached, where datasets could load it offline."""
+    import datasets.config
+    from huggingface_hub import constants
+
+    def key(name: str) -> str:
+        return "".join(c for c in name.lower() if c.isalnum())
+
+    wanted = key(repo_id)
+    for cache in (Path(constants.HF_HUB_CACHE), Path(datasets.config.HF_DATASETS_CACHE)):
+        if cache.is_dir() and any(wanted in key(entry.name) for entry in cache.iterdir()):
+            return True
+    return False
+
+
+def hub_problem(benchmark: str) -> str | None:
+    """Why lmms-eval cannot download the questions of ``benchmark``, in vdg's words (as
+    ``missing_dataset_message``), or None: it has a local copy, its hub dataset is cached, or the hub
+    answers (a refusal, such as a gated dataset, is left to lmms-eval's own message).
+
+    Asks the hub only when the dataset is not cached, once per process (a 10 s timeout).
+    """
+    found = _hub_benchmark(benchmark)
+    if found is None:
         return None
-    root = causes[-1]
-    if not isinstance(root, OSError):
+    repo_id = str(found[1]["dataset_path"])
+    if _in_hub_cache(repo_id):
         return None
-    dataset = hub_dataset(task_config(bench.upstream.folder, bench.upstream.config))
-    reason = " ".join(str(root).split())[:300] or type(root).__name__
-    return (
-        f"{benchmark}: the dataset {dataset} was not found. lmms-eval downloads it from the Hugging Face hub, "
-        f"which failed here ({type(root).__name__}: {reason}).\n"
-        f"To read a local copy instead, set {LOCAL_DATA_ENV} to the folder holding {bench.local.folder}/ "
-        f"({_near_miss(bench.local)}), laid out as:\n{layout_tree(bench.local)}"
-    )
+    error = _unreachable(repo_id)
+    return None if error is None else _not_found(benchmark, error)
+
+
+@functools.cache
+def _unreachable(repo_id: str) -> Exception | None:
+    """The error asking the hub about dataset ``repo_id`` met before any answer; None when the hub answered."""
+    if os.environ.get("HF_DATASETS_OFFLINE", "").strip().lower() in ("1", "on", "yes", "true"):
+        return ConnectionError("HF_DATASETS_OFFLINE is set and the dataset is not cached")
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        HfApi().dataset_info(repo_id, timeout=10)
+    except HfHubHTTPError:
+        return None
+    except Exception as exc:  # offline mode, no route, no name service: each library spells it its own way
+        return exc
+    return None
 
 
 def dataset_fields(upstream: Mapping[str, Any], layout: LocalLayout | None) -> dict[str, Any]:
@@ -269,6 +329,11 @@ def __getattr__(name: str) -> Any:
     except LocalCopyError as exc:
         _say(f"vdg: {exc}")  # lmms-eval reports it wrapped in an ImportError, at the end of a long traceback
         raise
+    problem = hub_problem(benchmark)
+    if problem is not None:
+        # lmms-eval would retry for a minute, print tenacity's traceback, and exit 0 with nothing evaluated
+        print(f"vdg: {problem}", file=sys.stderr, flush=True)
+        raise SystemExit(2)
     if bench.local is not None and local_root() is not None and local_dir(bench.local) is None:
         _say(
             f"vdg: {benchmark} is read from the hub dataset {hub_dataset(upstream)}, which lmms-eval downloads: "

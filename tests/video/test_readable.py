@@ -227,6 +227,17 @@ def test_one_hidden_frame_takes_decords_count(source45, tmp_path):
     assert (n_decord, playing_frames(path)) == (45, 44)
     info = validate(path)
     assert (info.n_frames, info.fps, info.duration) == (n_decord, Fraction(10), pytest.approx(4.5))
+    # held and crf outputs of the source last as long as decord shows it
+    for name in ("black", "single", "ordered", "crf28"):
+        out = tmp_path / f"hide1_{name}.mp4"
+        render(CONDITIONS[name], path, out, seed=0)
+        assert probe(out).duration == pytest.approx(4.5), name
+    # and crf has the frames decord plays through, the last one shown twice (read in order: decord's seek to a
+    # frame past an edit list can land one frame early)
+    source, shown = decord.VideoReader(str(path)), decord.VideoReader(str(tmp_path / "hide1_crf28.mp4"))
+    played = [read_index(source[i].asnumpy()) for i in range(len(source))]
+    assert played == [*range(1, 45), 44]
+    assert [read_index(shown[i].asnumpy()) for i in range(len(shown))] == played
 
 
 def test_probe_counts_as_decord_does(source45, hostile):

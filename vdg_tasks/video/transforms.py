@@ -577,8 +577,9 @@ def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") ->
     """Re-encode ``src`` with libx264 at constant rate factor ``crf`` (other settings: x264 defaults).
 
     One streaming decode and one encode, both frame-threaded; frames are renumbered at the source's
-    average rate, so the output has a constant rate and the source's frame count. Audio is carried
-    over in the same pass.
+    average rate, so the output has a constant rate and the source's frame count as ``probe`` gives it
+    (decord's, where an edit list hides a frame: the last frame is shown again, as decord shows it, so
+    the output lasts as long as the held conditions). Audio is carried over in the same pass.
 
     Raises:
         VideoDecodeError: ``src`` cannot be read or decoded, or the output cannot be written.
@@ -604,13 +605,19 @@ def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") ->
                         out.mux(audio_packet)
                     continue
                 for frame in packet.decode():
+                    if index == info.n_frames:
+                        continue
                     if index == 0:
                         matrix = display_matrix(frame)
-                    frame = _conform(frame, spec)
-                    frame.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
-                    frame.pts, frame.time_base = index, time_base
+                    last = _conform(frame, spec)
+                    last.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
+                    last.pts, last.time_base = index, time_base
                     index += 1
-                    out.mux(stream.encode(frame))
+                    out.mux(stream.encode(last))
+            while 0 < index < info.n_frames:  # decord counts a frame an edit list hides: it shows the last again
+                last.pts = index
+                index += 1
+                out.mux(stream.encode(last))
             out.mux(stream.encode(None))
             if carrier is not None:
                 out.mux(carrier.flush())
