@@ -116,29 +116,21 @@ def test_the_benchmarks_own_scores_are_logged_beside(world):
 
 
 def test_without_a_local_copy_the_dataset_is_the_hub_s(monkeypatch, tmp_path):
-    import huggingface_hub.constants
-
     import vdg_tasks.sources as sources
     from vdg_tasks.upstream import task_config
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
-    hub_cache = tmp_path / "hub"  # both datasets downloaded before: offline, lmms-eval reads them from there
-    for repo in ("OpenGVLab/MVBench", "lmms-eval/egoschema"):
-        (hub_cache / f"datasets--{repo.replace('/', '--')}").mkdir(parents=True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
     upstream = task_config("mvbench", "mvbench_action_count.yaml")
     assert sources.mvbench_action_count__dataset_path == upstream["dataset_path"] == "OpenGVLab/MVBench"
     assert sources.mvbench_action_count__dataset_name == "action_count"
-    local = tmp_path / "local"
-    local.mkdir()
-    monkeypatch.setenv("VDG_LOCAL_DATA", str(local))
+    monkeypatch.setenv("VDG_LOCAL_DATA", str(tmp_path))
     assert sources.egoschema__dataset_path == "lmms-eval/egoschema"  # no egoschema/ folder there: the hub
-    (local / "egoschema").mkdir()
-    with pytest.raises(sources.LocalCopyError, match=f"no question file in {local / 'egoschema'}"):
+    (tmp_path / "egoschema").mkdir()
+    with pytest.raises(sources.LocalCopyError, match=f"no question file in {tmp_path / 'egoschema'}"):
         _ = sources.egoschema__dataset_kwargs
-    pd.DataFrame([{"question_idx": "q"}]).to_parquet(local / "egoschema" / "Subset.parquet")
+    pd.DataFrame([{"question_idx": "q"}]).to_parquet(tmp_path / "egoschema" / "Subset.parquet")
     kwargs = sources.egoschema_subset__dataset_kwargs
-    assert kwargs == {"data_files": {"test": [str(local / "egoschema" / "Subset.parquet")]}}
+    assert kwargs == {"data_files": {"test": [str(tmp_path / "egoschema" / "Subset.parquet")]}}
     assert BENCHMARKS["egoschema_subset"].local is not None
 
 

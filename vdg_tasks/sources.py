@@ -329,7 +329,7 @@ def __getattr__(name: str) -> Any:
     except LocalCopyError as exc:
         _say(f"vdg: {exc}")  # lmms-eval reports it wrapped in an ImportError, at the end of a long traceback
         raise
-    problem = hub_problem(benchmark)
+    problem = hub_problem(benchmark) if _lmms_eval_run() else None
     if problem is not None:
         # lmms-eval would retry for a minute, print tenacity's traceback, and exit 0 with nothing evaluated
         print(f"vdg: {problem}", file=sys.stderr, flush=True)
@@ -340,6 +340,16 @@ def __getattr__(name: str) -> Any:
             f"{_near_miss(bench.local)}"
         )
     return fields[field]
+
+
+def _lmms_eval_run() -> bool:
+    """Whether this process is an lmms-eval run (``lmms-eval``, ``lmms_eval``, ``python -m lmms_eval``), which
+    a missing dataset may stop; a task loaded in-process elsewhere (a notebook, a test) is left to raise."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return (spec is not None and spec.name.startswith("lmms_eval.")) or Path(sys.argv[0]).name in (
+        "lmms-eval",
+        "lmms_eval",
+    )
 
 
 @functools.cache
