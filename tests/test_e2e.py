@@ -65,6 +65,22 @@ def offline_env(root: Path) -> dict[str, str]:
     }
 
 
+def synth_with_sources(root: Path, sources: dict[str, Path], kind: str, n_videos: int) -> list[dict]:
+    """vdgsynth questions (returned) plus one question per source, ``<kind>-<name>`` of task type ``kind``,
+    and the task YAMLs over all of them under ``root/tasks``."""
+    jsonl = generate(root / "data", n_videos=n_videos, seed=0)
+    good = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    with jsonl.open("a") as f:
+        for name, path in sources.items():
+            ident = f"{kind}-{name}"
+            question = {"question_id": ident, "videoID": ident, "video_id": ident, "video": str(path)}
+            question |= {"task_type": kind, "duration": "short", "question": "What colour is the border?"}
+            question |= {"options": ["A. red", "B. green", "C. blue", "D. white"], "answer": "A"}
+            f.write(json.dumps(question) + "\n")
+    write_all(root / "tasks", synth_data=str(jsonl))
+    return good
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("e2e")

@@ -11,22 +11,19 @@ valid source is answered under every condition, and the held videos it got pass 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from postprocess.io import load_frame
-from tests.test_e2e import lmms_eval, offline_env
+from tests.test_e2e import lmms_eval, offline_env, synth_with_sources
 from tests.video.conftest import make_hostile_sources, read_index
 from tests.video.samplers import collapse, sample_decord
 from vdg_tasks.benchmarks import BENCHMARKS
 from vdg_tasks.cache import materialize, video_seed
 from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
-from vdg_tasks.synth import generate
 from vdg_tasks.video import effective_k, hold_order, key_frame_indices, probe
-from vdg_tasks.yamlgen import write_all
 
 pytestmark = pytest.mark.slow
 
@@ -35,30 +32,11 @@ DAMAGED = ("empty", "random_bytes", "truncated_index", "truncated_no_index")
 SYNTH_CONDITIONS = [c.name for c in BENCHMARKS["vdgsynth"].conditions()]
 
 
-def _hostile_question(name: str, path: Path) -> dict:
-    return {
-        "question_id": f"hostile-{name}",
-        "videoID": f"hostile-{name}",
-        "video_id": f"hostile-{name}",
-        "video": str(path),
-        "task_type": "hostile",
-        "duration": "short",
-        "question": "What colour is the border?",
-        "options": ["A. red", "B. green", "C. blue", "D. white"],
-        "answer": "A",
-    }
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile_e2e")
-    jsonl = generate(root / "data", n_videos=3, seed=0)
-    good = [json.loads(line) for line in jsonl.read_text().splitlines()]
     hostile = make_hostile_sources(root / "hostile")
-    with jsonl.open("a") as f:
-        for name, path in hostile.items():
-            f.write(json.dumps(_hostile_question(name, path)) + "\n")
-    write_all(root / "tasks", synth_data=str(jsonl))
+    good = synth_with_sources(root, hostile, "hostile", n_videos=3)
     env = offline_env(root)
     out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg")
     return {"root": root, "good": good, "hostile": hostile, "out": out, "frame": load_frame([f"probe={out}"])}

@@ -219,7 +219,8 @@ def test_an_lmms_eval_run_without_hub_or_local_copy_stops_with_the_same_message(
     proc = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stderr[-3000:]
     message = _vdg_message(proc.stderr, prefix="vdg: ", log_lines=8)  # lmms-eval's few start-up lines
-    assert message[0].startswith("vdg: videomme: the dataset ") and " was not found. lmms-eval downloads it" in message[0]
+    assert message[0].startswith("vdg: videomme: the dataset ")
+    assert " was not found. lmms-eval downloads it from the Hugging Face hub, which failed here (" in message[0]
     assert message[1].startswith("To read a local copy instead, set VDG_LOCAL_DATA to the folder holding videomme/")
     assert message[2:] == layout_tree(BENCHMARKS["videomme"].local).splitlines()
     assert not (tmp_path / "out").exists()

@@ -11,7 +11,6 @@ others are answered, and every video built from them is read by decord as it rea
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import av
@@ -19,7 +18,7 @@ import numpy as np
 import pytest
 
 from postprocess.io import load_frame
-from tests.test_e2e import lmms_eval, offline_env
+from tests.test_e2e import lmms_eval, offline_env, synth_with_sources
 from tests.video.conftest import write_indexed_source
 from tests.video.test_colour_range import write_half_black_source
 from tests.video.test_mpegts import STARTS, write_ts
@@ -28,8 +27,6 @@ from tests.video.test_streams import write_two_streams
 from vdg_tasks.benchmarks import BENCHMARKS
 from vdg_tasks.cache import materialize
 from vdg_tasks.conditions import CONDITIONS
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
 
 pytestmark = pytest.mark.slow
 decord = pytest.importorskip("decord")
@@ -76,30 +73,11 @@ def make_real_world_sources(folder: Path) -> dict[str, Path]:
     }
 
 
-def _question(name: str, path: Path) -> dict:
-    return {
-        "question_id": f"real-{name}",
-        "videoID": f"real-{name}",
-        "video_id": f"real-{name}",
-        "video": str(path),
-        "task_type": "real world",
-        "duration": "short",
-        "question": "What colour is the border?",
-        "options": ["A. red", "B. green", "C. blue", "D. white"],
-        "answer": "A",
-    }
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("realworld_e2e")
-    jsonl = generate(root / "data", n_videos=2, seed=0)
-    good = [json.loads(line)["question_id"] for line in jsonl.read_text().splitlines()]
     sources = make_real_world_sources(root / "sources")
-    with jsonl.open("a") as f:
-        for name, path in sources.items():
-            f.write(json.dumps(_question(name, path)) + "\n")
-    write_all(root / "tasks", synth_data=str(jsonl))
+    good = [q["question_id"] for q in synth_with_sources(root, sources, "real", n_videos=2)]
     env = offline_env(root)
     out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg")
     return {"root": root, "env": env, "good": good, "sources": sources, "frame": load_frame([f"probe={out}"])}

@@ -242,8 +242,7 @@ class _Resolver:
 
     def _resolve(self, condition: Condition, source: str, video_id: str, bound: tuple[tuple[str, Any], ...]) -> _Shown:
         from vdg_tasks.cache import built_by, source_identity
-        from vdg_tasks.hooks import _effective_params
-        from vdg_tasks.video import probe
+        from vdg_tasks.hooks import shown_from
 
         try:
             digest = source_identity(source)
@@ -259,8 +258,8 @@ class _Resolver:
         path = Path(outcome.path)
         applied = condition.bound(**dict(bound)) if bound else condition
         try:
-            effective = _jsonable(_effective_params(applied, source), "effective_params")
-            stream = probe(source).stream_index
+            effective, stream = shown_from(applied, source)
+            effective = _jsonable(effective, "effective_params")
             if condition.transform == "identity":
                 return _Shown(_source_key(path), path, "", None, effective, digest, None, stream)
         except Exception as exc:  # as the hooks: a source whose parameters cannot be applied is an error row

@@ -74,13 +74,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _effective_params(condition: Condition, source: str) -> dict[str, Any]:
+def shown_from(condition: Condition, source: str) -> tuple[dict[str, Any], int]:
+    """(effective parameters, video stream index) of what ``condition`` shows from ``source``: a hold's ``k``
+    capped at the source's frame count, and the stream the models' decoders read."""
+    from vdg_tasks.video import effective_k, probe
+
+    info = probe(source)
     params = condition.params_dict()
     if condition.transform == "hold":
-        from vdg_tasks.video import effective_k, probe
-
-        params["k"] = effective_k(probe(source).n_frames, int(params["k"]))
-    return params
+        params["k"] = effective_k(info.n_frames, int(params["k"]))
+    return params, info.stream_index
 
 
 def oracle_times(doc: Mapping[str, Any]) -> tuple[float, ...]:
@@ -175,16 +178,14 @@ def _resolve(
     benchmark_name: str, condition_name: str, source: str, video_id: str, bound: tuple[tuple[str, Any], ...] = ()
 ) -> Visual:
     from vdg_tasks.cache import built_by, materialize
-    from vdg_tasks.video import probe
 
     condition = CONDITIONS[condition_name]
     if bound:
         condition = condition.bound(**dict(bound))
     try:
         result = materialize(source, condition, video_id)
-        effective = _effective_params(condition, source)
+        effective, stream = shown_from(condition, source)
         built = built_by(result.path) if result.key else None
-        stream = probe(source).stream_index
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
         logger.warning(f"vdg: {benchmark_name}/{condition_name} video {video_id}: {exc}")
         return Visual(None, "", _describe(exc))
