@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vdg_tasks import question_sets
+from vdg_tasks import materialize
 from vdg_tasks.cli import main
 from vdg_tasks.question_sets import (
     ENV_VAR,
@@ -325,7 +325,7 @@ def test_cli_subset_loads_the_benchmark_docs(tmp_path, monkeypatch, capsys):
         asked.append(benchmark)
         return docs_of(SIZES)
 
-    monkeypatch.setattr(question_sets, "_load_docs", fake)
+    monkeypatch.setattr(materialize, "load_docs", fake)
     out = tmp_path / "set.json"
     assert main(["subset", "videomme", "--per-task-type", "100", "--out", str(out)]) == 0
     assert asked == ["videomme"] and len(read(out)) == 95
@@ -344,10 +344,8 @@ def test_cli_subset_errors_exit_2(tmp_path, capsys):
     assert "at least 1" in capsys.readouterr().err
 
 
-def test_cli_subset_without_a_loader_asks_for_docs(tmp_path, monkeypatch, capsys):
-    def no_loader(benchmark):
-        raise ValueError(f"this vdg cannot load {benchmark}'s questions itself; pass --docs FILE")
-
-    monkeypatch.setattr(question_sets, "_load_docs", no_loader)
-    assert main(["subset", "videomme", "--out", str(tmp_path / "o.json")]) == 2
-    assert "pass --docs FILE" in capsys.readouterr().err
+def test_cli_subset_of_an_unknown_benchmark_names_the_known_ones(tmp_path, capsys):
+    assert main(["subset", "videome", "--out", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "vdg subset: unknown benchmark 'videome'; known: " in err and "videomme" in err
+    assert not (tmp_path / "o.json").exists()

@@ -22,9 +22,9 @@ from types import MappingProxyType
 from typing import Any
 
 from vdg_tasks.conditions import CONDITIONS, Condition, Requirement
+from vdg_tasks.local_copies import LocalLayout, VideoUnavailable, local_dir, local_video, require_video_path
 from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import stable_seed
-from vdg_tasks.sources import LocalLayout, VideoUnavailable, local_dir, local_video, require_video_path
 
 __all__ = ["BENCHMARKS", "Benchmark", "VideoUnavailable", "members", "open_prompt", "parse_task_name", "task_name"]
 
@@ -248,7 +248,7 @@ class Benchmark:
         view: raw doc -> the doc with the Video-MME fields (see the module docstring).
         group: the name logged and reported for a sub-task's questions (``mvbench``); "" = ``name``.
         sub_task: the sub-task this spec is (``action_count``), "" for none.
-        local: how a local copy is laid out under ``$VDG_LOCAL_DATA`` (``vdg_tasks.sources``).
+        local: how a local copy is laid out under ``$VDG_LOCAL_DATA`` (``vdg_tasks.local_copies``).
         upstream: the lmms-eval task whose dataset, generation settings, prompt kwargs and scorer are
             reused (None: read from a local file written by vdg).
         frame_folder_fps: the rate of a source that is a folder of frames (MVBench's TVQA frames):

@@ -294,9 +294,10 @@ def _cmd_derive(args: argparse.Namespace) -> int:
 
 def _cmd_subset(args: argparse.Namespace) -> int:
     from vdg_tasks import question_sets
+    from vdg_tasks.materialize import load_docs
 
     try:
-        docs = question_sets.read_docs(args.docs) if args.docs else question_sets._load_docs(args.benchmark)
+        docs = question_sets.read_docs(args.docs) if args.docs else load_docs(args.benchmark)
         chosen = question_sets.stratified_subset(docs, args.per_task_type, args.seed, args.benchmark)
         path = question_sets.write(chosen, Path(args.out))
     except (ValueError, OSError) as exc:

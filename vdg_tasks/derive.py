@@ -50,9 +50,9 @@ from vdg_tasks.hooks import (
     make_process_docs,
     make_process_results,
 )
+from vdg_tasks.local_copies import require_video_path
 from vdg_tasks.parse import LETTERS
 from vdg_tasks.seeding import stable_seed
-from vdg_tasks.sources import require_video_path
 from vdg_tasks.text import option_text
 from vdg_tasks.upstream import Function, load_config
 from vdg_tasks.yamlgen import TEMPLATE, _dump, _Function, _metric_list, condition_metadata

@@ -55,7 +55,7 @@ from typing import Any
 from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Upstream, VideoUnavailable, parse_task_name
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 from vdg_tasks.hooks import export_root
-from vdg_tasks.sources import LOCAL_DATA_ENV, LocalLayout, dataset_fields
+from vdg_tasks.local_copies import LOCAL_DATA_ENV, LocalLayout, dataset_fields
 
 __all__ = [
     "EXPORTS_ENV",

@@ -257,13 +257,31 @@ def _local_data_files(config: Mapping[str, Any], folder: Path) -> dict[str, list
     return resolved
 
 
+def load_docs(benchmark: str) -> list[dict[str, Any]]:
+    """The questions of ``benchmark`` as canonical docs (``question_id``, ``task_type``, ...), read the
+    way its vdg tasks read them (local copy, local file or hub).
+
+    Raises:
+        TaskError: an unknown benchmark (the message lists the known ones), or its data is missing.
+    """
+    parts = members(benchmark)
+    if not parts:
+        known = ", ".join(sorted({b.report_name for b in BENCHMARKS.values()}))
+        raise TaskError(f"unknown benchmark {benchmark!r}; known: {known}")
+    docs: list[dict[str, Any]] = []
+    for bench in parts:
+        first = bench.conditions()[0].name
+        docs += [bench.view(d) for d in benchmark_docs(bench.name, task_name(bench.name, first))]
+    return docs
+
+
 def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None) -> list[dict]:
     """The docs of ``benchmark``, as its derived task ``any_task`` (under ``yaml_root``) defines them.
 
     Raises:
         TaskError: a local dataset file is missing (for vdgsynth: run ``vdg synth`` first), a local
             copy in ``$VDG_LOCAL_DATA`` cannot be read, or a hub dataset could not be downloaded
-            (``vdg_tasks.sources.missing_dataset_message``).
+            (``vdg_tasks.sources.hub_problem``, ``missing_dataset_message``).
     """
     from vdg_tasks.yamlgen import YAML_ROOT
 

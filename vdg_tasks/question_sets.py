@@ -359,21 +359,6 @@ def restrict_ids(question_ids: Sequence[Any], benchmark: str, question_set: Ques
     return keep
 
 
-def _load_docs(benchmark: str) -> list[dict[str, Any]]:
-    """A benchmark's questions as canonical docs (``vdg_tasks.sources.load_docs``, imported here so tests can
-    replace this function). Raises ValueError when they cannot be loaded."""
-    try:
-        from vdg_tasks import sources
-    except ImportError:
-        raise ValueError(
-            f"this vdg cannot load {benchmark}'s questions itself; pass --docs FILE (its question_id and task_type)"
-        ) from None
-    try:
-        return list(sources.load_docs(benchmark))
-    except KeyError as exc:
-        raise ValueError(f"unknown benchmark {benchmark!r} ({exc}); pass --docs FILE") from None
-
-
 _DOC_FIELDS = ("question_id", "task_type")
 
 

@@ -1,23 +1,14 @@
-"""Where a benchmark's questions and videos come from: the hub (lmms-eval's own config) or a local copy.
+"""The dataset fields of every hub benchmark's vdg tasks: its local copy, or the hub as lmms-eval reads it.
 
-Clusters without hub access keep benchmarks as local files. One setting switches every vdg task of
-a benchmark to its local copy: ``VDG_LOCAL_DATA=/data/benchmarks``, with one folder per benchmark
-(``LocalLayout``)::
-
-    /data/benchmarks/videomme/videomme.parquet      (or .jsonl/.json, or a folder videomme/ of them, as on the hub)
-    /data/benchmarks/videomme/videos/<videoID>.mp4
-    /data/benchmarks/mvbench/json/<sub_task>.json   (as on the hub; or <sub_task>.json|jsonl|parquet)
-    /data/benchmarks/mvbench/videos/<lmms-eval's folder for the sub-task>/<video>
-    /data/benchmarks/egoschema/Subset/*.parquet     (and GENERATION/ for the full set; or Subset.parquet ...)
-    /data/benchmarks/egoschema/videos/<video_idx>.mp4
-
-The question files keep the hub dataset's columns. A benchmark whose folder is absent is read from
-the hub as lmms-eval reads it (with a warning when ``$VDG_LOCAL_DATA`` is set: it may be one level
-off). When neither is there, ``hub_problem`` says which dataset and shows ``layout_tree``, and the
-lmms-eval run stops there (exit status 2) instead of in lmms-eval's retries.
 The task YAMLs stay as generated: their dataset fields name values here
 (``!function vdg_tasks.sources.<benchmark>__dataset_kwargs``), which lmms-eval looks up when it
-loads the task, so the setting is read in the process that runs the evaluation.
+loads the task, so ``$VDG_LOCAL_DATA`` (``vdg_tasks.local_copies``) is read in the process that runs
+the evaluation. A benchmark whose folder is absent is read from the hub as lmms-eval reads it (with
+a warning when ``$VDG_LOCAL_DATA`` is set: it may be one level off). When neither is there,
+``hub_problem`` says which dataset and shows ``layout_tree``, and the lmms-eval run stops there
+(exit status 2) instead of in lmms-eval's retries.
+
+The names of ``vdg_tasks.local_copies`` are here too, as earlier versions had them.
 """
 
 from __future__ import annotations
@@ -25,184 +16,53 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: The environment variable naming the folder of local benchmark copies.
-LOCAL_DATA_ENV = "VDG_LOCAL_DATA"
-_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json"}
+from vdg_tasks.benchmarks import BENCHMARKS
+from vdg_tasks.local_copies import (
+    LOCAL_DATA_ENV,
+    LocalCopyError,
+    LocalLayout,
+    VideoUnavailable,
+    dataset_fields,
+    hub_dataset,
+    layout_tree,
+    local_dir,
+    local_files,
+    local_root,
+    local_video,
+    near_miss,
+    question_files,
+    require_video_path,
+    video_path_problem,
+)
+from vdg_tasks.upstream import task_config
 
-
-class VideoUnavailable(Exception):
-    """The source video of a question cannot be found."""
-
-
-def video_path_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be a question's video, in words ("does not exist", "is not a regular file", ...), or
-    None for a regular file or a folder (a folder of frames, where a benchmark ships those: the hooks decide)."""
-    import errno
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "is a symbolic link to a missing file" if os.path.islink(path) else "does not exist"
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "is a loop of symbolic links (too many levels of symbolic links)"
-        return f"cannot be opened ({exc.strerror or type(exc).__name__})"
-    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-        return None
-    return "is not a regular file (a device, pipe or socket)"
-
-
-def require_video_path(path: Path, where: str = "") -> Path:
-    """``path``, or VideoUnavailable naming it and why it cannot be a video (``where``: appended context)."""
-    problem = video_path_problem(path)
-    if problem is not None:
-        raise VideoUnavailable(f"video path:{path} {problem}{where}")
-    return path
-
-
-class LocalCopyError(ValueError):
-    """A local copy is configured but its questions cannot be found or read (names the folder)."""
-
-
-@dataclass(frozen=True)
-class LocalLayout:
-    """How a local copy of a benchmark is laid out under ``$VDG_LOCAL_DATA``.
-
-    Attributes:
-        folder: the benchmark's folder under ``$VDG_LOCAL_DATA``.
-        questions: names tried in order, relative to the folder: a folder of question files, or a
-            file name without its suffix (``.parquet``, ``.jsonl``, ``.json``).
-        video: doc -> the video's path relative to ``<folder>/videos``.
-        suffixes: alternative suffixes tried when that path does not exist (``.MP4``, ``.mkv``).
-    """
-
-    folder: str
-    questions: tuple[str, ...]
-    video: Callable[[Mapping[str, Any]], str]
-    suffixes: tuple[str, ...] = ()
-
-
-def local_root() -> Path | None:
-    value = os.environ.get(LOCAL_DATA_ENV, "").strip()
-    return Path(value).expanduser() if value else None
-
-
-def local_dir(layout: LocalLayout | None) -> Path | None:
-    """The benchmark's local folder when ``$VDG_LOCAL_DATA`` has one, else None (read from the hub)."""
-    root = local_root()
-    if layout is None or root is None:
-        return None
-    folder = root / layout.folder
-    return folder if folder.is_dir() else None
-
-
-def question_files(folder: Path, names: tuple[str, ...]) -> tuple[str, list[Path]]:
-    """(datasets builder, files) of the first of ``names`` present in ``folder``.
-
-    Raises:
-        LocalCopyError: none present, or a folder mixing parquet and JSON files.
-    """
-    for name in names:
-        candidate = folder / name
-        if candidate.is_dir():
-            files = sorted(p for p in candidate.iterdir() if p.suffix in _FORMATS and p.is_file())
-        else:
-            files = [p for p in (candidate.with_name(candidate.name + s) for s in _FORMATS) if p.is_file()][:1]
-        if not files:
-            continue
-        builders = {_FORMATS[p.suffix] for p in files}
-        if len(builders) > 1:
-            raise LocalCopyError(f"{candidate}: mixes parquet and JSON question files; keep one format")
-        return builders.pop(), files
-    tried = ", ".join(f"{n}/ or {n}.parquet|.jsonl|.json" for n in names)
-    raise LocalCopyError(f"{LOCAL_DATA_ENV}: no question file in {folder} (looked for {tried})")
-
-
-def local_video(folder: Path, layout: LocalLayout, doc: Mapping[str, Any]) -> Path:
-    """The video of ``doc`` in a local copy (a file, or a folder of frames where the benchmark ships those).
-
-    Raises:
-        VideoUnavailable: no such file (the message names the path).
-    """
-    path = folder / "videos" / layout.video(doc)
-    for candidate in (path, *(path.with_suffix(s) for s in layout.suffixes)):
-        if os.path.lexists(candidate):
-            return require_video_path(candidate, f" (local copy in {folder})")
-    raise VideoUnavailable(f"video path:{path} does not exist (local copy in {folder})")
-
-
-class _Named(dict):
-    """A doc whose every field is its own ``<name>``: a layout's video path as a pattern."""
-
-    def __missing__(self, key: str) -> str:
-        return f"<{key}>"
-
-
-def layout_tree(layout: LocalLayout, root: str = f"${LOCAL_DATA_ENV}") -> str:
-    """How a local copy of one benchmark is laid out under ``root``, as a tree (for messages and the README)."""
-    first, *others = layout.questions
-    also = "".join(f"; else {n}/ or {n}.parquet|.jsonl|.json" for n in others)
-    suffixes = f"  (or {', '.join(layout.suffixes)})" if layout.suffixes else ""
-    return "\n".join(
-        (
-            f"{root}/",
-            f"└── {layout.folder}/",
-            f"    ├── {first}/*.parquet  the questions, with the hub dataset's columns (or *.jsonl, *.json;",
-            f"    │       or one file {first}.parquet|.jsonl|.json{also})",
-            f"    └── videos/{layout.video(_Named())}{suffixes}",
-        )
-    )
-
-
-def _near_miss(layout: LocalLayout) -> str:
-    """Where ``$VDG_LOCAL_DATA`` points, and the setting that would find the benchmark when it is one level off."""
-    root = local_root()
-    if root is None:
-        return f"{LOCAL_DATA_ENV} is not set"
-    if not root.is_dir():
-        return f"{LOCAL_DATA_ENV}={root} is not a folder"
-    if root.name == layout.folder:
-        return f"{LOCAL_DATA_ENV}={root} is the benchmark's own folder: set {LOCAL_DATA_ENV}={root.parent}"
-    if (root / layout.folder).is_dir():
-        return f"{LOCAL_DATA_ENV}={root}"
-    below = sorted(c for c in root.iterdir() if (c / layout.folder).is_dir())
-    if below:
-        return f"{LOCAL_DATA_ENV}={root} holds {below[0] / layout.folder}: set {LOCAL_DATA_ENV}={below[0]}"
-    return f"{LOCAL_DATA_ENV}={root} has no folder {layout.folder}/"
-
-
-def local_files(layout: LocalLayout | None) -> tuple[str, list[Path]] | None:
-    """(datasets builder, question files) of the benchmark's local copy; None when ``$VDG_LOCAL_DATA`` has none.
-
-    Raises:
-        LocalCopyError: the local folder exists but holds no (or mixed) question files; the message
-            shows the expected layout, and the setting to use when ``$VDG_LOCAL_DATA`` is one level off.
-    """
-    folder = local_dir(layout)
-    if folder is None or layout is None:
-        return None
-    try:
-        return question_files(folder, layout.questions)
-    except LocalCopyError as exc:
-        raise LocalCopyError(f"{exc}. {_near_miss(layout)}. Expected layout:\n{layout_tree(layout)}") from None
-
-
-def hub_dataset(upstream: Mapping[str, Any]) -> str:
-    """The hub dataset lmms-eval's own config ``upstream`` reads (``lmms-lab/Video-MME``)."""
-    return str(upstream["dataset_path"]) + (f" ({upstream['dataset_name']})" if upstream.get("dataset_name") else "")
+__all__ = [
+    "LOCAL_DATA_ENV",
+    "LocalCopyError",
+    "LocalLayout",
+    "VideoUnavailable",
+    "dataset_fields",
+    "hub_dataset",
+    "hub_problem",
+    "layout_tree",
+    "local_dir",
+    "local_files",
+    "local_root",
+    "local_video",
+    "missing_dataset_message",
+    "near_miss",
+    "question_files",
+    "require_video_path",
+    "video_path_problem",
+]
 
 
 def _hub_benchmark(benchmark: str) -> tuple[Any, Mapping[str, Any]] | None:
     """(Benchmark, lmms-eval's config) of a hub benchmark read from the hub (no local copy); else None."""
-    from vdg_tasks.benchmarks import BENCHMARKS
-    from vdg_tasks.upstream import task_config
-
     bench = BENCHMARKS.get(benchmark)
     if bench is None or bench.upstream is None or bench.local is None or local_dir(bench.local) is not None:
         return None
@@ -219,7 +79,7 @@ def _not_found(benchmark: str, error: BaseException) -> str | None:
         f"{benchmark}: the dataset {hub_dataset(upstream)} was not found. lmms-eval downloads it from the "
         f"Hugging Face hub, which failed here ({type(error).__name__}: {reason}).\n"
         f"To read a local copy instead, set {LOCAL_DATA_ENV} to the folder holding {bench.local.folder}/ "
-        f"({_near_miss(bench.local)}), laid out as:\n{layout_tree(bench.local)}"
+        f"({near_miss(bench.local)}), laid out as:\n{layout_tree(bench.local)}"
     )
 
 
@@ -285,29 +145,6 @@ def _unreachable(repo_id: str) -> Exception | None:
     return None
 
 
-def dataset_fields(upstream: Mapping[str, Any], layout: LocalLayout | None) -> dict[str, Any]:
-    """``dataset_path``, ``dataset_kwargs``, ``dataset_name`` of a task: its local copy's files when
-    ``$VDG_LOCAL_DATA`` has the benchmark, else those of lmms-eval's own config ``upstream``.
-
-    Raises:
-        LocalCopyError: the local folder exists but holds no question files.
-    """
-    local = local_files(layout)
-    if local is None:
-        return {
-            "dataset_path": upstream["dataset_path"],
-            "dataset_kwargs": dict(upstream.get("dataset_kwargs") or {}),
-            "dataset_name": upstream.get("dataset_name"),
-        }
-    builder, files = local
-    split = upstream.get("test_split") or "test"
-    return {
-        "dataset_path": builder,
-        "dataset_kwargs": {"data_files": {split: [str(p) for p in files]}},
-        "dataset_name": None,
-    }
-
-
 _FIELDS = ("dataset_path", "dataset_kwargs", "dataset_name")
 
 
@@ -317,9 +154,6 @@ def __getattr__(name: str) -> Any:
     benchmark, sep, field = name.rpartition("__")
     if not sep or field not in _FIELDS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from vdg_tasks.benchmarks import BENCHMARKS
-    from vdg_tasks.upstream import task_config
-
     bench = BENCHMARKS.get(benchmark)
     if bench is None or bench.upstream is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r} (no hub benchmark {benchmark!r})")
@@ -337,7 +171,7 @@ def __getattr__(name: str) -> Any:
     if bench.local is not None and local_root() is not None and local_dir(bench.local) is None:
         _say(
             f"vdg: {benchmark} is read from the hub dataset {hub_dataset(upstream)}, which lmms-eval downloads: "
-            f"{_near_miss(bench.local)}"
+            f"{near_miss(bench.local)}"
         )
     return fields[field]
 
@@ -358,24 +192,3 @@ def _say(message: str) -> None:
     from loguru import logger
 
     logger.warning(message)
-
-
-def load_docs(benchmark: str) -> list[dict[str, Any]]:
-    """The questions of ``benchmark`` as canonical docs (``question_id``, ``task_type``, ...), read the
-    way its vdg tasks read them (local copy, local file or hub).
-
-    Raises:
-        KeyError: unknown benchmark; vdg_tasks.materialize.TaskError: its data is missing.
-    """
-    from vdg_tasks.benchmarks import BENCHMARKS, members, task_name
-    from vdg_tasks.materialize import benchmark_docs
-
-    parts = members(benchmark)
-    if not parts:
-        known = ", ".join(sorted({b.report_name for b in BENCHMARKS.values()}))
-        raise KeyError(f"unknown benchmark {benchmark!r}; known: {known}")
-    docs: list[dict[str, Any]] = []
-    for bench in parts:
-        first = bench.conditions()[0].name
-        docs += [bench.view(d) for d in benchmark_docs(bench.name, task_name(bench.name, first))]
-    return docs

@@ -31,64 +31,16 @@ from typing import Any
 
 import pandas as pd
 
-from postprocess.analyses import (
-    accuracy,
-    across,
-    agreement,
-    categories,
-    chance,
-    collective,
-    consistency,
-    contrast,
-    coverage,
-    crf,
-    findings,
-    ladder,
-    letters,
-    mcnemar,
-    option_counts,
-    question_sets,
-    sampling,
-    selection,
-    skipped,
-    sources,
-    summary,
-    temporal_gap,
-    tiers,
-    tracking,
-    vdg,
-)
+from postprocess.analyses import collective, findings, selection, skipped, summary, tracking
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
+from postprocess.analyses.registry import ANALYSES
 from postprocess.io import EXTRA_COLUMNS
 from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
 
 logger = logging.getLogger(__name__)
 
-ANALYSES: tuple[Analysis, ...] = (
-    *coverage.ANALYSES,
-    *question_sets.ANALYSES,
-    *accuracy.ANALYSES,
-    *vdg.ANALYSES,
-    *categories.ANALYSES,
-    *contrast.ANALYSES,
-    *ladder.ANALYSES,
-    *mcnemar.ANALYSES,
-    *crf.ANALYSES,
-    *sampling.ANALYSES,
-    *consistency.ANALYSES,
-    *tiers.ANALYSES,
-    *letters.ANALYSES,
-    *chance.ANALYSES,
-    *option_counts.ANALYSES,
-    *agreement.ANALYSES,
-    *across.ANALYSES,
-    *temporal_gap.ANALYSES,
-    *collective.ANALYSES,
-    *tracking.ANALYSES,
-    *sources.ANALYSES,
-)
 #: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``; ``findings`` reads
 #: the analyses' tables).
 DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DIGESTS, *findings.DIGESTS)
@@ -323,7 +275,7 @@ def run_all(
     tables = {name: computed[name] for name in wanted}  # declared order, whatever the order computed
     for digest in DIGESTS:
         if names is None or digest.name in names:
-            table = _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options))
+            table = _guarded(digest.columns, lambda d=digest: d.run(tables, frame, options, ANALYSES))
             if on_computed is not None:
                 on_computed(digest.name, table)
             keep(digest.name, table)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -86,16 +86,25 @@ class Analysis:
 class Digest:
     """One output table computed from the other tables (after all of them), e.g. the summary.
 
-    Attributes are those of ``Analysis``; ``compute`` is (tables so far, tidy frame, options) -> table.
+    Attributes are those of ``Analysis``; ``compute`` is (tables so far, tidy frame, options) -> table, and
+    takes the analyses those tables came from as a fourth argument where ``reads_analyses`` (``skipped``).
     """
 
     name: str
     description: str
     columns: Mapping[str, str]
-    compute: Callable[[Mapping[str, pd.DataFrame], pd.DataFrame, Options], pd.DataFrame]
+    compute: Callable[..., pd.DataFrame]
+    reads_analyses: bool = False
 
-    def run(self, tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: Options) -> pd.DataFrame:
-        return _check_columns("table", self.name, self.compute(tables, frame, options), self.columns)
+    def run(
+        self,
+        tables: Mapping[str, pd.DataFrame],
+        frame: pd.DataFrame,
+        options: Options,
+        analyses: Sequence[Analysis] = (),
+    ) -> pd.DataFrame:
+        extra = (analyses,) if self.reads_analyses else ()
+        return _check_columns("table", self.name, self.compute(tables, frame, options, *extra), self.columns)
 
 
 #: ``DataFrame.attrs`` key marking a table whose analysis was skipped; the value is the reason.

@@ -12,11 +12,12 @@ Two cases, from one rule each:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
+from postprocess.analyses.registry import ANALYSES
 from vdg_tasks.benchmarks import members
 
 COLUMNS: dict[str, str] = {
@@ -80,14 +81,16 @@ def _left_out(analysis: Analysis, runs: dict[str, dict[str, frozenset[str]]]) ->
 
 
 def skipped_table(
-    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: Options = Options()
+    tables: Mapping[str, pd.DataFrame],
+    frame: pd.DataFrame,
+    options: Options = Options(),
+    analyses: Sequence[Analysis] | None = None,
 ) -> pd.DataFrame:
-    """Every skipped table and left-out model of the tables computed so far; columns as in ``COLUMNS``."""
-    from postprocess.analyses import ANALYSES
-
+    """Every skipped table and left-out model of the tables computed so far, by ``analyses`` (default: every
+    analysis of the report); columns as in ``COLUMNS``."""
     rows: list[dict[str, str]] = []
     runs = conditions_run(frame) if len(frame) else {}
-    for analysis in ANALYSES:
+    for analysis in ANALYSES if analyses is None else analyses:
         if analysis.name not in tables:
             continue
         reason = skip_reason(tables[analysis.name])
@@ -115,5 +118,6 @@ DIGESTS = (
         "out because they lack a condition it needs.",
         COLUMNS,
         skipped_table,
+        reads_analyses=True,
     ),
 )

@@ -1,0 +1,109 @@
+"""The import graph of vdg's packages has no circle.
+
+Every import counts, at the top of a module or inside a function: a circle closed by a lazy import
+is still a circle (each side needs the other to be understood or moved).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("vdg_tasks", "postprocess", "model_wrappers")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def imported(path: Path, name: str, known: set[str]) -> set[str]:
+    """The modules of ``known`` that the module ``name`` at ``path`` imports anywhere in its code."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # ``from pkg import sub`` imports the submodule where one exists, else a name of pkg
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # ``import a.b.c`` of a name inside a module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imported(path, name, set(known)) for name, path in known.items()}
+
+
+def test_the_finder_sees_a_circle_closed_by_a_lazy_import(tmp_path):
+    """A control: two modules importing each other, one of them inside a function."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import thing\n")
+    (package / "b.py").write_text("def thing():\n    from . import a\n    return a\n")
+    (package / "c.py").write_text("import pkg.a\n")
+    known = {"pkg", "pkg.a", "pkg.b", "pkg.c"}
+    graph = {
+        name: imported(package / (name.split(".")[-1] + ".py" if "." in name else "__init__.py"), name, known)
+        for name in known
+    }
+    assert graph["pkg.b"] == {"pkg.a"} and graph["pkg.a"] == {"pkg.b"} and graph["pkg.c"] == {"pkg.a"}
+    assert circles(graph) == [["pkg.a", "pkg.b"]]
+
+
+def test_no_module_of_vdg_imports_itself_back_through_others():
+    graph = import_graph()
+    assert len(graph) > 70 and graph["vdg_tasks.hooks"]  # the walk found the modules and their imports
+    assert circles(graph) == []

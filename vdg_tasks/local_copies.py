@@ -1,0 +1,215 @@
+"""Local copies of benchmarks: where ``$VDG_LOCAL_DATA`` keeps each benchmark's questions and videos.
+
+Clusters without hub access keep benchmarks as local files. One setting switches every vdg task of
+a benchmark to its local copy: ``VDG_LOCAL_DATA=/data/benchmarks``, with one folder per benchmark
+(``LocalLayout``)::
+
+    /data/benchmarks/videomme/videomme.parquet      (or .jsonl/.json, or a folder videomme/ of them, as on the hub)
+    /data/benchmarks/videomme/videos/<videoID>.mp4
+    /data/benchmarks/mvbench/json/<sub_task>.json   (as on the hub; or <sub_task>.json|jsonl|parquet)
+    /data/benchmarks/mvbench/videos/<lmms-eval's folder for the sub-task>/<video>
+    /data/benchmarks/egoschema/Subset/*.parquet     (and GENERATION/ for the full set; or Subset.parquet ...)
+    /data/benchmarks/egoschema/videos/<video_idx>.mp4
+
+The question files keep the hub dataset's columns. This module knows layouts and paths only; which
+benchmark has which layout is ``vdg_tasks.benchmarks``, and the dataset fields lmms-eval reads are
+``vdg_tasks.sources``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The environment variable naming the folder of local benchmark copies.
+LOCAL_DATA_ENV = "VDG_LOCAL_DATA"
+_FORMATS = {".parquet": "parquet", ".jsonl": "json", ".json": "json"}
+
+
+class VideoUnavailable(Exception):
+    """The source video of a question cannot be found."""
+
+
+def video_path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a question's video, in words ("does not exist", "is not a regular file", ...), or
+    None for a regular file or a folder (a folder of frames, where a benchmark ships those: the hooks decide)."""
+    import errno
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "is a symbolic link to a missing file" if os.path.islink(path) else "does not exist"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a loop of symbolic links (too many levels of symbolic links)"
+        return f"cannot be opened ({exc.strerror or type(exc).__name__})"
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return "is not a regular file (a device, pipe or socket)"
+
+
+def require_video_path(path: Path, where: str = "") -> Path:
+    """``path``, or VideoUnavailable naming it and why it cannot be a video (``where``: appended context)."""
+    problem = video_path_problem(path)
+    if problem is not None:
+        raise VideoUnavailable(f"video path:{path} {problem}{where}")
+    return path
+
+
+class LocalCopyError(ValueError):
+    """A local copy is configured but its questions cannot be found or read (names the folder)."""
+
+
+@dataclass(frozen=True)
+class LocalLayout:
+    """How a local copy of a benchmark is laid out under ``$VDG_LOCAL_DATA``.
+
+    Attributes:
+        folder: the benchmark's folder under ``$VDG_LOCAL_DATA``.
+        questions: names tried in order, relative to the folder: a folder of question files, or a
+            file name without its suffix (``.parquet``, ``.jsonl``, ``.json``).
+        video: doc -> the video's path relative to ``<folder>/videos``.
+        suffixes: alternative suffixes tried when that path does not exist (``.MP4``, ``.mkv``).
+    """
+
+    folder: str
+    questions: tuple[str, ...]
+    video: Callable[[Mapping[str, Any]], str]
+    suffixes: tuple[str, ...] = ()
+
+
+def local_root() -> Path | None:
+    value = os.environ.get(LOCAL_DATA_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def local_dir(layout: LocalLayout | None) -> Path | None:
+    """The benchmark's local folder when ``$VDG_LOCAL_DATA`` has one, else None (read from the hub)."""
+    root = local_root()
+    if layout is None or root is None:
+        return None
+    folder = root / layout.folder
+    return folder if folder.is_dir() else None
+
+
+def question_files(folder: Path, names: tuple[str, ...]) -> tuple[str, list[Path]]:
+    """(datasets builder, files) of the first of ``names`` present in ``folder``.
+
+    Raises:
+        LocalCopyError: none present, or a folder mixing parquet and JSON files.
+    """
+    for name in names:
+        candidate = folder / name
+        if candidate.is_dir():
+            files = sorted(p for p in candidate.iterdir() if p.suffix in _FORMATS and p.is_file())
+        else:
+            files = [p for p in (candidate.with_name(candidate.name + s) for s in _FORMATS) if p.is_file()][:1]
+        if not files:
+            continue
+        builders = {_FORMATS[p.suffix] for p in files}
+        if len(builders) > 1:
+            raise LocalCopyError(f"{candidate}: mixes parquet and JSON question files; keep one format")
+        return builders.pop(), files
+    tried = ", ".join(f"{n}/ or {n}.parquet|.jsonl|.json" for n in names)
+    raise LocalCopyError(f"{LOCAL_DATA_ENV}: no question file in {folder} (looked for {tried})")
+
+
+def local_video(folder: Path, layout: LocalLayout, doc: Mapping[str, Any]) -> Path:
+    """The video of ``doc`` in a local copy (a file, or a folder of frames where the benchmark ships those).
+
+    Raises:
+        VideoUnavailable: no such file (the message names the path).
+    """
+    path = folder / "videos" / layout.video(doc)
+    for candidate in (path, *(path.with_suffix(s) for s in layout.suffixes)):
+        if os.path.lexists(candidate):
+            return require_video_path(candidate, f" (local copy in {folder})")
+    raise VideoUnavailable(f"video path:{path} does not exist (local copy in {folder})")
+
+
+class _Named(dict):
+    """A doc whose every field is its own ``<name>``: a layout's video path as a pattern."""
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+def layout_tree(layout: LocalLayout, root: str = f"${LOCAL_DATA_ENV}") -> str:
+    """How a local copy of one benchmark is laid out under ``root``, as a tree (for messages and the README)."""
+    first, *others = layout.questions
+    also = "".join(f"; else {n}/ or {n}.parquet|.jsonl|.json" for n in others)
+    suffixes = f"  (or {', '.join(layout.suffixes)})" if layout.suffixes else ""
+    return "\n".join(
+        (
+            f"{root}/",
+            f"└── {layout.folder}/",
+            f"    ├── {first}/*.parquet  the questions, with the hub dataset's columns (or *.jsonl, *.json;",
+            f"    │       or one file {first}.parquet|.jsonl|.json{also})",
+            f"    └── videos/{layout.video(_Named())}{suffixes}",
+        )
+    )
+
+
+def near_miss(layout: LocalLayout) -> str:
+    """Where ``$VDG_LOCAL_DATA`` points, and the setting that would find the benchmark when it is one level off."""
+    root = local_root()
+    if root is None:
+        return f"{LOCAL_DATA_ENV} is not set"
+    if not root.is_dir():
+        return f"{LOCAL_DATA_ENV}={root} is not a folder"
+    if root.name == layout.folder:
+        return f"{LOCAL_DATA_ENV}={root} is the benchmark's own folder: set {LOCAL_DATA_ENV}={root.parent}"
+    if (root / layout.folder).is_dir():
+        return f"{LOCAL_DATA_ENV}={root}"
+    below = sorted(c for c in root.iterdir() if (c / layout.folder).is_dir())
+    if below:
+        return f"{LOCAL_DATA_ENV}={root} holds {below[0] / layout.folder}: set {LOCAL_DATA_ENV}={below[0]}"
+    return f"{LOCAL_DATA_ENV}={root} has no folder {layout.folder}/"
+
+
+def local_files(layout: LocalLayout | None) -> tuple[str, list[Path]] | None:
+    """(datasets builder, question files) of the benchmark's local copy; None when ``$VDG_LOCAL_DATA`` has none.
+
+    Raises:
+        LocalCopyError: the local folder exists but holds no (or mixed) question files; the message
+            shows the expected layout, and the setting to use when ``$VDG_LOCAL_DATA`` is one level off.
+    """
+    folder = local_dir(layout)
+    if folder is None or layout is None:
+        return None
+    try:
+        return question_files(folder, layout.questions)
+    except LocalCopyError as exc:
+        raise LocalCopyError(f"{exc}. {near_miss(layout)}. Expected layout:\n{layout_tree(layout)}") from None
+
+
+def hub_dataset(upstream: Mapping[str, Any]) -> str:
+    """The hub dataset lmms-eval's own config ``upstream`` reads (``lmms-lab/Video-MME``)."""
+    return str(upstream["dataset_path"]) + (f" ({upstream['dataset_name']})" if upstream.get("dataset_name") else "")
+
+
+def dataset_fields(upstream: Mapping[str, Any], layout: LocalLayout | None) -> dict[str, Any]:
+    """``dataset_path``, ``dataset_kwargs``, ``dataset_name`` of a task: its local copy's files when
+    ``$VDG_LOCAL_DATA`` has the benchmark, else those of lmms-eval's own config ``upstream``.
+
+    Raises:
+        LocalCopyError: the local folder exists but holds no question files.
+    """
+    local = local_files(layout)
+    if local is None:
+        return {
+            "dataset_path": upstream["dataset_path"],
+            "dataset_kwargs": dict(upstream.get("dataset_kwargs") or {}),
+            "dataset_name": upstream.get("dataset_name"),
+        }
+    builder, files = local
+    split = upstream.get("test_split") or "test"
+    return {
+        "dataset_path": builder,
+        "dataset_kwargs": {"data_files": {split: [str(p) for p in files]}},
+        "dataset_name": None,
+    }
