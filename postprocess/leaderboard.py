@@ -385,15 +385,17 @@ def render_merged_markdown(
     merged: pd.DataFrame, unmatched_theirs: Sequence[str] = (), unmatched_ours: Sequence[str] = ()
 ) -> str:
     """Their columns as written, then vdg's formatted as in the leaderboard (VDG with its CI in one cell)."""
-    from postprocess.report import _drop_blank, _is_text, _merge_intervals, conventions, format_table
+    from postprocess.report import conventions, drop_blank_columns, format_table, is_text, merge_intervals
 
     rename: dict[str, str] = merged.attrs.get("vdg_columns", {})
     ours = merged[list(rename.values())].set_axis(list(rename), axis=1)
     sentence, varying = conventions(ours)
     hidden = {"missing_policy", "ci_level", "n_resamples"} - set(varying)
-    shown_ours = _drop_blank(_merge_intervals(format_table(ours, [c for c in ours.columns if c not in hidden]), ours))
+    shown_ours = drop_blank_columns(
+        merge_intervals(format_table(ours, [c for c in ours.columns if c not in hidden]), ours)
+    )
     back = {c: rename[c.partition(" [")[0]] + c[len(c.partition(" [")[0]) :] for c in shown_ours.columns}
-    align_ours = ["left" if _is_text(ours, c.partition(" [")[0]) else "right" for c in shown_ours.columns]
+    align_ours = ["left" if is_text(ours, c.partition(" [")[0]) else "right" for c in shown_ours.columns]
     shown_ours = shown_ours.rename(columns=back).set_axis(range(len(merged)))
     their_columns = [c for c in merged.columns if c not in set(rename.values())]
     shown = pd.DataFrame(

@@ -233,7 +233,7 @@ def _shown(frame: pd.DataFrame) -> Shown:
     return {c: frame[c].tolist() for c in frame.columns}
 
 
-def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+def merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """``x``, ``x_ci_low``, ``x_ci_high`` -> one column ``x [95% CI]`` as ``+0.123 [+0.050, +0.200]``.
 
     A bare ``ci_low``/``ci_high`` pair belongs to the column just before ``ci_low``.
@@ -243,7 +243,7 @@ def _merge_intervals(shown: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _merge_interval_columns(shown: Shown, table: pd.DataFrame) -> Shown:
-    """``_merge_intervals`` on a ``Shown`` table."""
+    """``merge_intervals`` on a ``Shown`` table."""
     columns = list(table.columns)
     pairs: list[tuple[str, str, str]] = []
     for i, col in enumerate(columns):
@@ -268,13 +268,13 @@ def _merge_interval_columns(shown: Shown, table: pd.DataFrame) -> Shown:
     return shown
 
 
-def _drop_blank(shown: pd.DataFrame) -> pd.DataFrame:
+def drop_blank_columns(shown: pd.DataFrame) -> pd.DataFrame:
     """Columns empty in every shown row (rungs a model set did not run) are left out."""
     return shown[list(_nonblank(_shown(shown)))]
 
 
 def _nonblank(shown: Shown) -> Shown:
-    """``_drop_blank`` on a ``Shown`` table; one without rows keeps its header."""
+    """``drop_blank_columns`` on a ``Shown`` table; one without rows keeps its header."""
     if not any(shown.values()):
         return shown
     return {c: cells for c, cells in shown.items() if any(cells)}
@@ -284,7 +284,7 @@ def _rows(shown: Shown, n_rows: int) -> list[list[str]]:
     return [list(row) for row in zip(*shown.values(), strict=True)] if shown else [[] for _ in range(n_rows)]
 
 
-def _is_text(table: pd.DataFrame, column: str) -> bool:
+def is_text(table: pd.DataFrame, column: str) -> bool:
     return column in table.columns and not (
         pd.api.types.is_numeric_dtype(table[column]) and not pd.api.types.is_bool_dtype(table[column])
     )
@@ -298,7 +298,7 @@ def markdown_table(
         shown = _merge_interval_columns(shown, table)
     if drop_blank:
         shown = _nonblank(shown)
-    align = ["left" if _is_text(table, c) else "right" for c in shown]
+    align = ["left" if is_text(table, c) else "right" for c in shown]
     # what DataFrame.to_markdown(index=False) calls, without building a frame of the text
     return tabulate(
         _rows(shown, len(table)), headers=list(shown), tablefmt="pipe", disable_numparse=True, colalign=align
@@ -1263,7 +1263,7 @@ def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge
     shown = _formatted(table, columns)
     if merge_ci:
         shown = _nonblank(_merge_interval_columns(shown, table))
-    classes = ["t" if _is_text(table, c) else "" for c in shown]
+    classes = ["t" if is_text(table, c) else "" for c in shown]
     head = "".join(f'<th class="{k}">{html.escape(str(c))}</th>' for c, k in zip(shown, classes, strict=True))
     opening = [f'<td class="{k}">' for k in classes]
     task = table["task_type"].tolist() if "task_type" in table.columns else [None] * len(table)

@@ -294,7 +294,7 @@ def test_exporting_twice_gives_the_same_revision_and_replaces_the_folder(world, 
     assert again.revision == first.revision
     assert not (tmp_path / "a" / "videos" / "stray.mp4").exists()  # replaced whole
     # A fresh cache re-encodes every video. Held and black encodes are byte-reproducible, so is the revision;
-    # CRF re-encodes are not (x264's macroblock-tree rate control, see vdg_tasks.synth._encode): left out here.
+    # CRF re-encodes are not (x264's macroblock-tree rate control, see vdg_tasks.synth.encode_video): left out here.
     reproducible = [t for t in TASKS if "_vdg_crf" not in t]
     cached = export(reproducible, tmp_path / "c", name=NAME, yaml_root=world["tasks"])
     monkeypatch.setenv("VDG_CACHE", str(tmp_path / "fresh-cache"))

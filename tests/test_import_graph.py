@@ -1,4 +1,4 @@
-"""The import graph of vdg's packages has no circle.
+"""The import graph of vdg's packages has no circle, and no module takes another's private names.
 
 Every import counts, at the top of a module or inside a function: a circle closed by a lazy import
 is still a circle (each side needs the other to be understood or moved).
@@ -107,3 +107,40 @@ def test_no_module_of_vdg_imports_itself_back_through_others():
     graph = import_graph()
     assert len(graph) > 70 and graph["vdg_tasks.hooks"]  # the walk found the modules and their imports
     assert circles(graph) == []
+
+
+def private_imports(path: Path, known: set[str]) -> list[str]:
+    """``from vdg_module import _name`` and ``vdg_module._name`` in the code at ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found, modules_here = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in PACKAGES):
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in known:
+                    modules_here.add(alias.asname or alias.name)
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{path.name}:{node.lineno}: from {node.module} import {alias.name}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules_here
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_the_private_name_finder_sees_both_spellings(tmp_path):
+    code = tmp_path / "user.py"
+    code.write_text("from vdg_tasks import cache\nfrom vdg_tasks.cache import _helper, public\ncache._other()\n")
+    assert private_imports(code, {"vdg_tasks.cache"}) == [
+        "user.py:2: from vdg_tasks.cache import _helper",
+        "user.py:3: cache._other",
+    ]
+
+
+def test_no_module_imports_a_private_name_of_another():
+    known = modules()
+    assert [hit for path in known.values() for hit in private_imports(path, set(known))] == []

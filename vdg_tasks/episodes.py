@@ -69,7 +69,7 @@ from types import MappingProxyType
 import numpy as np
 
 from vdg_tasks.seeding import rng_for
-from vdg_tasks.synth import PALETTE, _encode
+from vdg_tasks.synth import PALETTE, encode_video
 
 __all__ = [
     "BACKGROUND",
@@ -414,7 +414,7 @@ def generate_episodes(
     """Write the episodes, their subtitles and the question annotations; return the annotations path.
 
     Layout under ``out_dir``: ``videos/synthetic_sitcom/season_1/episode_{M}.mp4`` (H.264 via
-    ``vdg_tasks.synth._encode``, byte-reproducible), ``subtitles/synthetic_sitcom/season_1/
+    ``vdg_tasks.synth.encode_video``, byte-reproducible), ``subtitles/synthetic_sitcom/season_1/
     episode_{M}.srt`` and ``annotations/global_appearance.json`` (a JSON list of all question
     records, episodes in order, characters in ``CAST`` order), for ``M = 1..n_episodes``.
     """
@@ -432,7 +432,7 @@ def generate_episodes(
         spec = episode_spec(m, seed, seconds, fps)
         ep = _episode_id(m)
         video = out_dir / "videos" / SHOW_KEY / SEASON / f"{ep}.mp4"
-        _encode(video, render_episode(spec, seed, width, height), width, height, fps)
+        encode_video(video, render_episode(spec, seed, width, height), width, height, fps)
         srt = out_dir / "subtitles" / SHOW_KEY / SEASON / f"{ep}.srt"
         srt.parent.mkdir(parents=True, exist_ok=True)
         srt.write_text(subtitles_srt(spec, seed), encoding="utf-8")

@@ -447,14 +447,14 @@ def _declared_source(upstream: Upstream, local: LocalLayout | None) -> str:
 def _source_dataset(benchmark: str, task: str, yaml_root: Path | None) -> str:
     """Where the benchmark's questions were read, as a person would load them: the hub dataset id and
     config (``datasets.load_dataset(...)``), or local data files."""
-    from vdg_tasks.materialize import _local_data_files, _task_config
+    from vdg_tasks.materialize import local_data_files, vdg_task_config
     from vdg_tasks.yamlgen import YAML_ROOT
 
     try:
-        config, folder = _task_config(Path(yaml_root) if yaml_root is not None else YAML_ROOT, benchmark, task)
+        config, folder = vdg_task_config(Path(yaml_root) if yaml_root is not None else YAML_ROOT, benchmark, task)
     except Exception:
         return "unknown"
-    files = _local_data_files(config, folder)
+    files = local_data_files(config, folder)
     if files is not None:
         paths = ", ".join(str(p.resolve()) for ps in files.values() for p in ps)
         return f"local files ({config.get('dataset_path')}): {paths}"
@@ -587,7 +587,7 @@ def _render_tasks(
     tasks: Sequence[str], dataset_path: str, dataset_kwargs: Mapping[str, Any], export: Mapping[str, str]
 ) -> dict[Path, str]:
     """Relative path -> text of the task YAMLs that evaluate ``tasks`` from an export."""
-    from vdg_tasks.yamlgen import TEMPLATE, _dump, _Function, leaf, template
+    from vdg_tasks.yamlgen import TEMPLATE, YamlFunction, dump_yaml, leaf, template
 
     by_bench: dict[str, list[str]] = {}
     for task in tasks:
@@ -598,14 +598,14 @@ def _render_tasks(
         base = {k: v for k, v in template(bench).items() if k not in _DATASET_KEYS}
         prompt = str(base.get("doc_to_text", ""))
         if prompt in _PLAIN_PROMPTS:
-            base["doc_to_text"] = _Function(_PLAIN_PROMPTS[prompt])
+            base["doc_to_text"] = YamlFunction(_PLAIN_PROMPTS[prompt])
         base = {"dataset_path": dataset_path, "dataset_kwargs": dict(dataset_kwargs), "test_split": SPLIT, **base}
-        files[Path(bench) / TEMPLATE] = _GENERATED + _dump(base)
+        files[Path(bench) / TEMPLATE] = _GENERATED + dump_yaml(base)
         for cond in conds:
             doc = leaf(bench, cond, base)
             metadata = {**doc.pop("metadata"), "export": dict(export)}
             doc.update(dataset_name=doc["task"], metadata=metadata)
-            files[Path(bench) / f"{doc['task']}.yaml"] = _GENERATED + _dump(doc)
+            files[Path(bench) / f"{doc['task']}.yaml"] = _GENERATED + dump_yaml(doc)
     return files
 
 

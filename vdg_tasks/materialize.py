@@ -204,7 +204,7 @@ def expand_tasks(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[str, Any], Path]:
+def vdg_task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[str, Any], Path]:
     """A derived task's YAML with its ``include`` merged (shallow, as lmms-eval does), and its folder."""
     import yaml
 
@@ -235,7 +235,7 @@ def _is_vdg_hook(value: Any) -> bool:
     return str(name).startswith("vdg_tasks.hooks.")
 
 
-def _local_data_files(config: Mapping[str, Any], folder: Path) -> dict[str, list[Path]] | None:
+def local_data_files(config: Mapping[str, Any], folder: Path) -> dict[str, list[Path]] | None:
     """The local files of a ``dataset_path: json|csv|...`` dataset, resolved against the YAML folder."""
     process_docs = config.get("process_docs")
     builder = config.get("dataset_path")
@@ -286,8 +286,8 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
     from vdg_tasks.yamlgen import YAML_ROOT
 
     root = Path(yaml_root) if yaml_root is not None else YAML_ROOT
-    config, folder = _task_config(root, benchmark, any_task)
-    files = _local_data_files(config, folder)
+    config, folder = vdg_task_config(root, benchmark, any_task)
+    files = local_data_files(config, folder)
     if files is not None:
         missing = [p for paths in files.values() for p in paths if not p.is_file()]
         if missing:

@@ -220,7 +220,7 @@ def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
-def _encode(path: Path, frames: Iterable[np.ndarray], width: int, height: int, fps: int, crf: int = 18) -> None:
+def encode_video(path: Path, frames: Iterable[np.ndarray], width: int, height: int, fps: int, crf: int = 18) -> None:
     """H.264 in an mp4, byte-reproducible for equal frames on one PyAV build.
 
     x264's output depends on its thread count (auto = the machine's cores), so one thread; and
@@ -344,7 +344,7 @@ def generate(
         vid = _video_id(i)
         spec = video_spec(vid, seed, n_frames)
         path = out_dir / "videos" / f"{vid}.mp4"
-        _encode(path, render_frames(spec, seed, width, height), width, height, fps)
+        encode_video(path, render_frames(spec, seed, width, height), width, height, fps)
         records.extend(make_questions(spec, seed, str(path)))
     jsonl = out_dir / "questions.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

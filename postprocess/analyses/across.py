@@ -34,7 +34,7 @@ from postprocess.analyses.base import Analysis, Options, conditions_needed, empt
 from postprocess.analyses.letters import letters_table
 from postprocess.analyses.vdg import per_question
 from postprocess.choices import option_counts
-from postprocess.stats import _percentiles, _resampled_means, chi2_independence
+from postprocess.stats import chi2_independence, percentile_interval, resampled_means
 from vdg_tasks.parse import LETTERS
 
 VDG_COLUMNS: dict[str, str] = {
@@ -88,9 +88,9 @@ def _bootstrap_diff(
 ) -> tuple[float, float]:
     """Percentile CI of mean(a) - mean(b) with a and b resampled independently from one stream."""
     rng = np.random.default_rng(seed)
-    means_a = _resampled_means(a.astype(np.float64), clusters_a, rng, options.n_resamples, "auto")[0]
-    means_b = _resampled_means(b.astype(np.float64), clusters_b, rng, options.n_resamples, "auto")[0]
-    return _percentiles(means_a - means_b, options.ci_level)
+    means_a = resampled_means(a.astype(np.float64), clusters_a, rng, options.n_resamples, "auto")[0]
+    means_b = resampled_means(b.astype(np.float64), clusters_b, rng, options.n_resamples, "auto")[0]
+    return percentile_interval(means_a - means_b, options.ci_level)
 
 
 def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:

@@ -15,15 +15,15 @@ from postprocess.analyses.base import empty
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.report import (
     JSON_FORMAT,
-    _drop_blank,
-    _is_text,
-    _merge_intervals,
     compute_tables,
     conventions,
+    drop_blank_columns,
     format_table,
     format_value,
+    is_text,
     json_value,
     markdown_table,
+    merge_intervals,
     partial_dir,
     render_html,
     render_json,
@@ -173,8 +173,8 @@ def test_markdown_table_aligns_and_drops_columns_empty_everywhere():
     ],
 )
 def test_markdown_table_is_what_the_formatted_frame_renders_to(table):
-    shown = _drop_blank(_merge_intervals(format_table(table), table))
-    align = ["left" if _is_text(table, c) else "right" for c in shown.columns]
+    shown = drop_blank_columns(merge_intervals(format_table(table), table))
+    align = ["left" if is_text(table, c) else "right" for c in shown.columns]
     assert markdown_table(table) == shown.to_markdown(index=False, disable_numparse=True, colalign=align)
 
 

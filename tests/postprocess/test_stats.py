@@ -124,7 +124,7 @@ def test_bootstrap_estimate_and_schema():
 def test_bootstrap_percentiles_are_np_quantile_of_resampled_means(resampler):
     v = vdg_values(300, 2)
     ci = bootstrap_mean(v, 500, seed=11, level=0.9, resampler=resampler)
-    means, units, used = stats._resampled_means(v, None, np.random.default_rng(11), 500, resampler)
+    means, units, used = stats.resampled_means(v, None, np.random.default_rng(11), 500, resampler)
     assert (units, used) == (300, resampler)
     # percentile CI = np.quantile (linear) at (1 - level) / 2 and 1 - (1 - level) / 2
     assert_allclose([ci.low, ci.high], np.quantile(means, [0.05, 0.95]), atol=TIGHT)
@@ -132,7 +132,7 @@ def test_bootstrap_percentiles_are_np_quantile_of_resampled_means(resampler):
 
 def test_index_resampler_equals_textbook_index_resampling():
     v = vdg_values(200, 3)
-    means, _, _ = stats._resampled_means(v, None, np.random.default_rng(5), 300, "index")
+    means, _, _ = stats.resampled_means(v, None, np.random.default_rng(5), 300, "index")
     # same draws as the naive loop-free textbook version, so equal up to summation order
     assert_allclose(means, naive_index_means(v, 300, 5), atol=1e-12)
 
@@ -151,7 +151,7 @@ def test_multinomial_and_index_paths_agree_in_distribution():
 def test_resampled_means_match_bootstrap_theory(resampler):
     # The bootstrap distribution of a mean has expectation mean(v) and SD = std(v, ddof=0) / sqrt(n).
     v = vdg_values(600, 5)
-    means, _, _ = stats._resampled_means(v, None, np.random.default_rng(9), 20000, resampler)
+    means, _, _ = stats.resampled_means(v, None, np.random.default_rng(9), 20000, resampler)
     sd = v.std() / math.sqrt(len(v))
     # MC error of the mean of 20000 resamples is sd / 141; of their SD about sd / 200.
     assert_allclose(means.mean(), v.mean(), atol=5 * sd / 141)
