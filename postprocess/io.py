@@ -84,10 +84,9 @@ from postprocess.choices import (
 )
 from postprocess.parallel import can_fork, cpus
 from vdg_tasks.parse import LETTERS, parse_answer
+from vdg_tasks.record import RECORD_KEY, STATUSES
 
 logger = logging.getLogger(__name__)
-
-RECORD_KEY = "vdg"
 
 SAMPLE_COLUMNS: tuple[str, ...] = (
     "model",
@@ -135,7 +134,6 @@ _ARROW_TEXT = isinstance(_TEXT_DTYPE, pd.StringDtype) and _TEXT_DTYPE.storage ==
 _RECORD_TEXT = ("domain", "sub_category", "question_set", "sampling")
 #: model_args naming the frames per video, in lmms-eval's video models.
 FRAME_ARGS = ("max_num_frames", "max_frames_num", "nframes", "num_frames", "frames", "frames_num", "max_frames")
-STATUSES = ("ok", "unparsed", "error", "open")
 KEY = ("model", "benchmark", "condition", "question_id")
 _SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
 # Runtime placement arguments that do not change what a model answers.
@@ -459,11 +457,11 @@ class _SamplesLog:
 
 
 #: Every field of the ``vdg`` record the reader keeps.
-_LOG_FIELDS = (*_SAMPLE_FIELDS, "pred", "error", "transform_version")
-#: A samples line as far as the reader looks: its ``vdg`` record's ``_LOG_FIELDS``, UNSET where one lacks a
+LOG_FIELDS = (*_SAMPLE_FIELDS, "pred", "error", "transform_version")
+#: A samples line as far as the reader looks: its ``vdg`` record's ``LOG_FIELDS``, UNSET where one lacks a
 #: field. Everything else on the line (lmms-eval's ``arguments``, ``resps``, the doc...) is skipped unbuilt.
 # gc=False: decoded JSON holds no reference cycles, and the collector need not track ~10^5 structs per log.
-_Record = msgspec.defstruct("_Record", [(key, Any, msgspec.UNSET) for key in _LOG_FIELDS], gc=False)
+_Record = msgspec.defstruct("_Record", [(key, Any, msgspec.UNSET) for key in LOG_FIELDS], gc=False)
 _SamplesLine = msgspec.defstruct("_SamplesLine", [(RECORD_KEY, _Record)], gc=False)
 _LINE_DECODER = msgspec.json.Decoder(_SamplesLine)
 
@@ -537,17 +535,17 @@ def _record_lines(data: bytes) -> tuple[list[int], bool]:
 
 
 def _record_row(line: bytes, where: str) -> tuple[Any, ...]:
-    """The ``_LOG_FIELDS`` of one samples line's ``vdg`` record (UNSET where it lacks one), decoded as a
+    """The ``LOG_FIELDS`` of one samples line's ``vdg`` record (UNSET where it lacks one), decoded as a
     ``_Record`` when msgspec reads the line, else by ``_fast_vdg_record``."""
     try:
         return astuple(getattr(_LINE_DECODER.decode(line), RECORD_KEY))
     except (msgspec.DecodeError, RecursionError):
         record = _fast_vdg_record(line, where)
-        return tuple(record.get(key, msgspec.UNSET) for key in _LOG_FIELDS)
+        return tuple(record.get(key, msgspec.UNSET) for key in LOG_FIELDS)
 
 
 def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
-    """Per ``_LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its ``_Field``, and the line
+    """Per ``LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its ``_Field``, and the line
     number of each record (non-blank lines)."""
     data = path.read_bytes()
     _check_utf8(data, path)
@@ -561,11 +559,11 @@ def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
             structs = None
         if structs is not None and len(structs) == len(lines):
             columns = zip(*map(astuple, map(attrgetter(RECORD_KEY), structs)), strict=True)  # transposed in C
-            return _fields(columns, _LOG_FIELDS), lines
+            return _fields(columns, LOG_FIELDS), lines
     # Line by line, each error naming its line (two objects on one line are one).
     texts = [line for line in data.splitlines() if line.strip()]
     rows = [_record_row(line, f"{path}:{n}") for n, line in zip(lines, texts, strict=True)]
-    return _fields(zip(*rows, strict=True), _LOG_FIELDS), lines
+    return _fields(zip(*rows, strict=True), LOG_FIELDS), lines
 
 
 def _versions(values: Iterable[Any]) -> str:

@@ -34,7 +34,7 @@ from vdg_tasks.derive import (
     resolve_conditions,
     write_options,
 )
-from vdg_tasks.hooks import METRIC_KEY
+from vdg_tasks.record import METRIC_KEY
 from vdg_tasks.upstream import Function
 
 # --- 1. a base task of our own, end to end --------------------------------------------------------------

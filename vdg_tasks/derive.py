@@ -42,16 +42,10 @@ from loguru import logger
 
 from vdg_tasks.benchmarks import Benchmark, VideoUnavailable, task_name
 from vdg_tasks.conditions import CONDITIONS, Requirement, families, get_condition
-from vdg_tasks.hooks import (
-    METRIC_KEY,
-    RECORD_KEY,
-    make_doc_to_text,
-    make_doc_to_visual,
-    make_process_docs,
-    make_process_results,
-)
+from vdg_tasks.hooks import make_doc_to_text, make_doc_to_visual, make_process_docs, make_process_results
 from vdg_tasks.local_copies import require_video_path
 from vdg_tasks.parse import LETTERS
+from vdg_tasks.record import METRIC_KEY, RECORD_KEY
 from vdg_tasks.seeding import stable_seed
 from vdg_tasks.text import option_text
 from vdg_tasks.upstream import Function, load_config

@@ -34,18 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from loguru import logger
+from msgspec.structs import replace
 
 from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, open_prompt
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, Transform
 from vdg_tasks.parse import LETTERS, parse_answer
 from vdg_tasks.provenance import provenance
+from vdg_tasks.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
 from vdg_tasks.text import TextChange, TextUnavailable, idk_letter
 from vdg_tasks.text import apply as apply_text
 
-#: Key of the per-sample record in lmms-eval's samples log.
-RECORD_KEY = "vdg"
-#: The metric lmms-eval aggregates and prints per task: accuracy under that task's condition.
-METRIC_KEY = "accuracy"
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
 #: The environment variable a sweep sets per run (``frames:16``, ``fps:0.5``).
@@ -318,7 +316,7 @@ def _question_set(benchmark: Benchmark) -> str:
 def build_record(
     benchmark: Benchmark, condition: Condition, raw: Mapping[str, Any], response: str | None, visual: Visual
 ) -> dict[str, Any]:
-    """The logged sample: everything the per-question join needs, nothing it must infer."""
+    """The logged sample (``vdg_tasks.record``): everything the per-question join needs, nothing it must infer."""
     doc = benchmark.view(raw)
     change = text_change(condition, doc)
     original_options = list(doc.get("options") or [])
@@ -327,61 +325,52 @@ def build_record(
     # None when the doc has none: the report infers the count (postprocess.choices), and the reply is read
     # against every letter the parser knows.
     n_options = len(options) or len(original_options) or None
-    record: dict[str, Any] = {
-        "benchmark": benchmark.report_name,
-        "condition": condition.name,
-        "condition_params": condition.params_dict(),
-        "effective_params": dict(visual.effective_params) if visual.effective_params is not None else None,
-        "transform_version": TRANSFORM_VERSION,
-        "question_id": str(doc["question_id"]),
-        "video_id": str(doc["videoID"]),
-        "task_type": str(doc.get("task_type", "")),
-        "duration": str(doc.get("duration", "")),
-        "domain": str(doc.get("domain", "") or ""),
-        "sub_category": str(doc.get("sub_category", "") or ""),
-        "n_options": n_options,
-        "answer": str(doc["answer"]),
-        "visual_key": visual.cache_key,
-        "provenance": dict(visual.provenance) if visual.provenance is not None else None,
-        "character": str(doc.get("character") or ""),
-        "idk_letter": idk_letter(original_options),
-        "duration_s": _duration_s(doc),
-        "sampling": sampling_label(),
-        "question_set": _question_set(benchmark),
-    }
+    record = SampleRecord(
+        benchmark=benchmark.report_name,
+        condition=condition.name,
+        condition_params=condition.params_dict(),
+        effective_params=dict(visual.effective_params) if visual.effective_params is not None else None,
+        transform_version=TRANSFORM_VERSION,
+        question_id=str(doc["question_id"]),
+        video_id=str(doc["videoID"]),
+        task_type=str(doc.get("task_type", "")),
+        duration=str(doc.get("duration", "")),
+        domain=str(doc.get("domain", "") or ""),
+        sub_category=str(doc.get("sub_category", "") or ""),
+        n_options=n_options,
+        answer=str(doc["answer"]),
+        visual_key=visual.cache_key,
+        provenance=dict(visual.provenance) if visual.provenance is not None else None,
+        character=str(doc.get("character") or ""),
+        idk_letter=idk_letter(original_options),
+        duration_s=_duration_s(doc),
+        sampling=sampling_label(),
+        question_set=_question_set(benchmark),
+        status="error",
+    )
     if isinstance(change, TextChange):
-        record.update(change.details)
+        record = replace(record, **change.details)
     error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
-    if error is None and not record["answer"] and condition.answer_format != "open":
-        error = f"NoAnswer: question {record['question_id']} has no ground-truth answer among its options"
+    if error is None and not record.answer and condition.answer_format != "open":
+        error = f"NoAnswer: question {record.question_id} has no ground-truth answer among its options"
     if error is None:
         error = request_failure(response)
     if error is not None:
-        record.update(pred=None, parse_status=None, parse_rule=None, status="error", error=error, correct=None)
-        return record
+        return logged(replace(record, status="error", error=error))
     if condition.answer_format == "open":
         text = "" if response is None else str(response)
-        record.update(
-            pred=None,
-            parse_status=None,
-            parse_rule=None,
-            status="open",
-            error=None,
-            correct=None,
-            question=str(change.doc.get("question", "")) if isinstance(change, TextChange) else "",
-            response=text[:MAX_RESPONSE_CHARS],
-        )
-        return record
+        question = str(change.doc.get("question", "")) if isinstance(change, TextChange) else ""
+        return logged(replace(record, status="open", question=question, response=text[:MAX_RESPONSE_CHARS]))
     parsed = parse_answer(response, n_options=n_options or len(LETTERS), options=options or None)
-    record.update(
+    scored = replace(
+        record,
         pred=parsed.letter,
         parse_status=parsed.status,
         parse_rule=parsed.rule,
         status=parsed.status,
-        error=None,
-        correct=parsed.letter == record["answer"],
+        correct=parsed.letter == record.answer,
     )
-    return record
+    return logged(scored)
 
 
 def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: BaseException) -> dict[str, Any]:
@@ -391,34 +380,24 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
     except Exception:  # the raw doc's own fields, then
         pass
     get = doc.get if isinstance(doc, Mapping) else (lambda key, default=None: default)
-    return {
-        "benchmark": benchmark.report_name,
-        "condition": condition.name,
-        "condition_params": condition.params_dict(),
-        "effective_params": None,
-        "transform_version": TRANSFORM_VERSION,
-        "question_id": str(get("question_id", "")),
-        "video_id": str(get("videoID", "")),
-        "task_type": str(get("task_type", "")),
-        "duration": str(get("duration", "")),
-        "domain": str(get("domain", "") or ""),
-        "sub_category": str(get("sub_category", "") or ""),
-        "n_options": None,
-        "answer": str(get("answer", "")),
-        "visual_key": "",
-        "provenance": None,
-        "character": str(get("character", "") or ""),
-        "idk_letter": "",
-        "duration_s": None,
-        "sampling": sampling_label(),
-        "question_set": "",
-        "pred": None,
-        "parse_status": None,
-        "parse_rule": None,
-        "status": "error",
-        "error": f"building the record failed: {_describe(exc)}",
-        "correct": None,
-    }
+    record = SampleRecord(
+        benchmark=benchmark.report_name,
+        condition=condition.name,
+        condition_params=condition.params_dict(),
+        transform_version=TRANSFORM_VERSION,
+        question_id=str(get("question_id", "")),
+        video_id=str(get("videoID", "")),
+        task_type=str(get("task_type", "")),
+        duration=str(get("duration", "")),
+        domain=str(get("domain", "") or ""),
+        sub_category=str(get("sub_category", "") or ""),
+        answer=str(get("answer", "")),
+        character=str(get("character", "") or ""),
+        sampling=sampling_label(),
+        status="error",
+        error=f"building the record failed: {_describe(exc)}",
+    )
+    return logged(record)
 
 
 def _score(record: Mapping[str, Any]) -> float | None:

@@ -16,8 +16,9 @@ import yaml
 
 from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Benchmark, members, task_name
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, protocol_conditions
-from vdg_tasks.hooks import METRIC_KEY, aggregation_name, hook_name
+from vdg_tasks.hooks import aggregation_name, hook_name
 from vdg_tasks.local_copies import LOCAL_DATA_ENV
+from vdg_tasks.record import METRIC_KEY
 from vdg_tasks.upstream import Function, task_config
 
 TEMPLATE = "_default_template_yaml"

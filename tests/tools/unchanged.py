@@ -7,14 +7,17 @@ and reported by both trees with the same Python: the published per-question pred
 tests/data/awg-videomme (``--predictions``), and lmms-eval-shaped samples logs of 3 models x 12
 conditions written by benchmarks/report.py's generator. Every file of each ``vdg report --out``
 folder (CSVs, report.md, report.html, report.json, plots) must be byte-identical, the committed
-yaml_tasks/ must equal BASE's, and ``vdg write-yamls --check`` must pass in the tree. Prints each
-difference; exits 1 if there is one.
+yaml_tasks/ must equal BASE's, and ``vdg write-yamls --check`` must pass in the tree. Then each
+tree's hooks run one lmms-eval job (``vdg_probe`` over every vdgsynth condition, on 3 synthetic
+videos of which one is corrupt, each tree with its own video cache): every logged ``vdg`` record
+must be equal. Prints each difference; exits 1 if there is one.
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +51,26 @@ def vdg(tree: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "vdg_tasks.cli", *args], cwd=tree, env=env, capture_output=True, text=True
     )
+
+
+def lmms_eval_records(tree: Path, data: Path, work: Path) -> dict[str, list[dict]]:
+    """``vdg_probe`` over vdgsynth_vdg with ``tree``'s hooks: each samples log's ``vdg`` records, by task."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "VDG_CACHE": str(work / "cache"), "HF_HUB_OFFLINE": "1"}
+    env |= {"HF_HOME": str(work / "hf"), "HF_DATASETS_OFFLINE": "1"}
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    tasks = work / "tasks"
+    write_yamls = (
+        f"import pathlib, vdg_tasks.yamlgen as g; g.write_all(pathlib.Path({str(tasks)!r}), synth_data={str(data)!r})"
+    )
+    subprocess.run([sys.executable, "-c", write_yamls], cwd=tree, env=env, check=True)
+    command = [sys.executable, "-m", "lmms_eval", "--model", "vdg_probe", "--tasks", "vdgsynth_vdg"]
+    command += ["--include_path", str(tasks), "--log_samples", "--output_path", str(work / "runs")]
+    subprocess.run(command, cwd=tree, env=env, check=True, capture_output=True)
+    out = {}
+    for log in sorted((work / "runs").rglob("*_samples_*.jsonl")):
+        task = log.name.split("_samples_", 1)[1]
+        out[task] = [json.loads(line)["vdg"] for line in log.read_text().splitlines()]
+    return out
 
 
 def differences(a: Path, b: Path) -> list[str]:
@@ -91,6 +114,23 @@ def main() -> int:
     )
     if yamls.stdout.strip():
         problems.append(f"yaml_tasks/ differs from {args.base}:\n{yamls.stdout}")
+    from vdg_tasks.synth import generate as synth
+
+    data = args.work / "synth"
+    if not (data / "questions.jsonl").is_file():
+        docs = synth(data, n_videos=3, seed=0)
+        first = json.loads(docs.read_text().splitlines()[0])["video"]
+        Path(first).write_bytes(b"\0" * 1000)  # a corrupt source: the error rows must match too
+    records = {
+        label: lmms_eval_records(tree, data / "questions.jsonl", args.work / f"lmms-{label}")
+        for label, tree in (("base", base), ("tree", ROOT))
+    }
+    if not records["tree"]:
+        problems.append("the lmms-eval run of the tree logged no samples")
+    for task in sorted(set(records["base"]) | set(records["tree"])):
+        if records["base"].get(task) != records["tree"].get(task):
+            problems.append(f"lmms-eval: the vdg records of {task} differ")
+    print(f"lmms-eval: {sum(map(len, records['tree'].values()))} records compared")
     check = vdg(ROOT, "write-yamls", "--check")
     if check.returncode != 0:
         problems.append(f"vdg write-yamls --check failed: {check.stdout[-1000:]}{check.stderr[-1000:]}")

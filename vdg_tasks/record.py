@@ -1,0 +1,84 @@
+"""The per-sample record: what a vdg task logs for each question, declared once.
+
+The hooks write it (``vdg_tasks.hooks.build_record``, failures included) under ``RECORD_KEY`` of the
+dict lmms-eval's ``process_results`` returns, which lmms-eval writes into the samples log; the
+report's reader (``postprocess.io``) decodes it from there. ``docs/schema.md`` describes the fields
+for users.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+import msgspec
+
+#: The key of the record in ``process_results``' output and in each samples-log line.
+RECORD_KEY = "vdg"
+#: The key of vdg's per-question accuracy (1.0, 0.0, or None for an error or a free-text answer).
+METRIC_KEY = "accuracy"
+
+#: ``ok``: a letter was read and scored; ``unparsed``: no letter could be read (scored wrong);
+#: ``error``: no answer to score (the video, the doc or the request failed: ``error`` says why);
+#: ``open``: a free-text answer, scored later by a judge.
+Status = Literal["ok", "unparsed", "error", "open"]
+STATUSES: tuple[str, ...] = get_args(Status)
+
+_Unset = msgspec.UnsetType
+
+
+class SampleRecord(msgspec.Struct, kw_only=True):
+    """One question under one condition, as logged. Fields left ``UNSET`` are not logged at all (those of
+    the text conditions and of free-text answers, on other questions)."""
+
+    benchmark: str
+    condition: str
+    #: The condition's declared parameters, and those applied to this video (a hold's ``k`` capped at its frames).
+    condition_params: dict[str, Any]
+    effective_params: dict[str, Any] | None = None
+    transform_version: int
+    question_id: str
+    video_id: str
+    task_type: str
+    duration: str
+    domain: str
+    sub_category: str
+    #: The options the question was asked with; None when the doc has none (the report infers the count).
+    n_options: int | None = None
+    answer: str
+    #: The cache key of the video shown ("" for the source itself, or when none could be made).
+    visual_key: str = ""
+    #: Where the video's pixels came from (``vdg_tasks.provenance``).
+    provenance: dict[str, Any] | None = None
+    character: str = ""
+    idk_letter: str = ""
+    duration_s: float | None = None
+    #: ``$VDG_SAMPLING`` as set ("" when unset).
+    sampling: str = ""
+    #: The digest of the fixed question set the run was restricted to ("" when none).
+    question_set: str = ""
+    # The text conditions' details (``vdg_tasks.text.TextChange.details``).
+    swap_to: str | _Unset = msgspec.UNSET
+    swap_gender: str | _Unset = msgspec.UNSET
+    truth: str | _Unset = msgspec.UNSET
+    abstain_letter: str | _Unset = msgspec.UNSET
+    subtitle_chars: int | _Unset = msgspec.UNSET
+    #: The letter read from the reply, the parser's verdict and the rule that read it.
+    pred: str | None = None
+    parse_status: str | None = None
+    parse_rule: str | None = None
+    status: Status
+    error: str | None = None
+    correct: bool | None = None
+    # A free-text answer's question and reply.
+    question: str | _Unset = msgspec.UNSET
+    response: str | _Unset = msgspec.UNSET
+
+
+#: Every field of the record, in the order it is logged.
+FIELDS: tuple[str, ...] = SampleRecord.__struct_fields__
+
+
+def logged(record: SampleRecord) -> dict[str, Any]:
+    """The record as the dict lmms-eval logs: its fields in order, values as they are, ``UNSET`` ones left out."""
+    values = (getattr(record, name) for name in FIELDS)
+    return {name: value for name, value in zip(FIELDS, values, strict=True) if value is not msgspec.UNSET}
