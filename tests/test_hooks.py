@@ -6,6 +6,7 @@ import av
 import pytest
 
 import vdg_tasks.hooks as hooks
+import vdg_tasks.shown as shown
 from tests.test_cache import write_source
 from vdg_tasks.benchmarks import BENCHMARKS
 from vdg_tasks.cache import placeholder_video
@@ -227,7 +228,7 @@ def test_an_fps_setting_holds_rate_times_duration_key_frames(doc, monkeypatch):
 def test_a_malformed_sampling_setting_is_the_questions_error_not_a_crash(doc, monkeypatch, bad):
     monkeypatch.setenv("VDG_SAMPLING", bad)
     with pytest.raises(ValueError, match="VDG_SAMPLING"):
-        hooks.sampling_setting()
+        shown.sampling_setting()
     rec = hooks.vdgsynth__shuffled__process_results(doc, ["C"])["vdg"]
     assert rec["status"] == "error" and "VDG_SAMPLING" in rec["error"] and rec["sampling"] == ""
     assert hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]["status"] == "ok"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import vdg_tasks.hooks as hooks
+import vdg_tasks.shown as shown
 from vdg_tasks.benchmarks import infinibench_prompt
 from vdg_tasks.cache import PLACEHOLDER
 from vdg_tasks.conditions import ABSTAIN_OPTION
@@ -83,9 +84,9 @@ def test_a_question_the_condition_cannot_change_is_asked_unchanged_and_logged_as
 
 
 def test_oracle_times_are_the_midpoints_of_each_outfits_longest_window_in_time_order(doc):
-    assert hooks.oracle_times(doc) == (0.35, 0.7)
+    assert shown.oracle_times(doc) == (0.35, 0.7)
     with pytest.raises(ValueError, match="outfit 2 has no annotated window"):
-        hooks.oracle_times({**doc, "outfit_windows": [[[0.1, 0.2]], []]})
+        shown.oracle_times({**doc, "outfit_windows": [[[0.1, 0.2]], []]})
     record = hooks.infinibench_ga__oracle__process_results({**doc, "outfit_windows": []}, ["B"])["vdg"]
     assert record["status"] == "error" and "has no outfit windows" in record["error"]
 

@@ -52,10 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Upstream, VideoUnavailable, parse_task_name
+from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Upstream, parse_task_name
 from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 from vdg_tasks.hooks import export_root
 from vdg_tasks.local_copies import LOCAL_DATA_ENV, LocalLayout, dataset_fields
+from vdg_tasks.shown import RequestError, VideoRequest, bound_params, shown_from, video_request
 
 __all__ = [
     "EXPORTS_ENV",
@@ -223,32 +224,24 @@ class _Resolver:
         self._done: dict[tuple[Any, ...], _Shown] = {}
 
     def shown(self, benchmark: str, condition: Condition, doc: Mapping[str, Any]) -> _Shown:
-        from vdg_tasks.hooks import bound_params, source_path
-
         try:
-            spec = BENCHMARKS[benchmark]
-            doc = spec.view(doc)
-            source = str(source_path(spec, doc))
-            video_id = str(doc["videoID"])
-            bound = bound_params(condition, doc, source)
-        except VideoUnavailable as exc:
-            return _Shown("", None, "", f"VideoUnavailable: {exc}", None, "", None)
-        except Exception as exc:
+            request = video_request(BENCHMARKS[benchmark], condition, doc)
+        except RequestError as exc:
+            return _Shown("", None, "", exc.describe(), None, "", None)
+        except KeyError as exc:  # not a benchmark of vdg's
             return _Shown("", None, "", _describe(exc), None, "", None)
-        memo = (condition.name, source, video_id, bound)
-        if memo not in self._done:
-            self._done[memo] = self._resolve(condition, source, video_id, bound)
-        return self._done[memo]
+        if request.key not in self._done:
+            self._done[request.key] = self._resolve(request)
+        return self._done[request.key]
 
-    def _resolve(self, condition: Condition, source: str, video_id: str, bound: tuple[tuple[str, Any], ...]) -> _Shown:
+    def _resolve(self, request: VideoRequest) -> _Shown:
         from vdg_tasks.cache import built_by, source_identity
-        from vdg_tasks.hooks import shown_from
 
         try:
-            digest = source_identity(source)
+            digest = source_identity(request.source)
         except OSError:
             digest = ""
-        outcome = self._outcomes.get((condition.name, source, video_id, bound))
+        outcome = self._outcomes.get(request.key)
         if outcome is None:
             return _Shown(
                 "", None, "", "RuntimeError: vdg export planned no video for this question", None, digest, None
@@ -256,11 +249,10 @@ class _Resolver:
         if outcome.error is not None or outcome.path is None:
             return _Shown("", None, "", outcome.error or "materialization failed", None, digest, None)
         path = Path(outcome.path)
-        applied = condition.bound(**dict(bound)) if bound else condition
         try:
-            effective, stream = shown_from(applied, source)
+            effective, stream = shown_from(request.applied, request.source)
             effective = _jsonable(effective, "effective_params")
-            if condition.transform == "identity":
+            if request.condition.transform == "identity":
                 return _Shown(_source_key(path), path, "", None, effective, digest, None, stream)
         except Exception as exc:  # as the hooks: a source whose parameters cannot be applied is an error row
             return _Shown("", None, "", _describe(exc), None, digest, None)
@@ -307,8 +299,6 @@ def _row(
 
 
 def _doc_bound(condition: Condition, doc: Mapping[str, Any]) -> dict[str, Any]:
-    from vdg_tasks.hooks import bound_params
-
     try:
         return dict(bound_params(condition, doc))
     except Exception:

@@ -36,20 +36,17 @@ from typing import Any
 from loguru import logger
 from msgspec.structs import replace
 
-from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, open_prompt
-from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, Transform
+from vdg_tasks.benchmarks import BENCHMARKS, Benchmark, open_prompt
+from vdg_tasks.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.parse import LETTERS, parse_answer
 from vdg_tasks.provenance import provenance
 from vdg_tasks.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
+from vdg_tasks.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
 from vdg_tasks.text import TextChange, TextUnavailable, idk_letter
 from vdg_tasks.text import apply as apply_text
 
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
-#: The environment variable a sweep sets per run (``frames:16``, ``fps:0.5``).
-SAMPLING_ENV = "VDG_SAMPLING"
-#: Transforms whose K follows the sampling setting.
-_HELD: tuple[Transform, ...] = ("hold",)
 
 
 @dataclass(frozen=True)
@@ -72,120 +69,17 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def shown_from(condition: Condition, source: str) -> tuple[dict[str, Any], int]:
-    """(effective parameters, video stream index) of what ``condition`` shows from ``source``: a hold's ``k``
-    capped at the source's frame count, and the stream the models' decoders read."""
-    from vdg_tasks.video import effective_k, probe
-
-    info = probe(source)
-    params = condition.params_dict()
-    if condition.transform == "hold":
-        params["k"] = effective_k(info.n_frames, int(params["k"]))
-    return params, info.stream_index
-
-
-def oracle_times(doc: Mapping[str, Any]) -> tuple[float, ...]:
-    """One time per outfit: the midpoint of its longest ground-truth window, in time order (seconds).
-
-    Raises:
-        ValueError: the doc has no usable windows (the question's error names it).
-    """
-    windows = doc.get("outfit_windows") or []
-    times = []
-    for outfit, intervals in enumerate(windows):
-        spans = [(float(a), float(b)) for a, b in intervals or [] if float(b) >= float(a)]
-        if not spans:
-            raise ValueError(f"question {doc.get('question_id')}: outfit {outfit + 1} has no annotated window")
-        start, end = max(spans, key=lambda s: (s[1] - s[0], -s[0]))
-        times.append(round((start + end) / 2, 3))
-    if not times:
-        raise ValueError(f"question {doc.get('question_id')}: has no outfit windows (field 'outfit_windows')")
-    return tuple(sorted(times))
-
-
-def sampling_setting() -> tuple[str, float] | None:
-    """``$VDG_SAMPLING`` as (``frames`` | ``fps``, value); None when unset.
-
-    Raises:
-        ValueError: a malformed value (the message names the variable).
-    """
-    text = os.environ.get(SAMPLING_ENV, "").strip()
-    if not text:
-        return None
-    axis, _, value = text.partition(":")
-    try:
-        number = float(value)
-    except ValueError:
-        number = float("nan")
-    if axis not in ("frames", "fps") or not number > 0 or (axis == "frames" and not number.is_integer()):
-        raise ValueError(f"{SAMPLING_ENV}={text!r}: expected frames:N (N a positive integer) or fps:F (F > 0)")
-    return axis, number
-
-
-def sampling_label() -> str:
-    """The logged ``sampling`` field: ``$VDG_SAMPLING`` as set, "" when unset or malformed."""
-    try:
-        setting = sampling_setting()
-    except ValueError:
-        return ""
-    return "" if setting is None else f"{setting[0]}:{setting[1]:g}"
-
-
-def bound_params(
-    condition: Condition, doc: Mapping[str, Any], source: str | None = None
-) -> tuple[tuple[str, Any], ...]:
-    """Per-question parameters of ``condition`` (hashable): the oracle frames' times, and K of the held
-    conditions under a sweep's sampling setting (``source``: the question's video, for its duration).
-
-    Raises:
-        ValueError: no usable oracle windows, or a malformed ``$VDG_SAMPLING``.
-    """
-    if condition.transform == "hold_at":
-        return (("times", oracle_times(doc)),)
-    setting = sampling_setting() if condition.transform in _HELD else None
-    if setting is None:
-        return ()
-    axis, value = setting
-    if axis == "frames":
-        return (("k", int(value)),)
-    if source is None:
-        raise ValueError(f"{SAMPLING_ENV}=fps:{value:g}: K follows each video's duration, and no video was given")
-    from vdg_tasks.video import probe
-
-    return (("k", max(1, round(value * probe(source).duration))),)
-
-
-def source_path(benchmark: Benchmark, view: Mapping[str, Any]) -> Path:
-    """The question's original video; a frame folder (MVBench's TVQA frames) is encoded to a video first.
-
-    Raises:
-        VideoUnavailable: no such file or folder; ValueError: an unreadable frame folder.
-    """
-    path = benchmark.video(view)
-    if path.is_dir():
-        if benchmark.frame_folder_fps is None:
-            raise VideoUnavailable(f"{path} is a folder, not a video")
-        from vdg_tasks.cache import frame_folder_video
-
-        return frame_folder_video(path, benchmark.frame_folder_fps)
-    return path
-
-
 @functools.lru_cache(maxsize=65536)
-def _resolve(
-    benchmark_name: str, condition_name: str, source: str, video_id: str, bound: tuple[tuple[str, Any], ...] = ()
-) -> Visual:
+def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
     from vdg_tasks.cache import built_by, materialize
 
-    condition = CONDITIONS[condition_name]
-    if bound:
-        condition = condition.bound(**dict(bound))
+    condition = request.applied
     try:
-        result = materialize(source, condition, video_id)
-        effective, stream = shown_from(condition, source)
+        result = materialize(request.source, condition, request.video_id)
+        effective, stream = shown_from(condition, request.source)
         built = built_by(result.path) if result.key else None
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
-        logger.warning(f"vdg: {benchmark_name}/{condition_name} video {video_id}: {exc}")
+        logger.warning(f"vdg: {benchmark_name}/{request.condition.name} video {request.video_id}: {exc}")
         return Visual(None, "", _describe(exc))
     origin = provenance(
         result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built, source_stream=stream
@@ -228,15 +122,10 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     if isinstance(exported, Mapping):
         return _exported_visual(exported)
     try:
-        view = benchmark.view(doc)
-        source = source_path(benchmark, view)
-        video_id = str(view["videoID"])
-        bound = bound_params(condition, view, str(source))
-    except VideoUnavailable as exc:
-        return Visual(None, "", f"VideoUnavailable: {exc}")
-    except Exception as exc:
-        return Visual(None, "", _describe(exc))
-    return _resolve(benchmark.name, condition.name, str(source), video_id, bound)
+        request = video_request(benchmark, condition, doc)
+    except RequestError as exc:
+        return Visual(None, "", exc.describe())
+    return _resolve(benchmark.name, request)
 
 
 def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[dict], list[str]]:

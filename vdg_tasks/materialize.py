@@ -42,8 +42,8 @@ from typing import Any
 
 from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
 from vdg_tasks.conditions import CONDITIONS, families
-from vdg_tasks.hooks import bound_params, source_path
 from vdg_tasks.seeding import stable_seed
+from vdg_tasks.shown import RequestError, video_request
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
 _TERMINATE_GRACE_S = 3.0
@@ -356,22 +356,22 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
         spec = BENCHMARKS[bench]
         for raw in benchmark_docs(bench, task_name(bench, conds[0]), yaml_root):
             doc = spec.view(raw)
-            video_id = str(doc["videoID"])
-            try:
-                source = str(source_path(spec, doc))
-            except (VideoUnavailable, ValueError) as exc:
-                for cond in conds:
-                    outcome = Outcome(Job(bench, cond, video_id, ""), None, False, str(exc))
-                    failed.setdefault((bench, cond, video_id), outcome)
-                continue
             for cond in conds:
                 try:
-                    bound = bound_params(CONDITIONS[cond], doc, source)
-                except ValueError as exc:
-                    outcome = Outcome(Job(bench, cond, video_id, source), None, False, f"ValueError: {exc}")
-                    failed.setdefault((bench, cond, str(doc.get("question_id"))), outcome)
+                    request = video_request(spec, CONDITIONS[cond], raw)
+                except RequestError as exc:
+                    if not isinstance(exc.cause, VideoUnavailable | ValueError):
+                        raise exc.cause from None
+                    if exc.stage == "source":  # the video's failure: one per video and condition
+                        outcome = Outcome(Job(bench, cond, str(doc["videoID"]), ""), None, False, str(exc.cause))
+                        failed.setdefault((bench, cond, str(doc["videoID"])), outcome)
+                    else:
+                        job = Job(bench, cond, str(doc["videoID"]), exc.source)
+                        outcome = Outcome(job, None, False, exc.describe())
+                        failed.setdefault((bench, cond, str(doc.get("question_id"))), outcome)
                     continue
-                jobs.setdefault((cond, source, video_id, bound), Job(bench, cond, video_id, source, bound))
+                job = Job(bench, cond, request.video_id, request.source, request.bound)
+                jobs.setdefault(request.key, job)
     return list(jobs.values()), list(failed.values())
 
 

@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vdg_tasks.shown import SAMPLING_ENV
+
 __all__ = [
     "SAMPLING_ENV",
     "SweepRun",
@@ -28,9 +30,6 @@ __all__ = [
     "parse_frames",
     "sampling_sweep",
 ]
-
-#: The environment variable naming a run's sampling setting ("frames:16", "fps:0.5").
-SAMPLING_ENV = "VDG_SAMPLING"
 
 
 @dataclass(frozen=True)
