@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -19,7 +18,8 @@ import pandas as pd
 from postprocess.analyses import DIGESTS, TABLES, run_all
 from postprocess.analyses.base import Options
 from postprocess.io import load_frame
-from postprocess.report import WrittenReport, compute_tables, write_report
+from postprocess.pipeline import make_report
+from postprocess.report import WrittenReport
 
 __all__ = ["analysis_names", "build_report", "run_analysis"]
 
@@ -83,6 +83,4 @@ def build_report(
             "benchmark": benchmark,
             "options_file": None if options_file is None else str(options_file),
         }
-    folder = Path(out)
-    tables = compute_tables(frame, opts, folder)
-    return write_report(tables, folder, options=opts, inputs=inputs, plots=plots, kept=True)
+    return make_report(frame, out, options=opts, inputs=inputs, plots=plots)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import os
 import sys
@@ -436,25 +435,21 @@ def _judge_errors() -> tuple[type[Exception], ...]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots
+    from postprocess.pipeline import make_report
 
     if args.workers is not None and args.workers < 1:
         return _fail("report", ValueError(f"--workers {args.workers}: give at least 1"))
-    # Started first: the worker imports matplotlib on another CPU while the logs are read and analysed.
-    background = not args.no_plots and args.workers != 1 and BackgroundPlots.useful()
-    with BackgroundPlots() if background else contextlib.nullcontext() as worker:
-        from postprocess.report import compute_tables, write_report
-
-        out = Path(args.out)
-        try:
-            options = _options(args)
-            frame = _load(args)
-            offer = worker.offer if worker is not None else None  # the plots' tables first, handed over as they come
-            tables = compute_tables(frame, options, out, on_table=offer, first=PLOT_TABLES, workers=args.workers)
-            plots = worker if worker is not None else not args.no_plots
-            written = write_report(tables, out, options=options, inputs=_inputs(args), plots=plots, kept=True)
-        except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
-            return _fail("report", exc)
+    try:
+        written = make_report(
+            lambda: _load(args),
+            args.out,
+            options=_options(args),
+            inputs=_inputs(args),
+            plots=not args.no_plots,
+            workers=args.workers,
+        )
+    except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
+        return _fail("report", exc)
     print(written)
     print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
     return 0
