@@ -45,7 +45,6 @@ import shutil
 import signal
 import threading
 import uuid
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1602,10 +1601,10 @@ def compute_tables(
     shutil.rmtree(staging, ignore_errors=True)
     _made(staging.parent, out, parents=True)
     _made(staging, out)
-    _KEPT.clear()
+    kept: dict[str, tuple[Path, pd.DataFrame]] = {}
 
     def keep(name: str, table: pd.DataFrame) -> None:
-        _KEPT[staging / f"{name}.csv"] = weakref.ref(table)  # this process's copy of what the CSV holds
+        kept[name] = (staging / f"{name}.csv", table)  # this process's copy of what the CSV holds
         if on_table is not None:
             on_table(name, table)
 
@@ -1615,18 +1614,24 @@ def compute_tables(
         write_csv(table, partial)
         os.replace(partial, staging / f"{name}.csv")
 
-    return _analyses.run_all(frame, options, names, on_table=keep, first=first, workers=workers, on_computed=write)
+    tables = _analyses.run_all(frame, options, names, on_table=keep, first=first, workers=workers, on_computed=write)
+    return ComputedTables(tables, kept)
 
 
-#: The CSVs ``compute_tables`` kept, and the table each holds (by identity, so a table replaced since is rewritten).
-_KEPT: dict[Path, weakref.ref[pd.DataFrame]] = {}
+class ComputedTables(dict[str, pd.DataFrame]):
+    """``compute_tables(..., out)``'s tables (a dict: name -> table), and ``kept``: name -> (the CSV it
+    kept, the table that CSV holds), so that ``write_report`` moves a CSV only for that very table."""
+
+    def __init__(self, tables: Mapping[str, pd.DataFrame], kept: Mapping[str, tuple[Path, pd.DataFrame]]):
+        super().__init__(tables)
+        self.kept = dict(kept)
 
 
-def _write_table(table: pd.DataFrame, path: Path, kept: Path | None) -> None:
+def _write_table(name: str, table: pd.DataFrame, path: Path, kept: Mapping[str, tuple[Path, pd.DataFrame]]) -> None:
     """``path`` <- the CSV ``compute_tables`` kept for this very table when there is one, else written anew."""
-    ref = _KEPT.pop(kept, None) if kept is not None else None
-    if ref is not None and ref() is table and kept is not None and kept.is_file():
-        os.replace(kept, path)
+    csv, held = kept.get(name, (None, None))
+    if csv is not None and held is table and csv.is_file():
+        os.replace(csv, path)
     else:
         write_csv(table, path)
 
@@ -1687,12 +1692,12 @@ def _write_files(
     options: Options | None,
     inputs: Mapping[str, Any] | None,
     plots: bool | BackgroundPlots,
-    kept: Path | None,
+    kept: Mapping[str, tuple[Path, pd.DataFrame]],
 ) -> str:
     if isinstance(plots, BackgroundPlots):
         plots.submit(tables)  # drawn while the files below are written (or already, from offered tables)
     for name, table in tables.items():
-        _write_table(table, folder / f"{name}.csv", None if kept is None else kept / f"{name}.csv")
+        _write_table(name, table, folder / f"{name}.csv", kept)
     json_writer = _JsonWriter(tables, options, inputs, folder / "report.json")
     markdown, page = _markdown_layout(tables), _html_layout(tables)  # while the worker draws (and the JSON's)
     json_writer.join()
@@ -1792,7 +1797,8 @@ def write_report(
     _made(fresh, out)
     try:
         with _removed_on_signal(fresh):
-            markdown = _write_files(tables, fresh, options, inputs, plots, partial_dir(out) if kept else None)
+            reuse = tables.kept if kept and isinstance(tables, ComputedTables) else {}
+            markdown = _write_files(tables, fresh, options, inputs, plots, reuse)
     except BaseException as exc:
         if fresh.exists():
             exc.add_note(f"vdg: the report files written so far are in {fresh}; {out} is untouched")
