@@ -82,50 +82,20 @@ from postprocess.choices import (
     letter_position,
     resolve_option_counts,
 )
+from postprocess.frame import (
+    ALIGNMENT_ATTR,
+    KEY,
+    QUANTIZED_MARK,
+    SAMPLE_COLUMNS,
+    SOURCES_ATTR,
+    VIDEO_ID_FIELDS,
+)
 from postprocess.parallel import can_fork, cpus
 from vdg_tasks.parse import LETTERS, parse_answer
 from vdg_tasks.record import RECORD_KEY, STATUSES
 
 logger = logging.getLogger(__name__)
 
-SAMPLE_COLUMNS: tuple[str, ...] = (
-    "model",
-    "model_settings",
-    "benchmark",
-    "condition",
-    "question_id",
-    "video_id",
-    "task_type",
-    "duration",
-    "n_options",
-    "n_options_rule",
-    "answer",
-    "pred",
-    "status",
-    "error",
-    "correct",
-    "source",
-    "character",
-    "swap_to",
-    "swap_gender",
-    "abstain_letter",
-    "idk_letter",
-    "question",
-    "response",
-    "truth",
-    "duration_s",
-    "frames",
-    "judge_score",
-    "judge",
-    "precision",
-    "export",
-    "domain",
-    "sub_category",
-    "question_set",
-    "sampling",
-)
-#: The columns of the text conditions and the character-tracking protocol (module docstring).
-EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
 _TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
 #: pandas' default text dtype (``str``); from pandas 3 on, arrow strings, which a reader's ``_packed`` arrays join as.
 _TEXT_DTYPE = pd.Series([""], dtype=str).dtype
@@ -134,7 +104,6 @@ _ARROW_TEXT = isinstance(_TEXT_DTYPE, pd.StringDtype) and _TEXT_DTYPE.storage ==
 _RECORD_TEXT = ("domain", "sub_category", "question_set", "sampling")
 #: model_args naming the frames per video, in lmms-eval's video models.
 FRAME_ARGS = ("max_num_frames", "max_frames_num", "nframes", "num_frames", "frames", "frames_num", "max_frames")
-KEY = ("model", "benchmark", "condition", "question_id")
 _SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
 # Runtime placement arguments that do not change what a model answers.
 _PLACEMENT_ARGS = {"device", "device_map", "batch_size", "attn_implementation"}
@@ -180,8 +149,6 @@ def model_label(config: dict[str, Any]) -> str:
     return mark_quantized(label, precision(args))
 
 
-#: The mark of a quantized model in every label, table and plot (the paper's dagger).
-QUANTIZED_MARK = "†"
 _QUANTIZED = ("nf4", "fp4", "int8", "int4")
 _DTYPES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -775,8 +742,6 @@ _INFERRED = "not given: inferred per task type (largest letter of its key and re
 #: ``n_options`` origin of a record that gives its own count.
 _OWN_COUNT = "n_options field"
 _SOURCE_ATTR = "vdg_source"
-#: Key of ``load_frame``'s per-file field record in ``frame.attrs`` (a JSON list; see ``sources``).
-SOURCES_ATTR = "vdg_sources"
 
 
 def _summarise_origins(counts: Sequence[tuple[Any, int]]) -> str:
@@ -814,13 +779,6 @@ def _source_info(
         "model_source": model_source,
         "transform_version": transform_version,
     }
-
-
-def sources(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per input file of ``load_frame``: kind, model, benchmark, conditions, records and the fields read
-    for the question id, video id and option count ([] for a frame not built by ``load_frame``)."""
-    text = frame.attrs.get(SOURCES_ATTR)
-    return list(json.loads(text)) if isinstance(text, str) else []
 
 
 def _dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:
@@ -1001,10 +959,6 @@ def load_frame(
     return frame
 
 
-#: Key of ``load_frame(align="intersect")``'s drop counts in ``frame.attrs`` (a JSON list; see ``alignment``).
-ALIGNMENT_ATTR = "vdg_alignment"
-
-
 def _intersect_conditions(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Each (model, benchmark) on the questions every one of its conditions holds, and per (model, benchmark,
     condition) how many questions it had and dropped. Refused when no question is in all of them."""
@@ -1030,13 +984,6 @@ def _intersect_conditions(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[
             }
         )
     return frame[keep], rows
-
-
-def alignment(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
-    """Per (model, benchmark, condition) of a frame loaded with ``align="intersect"``: n_questions it had
-    and n_dropped (not present in every condition); None for a frame loaded with ``align="strict"``."""
-    text = frame.attrs.get(ALIGNMENT_ATTR)
-    return list(json.loads(text)) if isinstance(text, str) else None
 
 
 @dataclass(frozen=True)
@@ -1229,18 +1176,6 @@ QUESTION_ID_FIELDS: tuple[str, ...] = (
     "question_idx",
     "uid",
     "id",
-)
-#: Fields read as the video id of a prediction record, in precedence order (per record, the first with
-#: a value). A path is taken as it is: it names the video as well as an id does.
-VIDEO_ID_FIELDS: tuple[str, ...] = (
-    "video_id",
-    "videoID",
-    "video_uid",
-    "video_idx",
-    "video_name",
-    "vid",
-    "video",
-    "video_path",
 )
 
 

@@ -963,7 +963,7 @@ def _skip_lines(tables: Mapping[str, pd.DataFrame]) -> list[str]:
 
 def quantized_note(tables: Mapping[str, pd.DataFrame]) -> str:
     """The footnote explaining the quantized mark, when some model label carries it ("" otherwise)."""
-    from postprocess.io import QUANTIZED_MARK
+    from postprocess.frame import QUANTIZED_MARK
 
     marked = sorted(
         {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from postprocess.io import SAMPLE_COLUMNS
+from postprocess.frame import SAMPLE_COLUMNS
 
 _DEFAULTS: dict[str, Any] = {
     "model_settings": "",

@@ -35,7 +35,7 @@ from postprocess.analyses import collective, findings, selection, skipped, summa
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
 from postprocess.analyses.registry import ANALYSES
-from postprocess.io import EXTRA_COLUMNS
+from postprocess.frame import EXTRA_COLUMNS
 from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
 

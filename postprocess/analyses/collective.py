@@ -26,7 +26,7 @@ from postprocess.analyses._paired import (
     question_rule,
 )
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.io import VIDEO_ID_FIELDS
+from postprocess.frame import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
 
 COLUMNS: dict[str, str] = {

@@ -34,7 +34,7 @@ from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import per_question, vdg_table
-from postprocess.io import QUANTIZED_MARK
+from postprocess.frame import QUANTIZED_MARK
 
 #: The sampling axes: frames per video, frames per second.
 AXES: tuple[str, ...] = ("frames", "fps")

@@ -30,7 +30,7 @@ import pandas as pd
 
 from postprocess.analyses import accuracy, ladder, vdg
 from postprocess.analyses.base import Analysis, Digest, Options, empty
-from postprocess.io import ALIGNMENT_ATTR
+from postprocess.frame import ALIGNMENT_ATTR
 
 #: Key of ``select``'s notes in ``frame.attrs`` (a JSON list of ``COLUMNS`` rows).
 SELECTION_ATTR = "vdg_selection"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.io import sources
+from postprocess.frame import sources
 
 COLUMNS: dict[str, str] = {
     "file": "input file (an lmms-eval samples log or a predictions file)",

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from postprocess.io import QUESTION_ID_FIELDS, VIDEO_ID_FIELDS, LogError, load_frame, read_predictions, sources
+from postprocess.frame import VIDEO_ID_FIELDS, sources
+from postprocess.io import QUESTION_ID_FIELDS, LogError, load_frame, read_predictions
 from tests.postprocess.prediction_files import five_option_records, write_records
 
 BASE = {"condition": "orig", "task_type": "T", "ground_truth": "A", "prediction": "A"}

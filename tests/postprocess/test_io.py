@@ -207,7 +207,7 @@ def test_a_line_nested_beyond_the_decoders_limits_still_gives_its_record(tmp_pat
 
 
 def test_each_samples_log_lists_its_own_conditions_and_option_count_origins(tmp_path):
-    from postprocess.io import sources
+    from postprocess.frame import sources
 
     def with_options(record, n):
         if n is not None:

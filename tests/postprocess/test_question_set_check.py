@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from postprocess.io import EXTRA_COLUMNS, LogError, load_frame
+from postprocess.frame import EXTRA_COLUMNS
+from postprocess.io import LogError, load_frame
 from tests.fakelogs import sample, write_run
 
 IDS = [f"v{i}-1" for i in range(4)]

@@ -134,7 +134,8 @@ def test_two_models_under_one_label_are_refused_naming_the_files(tmp_path, capsy
 
 
 def test_the_model_behind_each_file_is_recorded(tmp_path):
-    from postprocess.io import model_source, sources
+    from postprocess.frame import sources
+    from postprocess.io import model_source
 
     a = _model_run(tmp_path / "a", "qwen2_vl", "pretrained=Qwen/Qwen2-VL-2B/,device=cpu")
     results = json.loads(next(a.glob("*_results.json")).read_text())
@@ -176,7 +177,7 @@ def _versioned_run(folder: Path, model: str, versions: list[int | None]) -> Path
 
 
 def test_runs_of_one_benchmark_built_by_different_transform_versions_are_flagged(tmp_path):
-    from postprocess.io import sources
+    from postprocess.frame import sources
     from postprocess.report import render_html, render_markdown, transform_version_lines
 
     old = _versioned_run(tmp_path / "old", "old", [2, 2, None])

@@ -11,7 +11,8 @@ import pytest
 from postprocess.analyses import run_all, skip_reason
 from postprocess.analyses.base import Options
 from postprocess.analyses.selection import PATTERNS, by_field_analyses, select, selection_table
-from postprocess.io import LogError, alignment, load_frame
+from postprocess.frame import alignment
+from postprocess.io import LogError, load_frame
 from tests.frames import outcome_fields, tidy_frame, tidy_row
 from tests.postprocess.prediction_files import write_records
 

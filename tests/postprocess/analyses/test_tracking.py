@@ -53,7 +53,7 @@ from postprocess.analyses.tracking import (
     open_ended,
     tracking_tests,
 )
-from postprocess.io import SAMPLE_COLUMNS
+from postprocess.frame import SAMPLE_COLUMNS
 from postprocess.report import render_html, render_markdown
 from postprocess.stats import cohen_h, wilson
 from tests.reference_data import reference_frame

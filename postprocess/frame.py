@@ -1,0 +1,90 @@
+"""The tidy frame ``postprocess.io.load_frame`` builds and the analyses read: its columns, its key, and
+what the reader records in ``frame.attrs`` (the input files, the alignment's drops).
+
+One row per (model, benchmark, condition, question): ``KEY``. The columns are ``SAMPLE_COLUMNS``, the
+last of them (``EXTRA_COLUMNS``) those of the text conditions, the character-tracking protocol, the
+judge and provenance; ``docs/report-schema.md`` describes the tables computed from it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SAMPLE_COLUMNS: tuple[str, ...] = (
+    "model",
+    "model_settings",
+    "benchmark",
+    "condition",
+    "question_id",
+    "video_id",
+    "task_type",
+    "duration",
+    "n_options",
+    "n_options_rule",
+    "answer",
+    "pred",
+    "status",
+    "error",
+    "correct",
+    "source",
+    "character",
+    "swap_to",
+    "swap_gender",
+    "abstain_letter",
+    "idk_letter",
+    "question",
+    "response",
+    "truth",
+    "duration_s",
+    "frames",
+    "judge_score",
+    "judge",
+    "precision",
+    "export",
+    "domain",
+    "sub_category",
+    "question_set",
+    "sampling",
+)
+#: The columns of the text conditions and the character-tracking protocol (module docstring).
+EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
+#: The row key of the frame and of every analysis.
+KEY = ("model", "benchmark", "condition", "question_id")
+
+#: The mark of a quantized model in every label, table and plot (the paper's dagger).
+QUANTIZED_MARK = "†"
+
+#: Key of ``load_frame``'s per-file field record in ``frame.attrs`` (a JSON list; see ``sources``).
+SOURCES_ATTR = "vdg_sources"
+#: Key of ``load_frame(align="intersect")``'s drop counts in ``frame.attrs`` (a JSON list; see ``alignment``).
+ALIGNMENT_ATTR = "vdg_alignment"
+#: Fields read as the video id of a prediction record, in precedence order (per record, the first with
+#: a value). A path is taken as it is: it names the video as well as an id does.
+VIDEO_ID_FIELDS: tuple[str, ...] = (
+    "video_id",
+    "videoID",
+    "video_uid",
+    "video_idx",
+    "video_name",
+    "vid",
+    "video",
+    "video_path",
+)
+
+
+def sources(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per input file of ``load_frame``: kind, model, benchmark, conditions, records and the fields read
+    for the question id, video id and option count ([] for a frame not built by ``load_frame``)."""
+    text = frame.attrs.get(SOURCES_ATTR)
+    return list(json.loads(text)) if isinstance(text, str) else []
+
+
+def alignment(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
+    """Per (model, benchmark, condition) of a frame loaded with ``align="intersect"``: n_questions it had
+    and n_dropped (not present in every condition); None for a frame loaded with ``align="strict"``."""
+    text = frame.attrs.get(ALIGNMENT_ATTR)
+    return list(json.loads(text)) if isinstance(text, str) else None
