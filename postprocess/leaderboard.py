@@ -153,7 +153,7 @@ def leaderboard_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def render_leaderboard_markdown(table: pd.DataFrame) -> str:
-    from postprocess.report import conventions, markdown_table
+    from postprocess.formatting import conventions, markdown_table
 
     sentence, varying = conventions(table)
     shown = [c for c in table.columns if c not in ("missing_policy", "ci_level", "n_resamples") or c in varying]
@@ -181,7 +181,7 @@ def _output(path: Path) -> tuple[Path, str]:
 
 def write_leaderboard(table: pd.DataFrame, path: Path) -> Path:
     """Write by extension: ``.md`` (markdown), ``.csv`` or ``.json`` (a list of rows; NaN null, inf "inf")."""
-    from postprocess.report import json_value, table_records
+    from postprocess.render import json_value, table_records
 
     path, suffix = _output(path)
     if suffix == ".md":
@@ -385,7 +385,7 @@ def render_merged_markdown(
     merged: pd.DataFrame, unmatched_theirs: Sequence[str] = (), unmatched_ours: Sequence[str] = ()
 ) -> str:
     """Their columns as written, then vdg's formatted as in the leaderboard (VDG with its CI in one cell)."""
-    from postprocess.report import conventions, drop_blank_columns, format_table, is_text, merge_intervals
+    from postprocess.formatting import conventions, drop_blank_columns, format_table, is_text, merge_intervals
 
     rename: dict[str, str] = merged.attrs.get("vdg_columns", {})
     ours = merged[list(rename.values())].set_axis(list(rename), axis=1)
@@ -427,7 +427,7 @@ def write_merged_leaderboard(
     """Write a merged table by extension: ``.md``, ``.csv`` (their cells as read, vdg's as in the
     leaderboard CSV) or ``.json`` (``{"on", "columns": {vdg column: description}, "unmatched":
     {"theirs": [...], "vdg": [...]}, "rows": [{column: value}]}``; NaN null, inf "inf")."""
-    from postprocess.report import json_value, table_records
+    from postprocess.render import json_value, table_records
 
     path, suffix = _output(path)
     if suffix == ".md":

@@ -12,7 +12,7 @@ from pathlib import Path
 import postprocess.analyses as _analyses
 from postprocess.analyses.selection import PATTERNS
 from postprocess.leaderboard import LEADERBOARD_COLUMNS, TEMPORAL_TASK_TYPE
-from postprocess.report import HTML_MAX_ROWS, JSON_FORMAT
+from postprocess.render import HTML_MAX_ROWS, JSON_FORMAT
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "report-schema.md"
 

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from postprocess.analyses import Options, run_all
-from postprocess.report import render_html, render_markdown
+from postprocess.render import render_html, render_markdown
 from tests.reference_data import ORIG_BLACK, reference_frame
 
 FAST = Options(n_resamples=200, stability_resamples=50)
@@ -146,7 +146,7 @@ def test_report_md_opens_with_the_findings():
 
 
 def test_not_computed_names_only_what_the_benchmark_offers():
-    from postprocess.report import _skip_lines
+    from postprocess.render import _skip_lines
     from vdg_tasks.benchmarks import BENCHMARKS
 
     tables = _tables()

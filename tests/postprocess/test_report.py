@@ -13,24 +13,17 @@ import pytest
 from postprocess.analyses import ANALYSES, TABLES, Options, run_all
 from postprocess.analyses.base import empty
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
-from postprocess.report import (
-    JSON_FORMAT,
-    compute_tables,
+from postprocess.formatting import (
     conventions,
     drop_blank_columns,
     format_table,
     format_value,
     is_text,
-    json_value,
     markdown_table,
     merge_intervals,
-    partial_dir,
-    render_html,
-    render_json,
-    render_markdown,
-    table_records,
-    write_report,
 )
+from postprocess.render import JSON_FORMAT, json_value, render_html, render_json, render_markdown, table_records
+from postprocess.report import compute_tables, partial_dir, write_report
 from tests.reference_data import REFERENCE, reference_frame, reference_predictions
 
 #: Few resamples: these tests check rendering, not the statistics.

@@ -178,7 +178,7 @@ def _versioned_run(folder: Path, model: str, versions: list[int | None]) -> Path
 
 def test_runs_of_one_benchmark_built_by_different_transform_versions_are_flagged(tmp_path):
     from postprocess.frame import sources
-    from postprocess.report import render_html, render_markdown, transform_version_lines
+    from postprocess.render import render_html, render_markdown, transform_version_lines
 
     old = _versioned_run(tmp_path / "old", "old", [2, 2, None])
     new = _versioned_run(tmp_path / "new", "new", [3, 3, 3])

@@ -11,7 +11,7 @@ from postprocess.analyses.base import Options
 from postprocess.analyses.sampling import COLUMNS, parse_setting, run_settings, sampling_axis
 from postprocess.analyses.vdg import vdg_table
 from postprocess.plots import plot_sampling
-from postprocess.report import render_markdown
+from postprocess.render import render_markdown
 from tests.frames import outcome_fields, tidy_frame, tidy_row
 
 OPTIONS = Options(n_resamples=200, min_stratum=1)  # a few questions per run: CIs even so

@@ -9,7 +9,7 @@ import pytest
 from postprocess.analyses import Options, run_all
 from postprocess.analyses.summary import COLUMNS, FLAGS
 from postprocess.io import load_frame
-from postprocess.report import render_html, render_json, render_markdown
+from postprocess.render import render_html, render_json, render_markdown
 from tests.postprocess.prediction_files import five_option_records, write_records
 from tests.postprocess.test_report import reference_tables
 from tests.reference_data import reference_frame

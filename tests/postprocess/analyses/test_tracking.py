@@ -54,7 +54,7 @@ from postprocess.analyses.tracking import (
     tracking_tests,
 )
 from postprocess.frame import SAMPLE_COLUMNS
-from postprocess.report import render_html, render_markdown
+from postprocess.render import render_html, render_markdown
 from postprocess.stats import cohen_h, wilson
 from tests.reference_data import reference_frame
 
