@@ -33,15 +33,17 @@ if TYPE_CHECKING:
     from postprocess.analyses import run_all
     from postprocess.analyses.base import skip_reason
     from postprocess.api import analysis_names, build_report, run_analysis
-    from postprocess.io import LogError, load_frame, read_predictions
+    from postprocess.io import load_frame
     from postprocess.options import Options
+    from postprocess.predictions import read_predictions
+    from postprocess.reading import LogError
     from postprocess.report import ReportError, WrittenReport, compute_tables, write_report
 
 #: Public name -> the module defining it.
 _ORIGIN = {
     "load_frame": "postprocess.io",
-    "read_predictions": "postprocess.io",
-    "LogError": "postprocess.io",
+    "read_predictions": "postprocess.predictions",
+    "LogError": "postprocess.reading",
     "Options": "postprocess.options",
     "skip_reason": "postprocess.analyses.base",
     "run_all": "postprocess.analyses",

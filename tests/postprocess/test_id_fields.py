@@ -8,7 +8,9 @@ import re
 import pytest
 
 from postprocess.frame import VIDEO_ID_FIELDS, sources
-from postprocess.io import QUESTION_ID_FIELDS, LogError, load_frame, read_predictions
+from postprocess.io import load_frame
+from postprocess.predictions import QUESTION_ID_FIELDS, read_predictions
+from postprocess.reading import LogError
 from tests.postprocess.prediction_files import five_option_records, write_records
 
 BASE = {"condition": "orig", "task_type": "T", "ground_truth": "A", "prediction": "A"}
@@ -45,7 +47,7 @@ def test_precedence_is_the_documented_order_per_record(tmp_path):
 
 def test_the_fields_used_are_logged(tmp_path, caplog):
     path = write_records(tmp_path / "ego.json", five_option_records("m", n_questions=5))
-    with caplog.at_level(logging.INFO, logger="postprocess.io"):
+    with caplog.at_level(logging.INFO, logger="postprocess"):
         load_frame(predictions=[("m", path)], benchmark="egoschema")
     assert f"{path}: question id from q_uid, video id from video_uid" in caplog.text
 

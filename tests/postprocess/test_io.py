@@ -5,7 +5,11 @@ import pandas as pd
 import pytest
 
 import postprocess.io
-from postprocess.io import LogError, RunDir, load_frame, model_label, read_samples
+import postprocess.options_file
+import postprocess.reading
+from postprocess.io import load_frame, read_samples
+from postprocess.reading import LogError
+from postprocess.run_labels import RunDir, model_label
 from tests.fakelogs import sample, write_run
 
 
@@ -128,7 +132,7 @@ def test_many_logs_read_in_parallel_give_the_frame_read_one_by_one(tmp_path, mon
     assert parallel.attrs == serial.attrs and len(parallel) == 32
 
 
-@pytest.mark.skipif(not postprocess.io._ARROW_TEXT, reason="text columns are arrow-backed (pandas 3)")
+@pytest.mark.skipif(not postprocess.reading.ARROW_TEXT, reason="text columns are arrow-backed (pandas 3)")
 def test_text_columns_of_many_logs_are_one_arrow_chunk_each(tmp_path):
     """What the analyses group by is one array, not one chunk per samples log (each arrow kernel then runs once)."""
     frame = load_frame([_two_conditions(tmp_path, model=f"m{i}") for i in range(3)])  # 6 samples logs
@@ -227,7 +231,7 @@ def test_each_samples_log_lists_its_own_conditions_and_option_count_origins(tmp_
     assert (black_info["conditions"], orig_info["conditions"]) == ("black", "orig")
     assert black_info["model"] == orig_info["model"] == "m" and black_info["n_records"] == 6
     # in the order each origin first appears in the file, with its record count
-    inferred = postprocess.io._INFERRED
+    inferred = postprocess.reading.INFERRED_COUNT
     assert black_info["n_options_source"] == f"n_options field (3 records); {inferred} (3 records)"
     assert orig_info["n_options_source"] == inferred
 
@@ -304,13 +308,13 @@ def test_integers_beyond_64_bits_are_read_exactly_whichever_decoder_reads_the_fi
 )
 def test_option_counts_of_a_log_are_those_the_general_rule_gives(tmp_path, counts):
     # A log whose every record gives an integer count takes them as they are; any other goes through pandas'
-    # coercion (_declared_counts). Both must give what _declared_counts gives for the same records.
+    # coercion (declared_counts). Both must give what declared_counts gives for the same records.
     records = [sample(f"q{i}-1", "orig", "A", benchmark="mybench") for i in range(len(counts))]
     for record, n in zip(records, counts, strict=True):
         record["vdg"]["n_options"] = n
     run = write_run(tmp_path / "r", "m", {"mybench_vdg_orig": records})
     log = postprocess.io._read_log(next(run.glob("*_samples_*.jsonl")))
-    expected, origin = postprocess.io._declared_counts(
+    expected, origin = postprocess.reading.declared_counts(
         pd.DataFrame({"n_options": pd.Series(counts)}), pd.Series(["mybench"] * len(counts))
     )
     pd.testing.assert_series_equal(log.n_options, expected, check_exact=True)

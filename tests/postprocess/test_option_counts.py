@@ -13,7 +13,8 @@ from postprocess.analyses.coverage import coverage_table
 from postprocess.analyses.letters import letters_table
 from postprocess.choices import KNOWN_OPTION_COUNTS, benchmark_key, declared_option_count
 from postprocess.frame import sources
-from postprocess.io import LogError, load_frame
+from postprocess.io import load_frame
+from postprocess.reading import LogError
 from tests.postprocess.prediction_files import five_option_records, letter_counts, write_records
 
 FAST = Options(n_resamples=100, stability_resamples=20)

@@ -19,7 +19,8 @@ from scipy import stats
 from postprocess.analyses.chance import chance_table
 from postprocess.analyses.letters import letters_table
 from postprocess.analyses.option_counts import option_counts_table
-from postprocess.io import LogError, load_frame
+from postprocess.io import load_frame
+from postprocess.reading import LogError
 from tests.fakelogs import sample, write_run
 from tests.postprocess.prediction_files import write_records
 from vdg_tasks.cli import main

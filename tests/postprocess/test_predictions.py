@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from postprocess.io import LogError, load_frame, read_predictions
+from postprocess.io import load_frame
+from postprocess.predictions import read_predictions
+from postprocess.reading import LogError
 
 RECORDS = [
     {

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from postprocess.frame import EXTRA_COLUMNS
-from postprocess.io import LogError, load_frame
+from postprocess.io import load_frame
+from postprocess.reading import LogError
 from tests.fakelogs import sample, write_run
 
 IDS = [f"v{i}-1" for i in range(4)]

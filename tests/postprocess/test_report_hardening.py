@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postprocess.io import LogError, load_frame
+from postprocess.io import load_frame
+from postprocess.reading import LogError
 from postprocess.report import ReportError, write_report
 from tests.fakelogs import sample, write_run
 from vdg_tasks.cli import main
@@ -135,7 +136,7 @@ def test_two_models_under_one_label_are_refused_naming_the_files(tmp_path, capsy
 
 def test_the_model_behind_each_file_is_recorded(tmp_path):
     from postprocess.frame import sources
-    from postprocess.io import model_source
+    from postprocess.run_labels import model_source
 
     a = _model_run(tmp_path / "a", "qwen2_vl", "pretrained=Qwen/Qwen2-VL-2B/,device=cpu")
     results = json.loads(next(a.glob("*_results.json")).read_text())

@@ -12,7 +12,8 @@ from postprocess.analyses import run_all, skip_reason
 from postprocess.analyses.base import Options
 from postprocess.analyses.selection import PATTERNS, by_field_analyses, select, selection_table
 from postprocess.frame import alignment
-from postprocess.io import LogError, load_frame
+from postprocess.io import load_frame
+from postprocess.reading import LogError
 from tests.frames import outcome_fields, tidy_frame, tidy_row
 from tests.postprocess.prediction_files import write_records
 

@@ -13,7 +13,8 @@ import postprocess.analyses as analyses
 from postprocess.analyses import ANALYSES, Options, run_all, skip_reason
 from postprocess.analyses.base import Analysis
 from postprocess.analyses.letters import letters_table
-from postprocess.io import LogError, load_frame
+from postprocess.io import load_frame
+from postprocess.reading import LogError
 from postprocess.report import compute_tables, write_report
 from tests.fakelogs import sample, write_run
 from tests.postprocess.prediction_files import five_option_records, write_records

@@ -1,0 +1,138 @@
+"""What the samples-log and prediction-file readers share: ``LogError`` (naming the file and line), the
+text fields they carry, option counts a benchmark declares, and what ``sources(frame)`` records per file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from postprocess.choices import (
+    declared_option_count,
+)
+
+
+class LogError(ValueError):
+    """An lmms-eval output that cannot be joined, with the file (and line) that says why."""
+
+
+TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
+
+
+#: pandas' default text dtype (``str``); from pandas 3 on, arrow strings, which a reader's ``_packed`` arrays join as.
+TEXT_DTYPE = pd.Series([""], dtype=str).dtype
+
+
+ARROW_TEXT = isinstance(TEXT_DTYPE, pd.StringDtype) and TEXT_DTYPE.storage == "pyarrow"
+
+
+#: Text fields of the record carried as they are ("" when absent).
+RECORD_TEXT = ("domain", "sub_category", "question_set", "sampling")
+
+
+def declared_counts(table: pd.DataFrame, benchmark: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(the record's own n_options, where its count comes from) per record: its ``n_options`` field (<NA>
+    where it has none: ``load_frame`` resolves those across every file, ``postprocess.choices``), and for the
+    sources table the field, or the rule that gives a record without one its count (an ``--options-file``
+    overrides either)."""
+    own = pd.to_numeric(table["n_options"], errors="coerce") if "n_options" in table.columns else None
+    counts = pd.Series(pd.NA, index=benchmark.index, dtype="Int64")
+
+    def label(name: str) -> str:
+        n = declared_option_count(name)
+        return INFERRED_COUNT if n is None else f"benchmark {name!r} declares {n}"
+
+    origin = per_distinct(benchmark, label, object)
+    if own is not None:
+        has_own = own.notna()
+        counts[has_own] = own[has_own].round().astype("int64")
+        origin[has_own] = OWN_COUNT
+    return counts, origin
+
+
+def versions_text(values: Iterable[Any]) -> str:
+    """The distinct transform versions of a file's records, sorted, joined by ","; "" when none gives one."""
+    found = set()
+    for value in values:
+        if value is None or value is msgspec.UNSET or (isinstance(value, float) and not np.isfinite(value)):
+            continue
+        text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value).strip()
+        if text:
+            found.add(text)
+    return ",".join(sorted(found, key=lambda t: (len(t), t)))
+
+
+def check_utf8(data: bytes, path: Path) -> None:
+    """A byte that is not UTF-8 (which JSON requires) is an error naming its line: msgspec skips the fields it
+    does not read unchecked, so such a byte would otherwise pass silently or end in a traceback."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise LogError(
+            f"{path}:{line}: byte 0x{data[exc.start]:02x} at column {column} is not UTF-8 text; lmms-eval writes "
+            "its logs as UTF-8: was the file re-encoded or damaged?"
+        ) from None
+
+
+#: ``n_options`` origin of a record with no count of its own, of a benchmark that declares none: inferred across
+#: every file (``postprocess.choices``).
+INFERRED_COUNT = "not given: inferred per task type (largest letter of its key and replies)"
+
+
+#: ``n_options`` origin of a record that gives its own count.
+OWN_COUNT = "n_options field"
+
+
+SOURCE_ATTR = "vdg_source"
+
+
+def _summarise_origins(counts: Sequence[tuple[Any, int]]) -> str:
+    """'n_options field' or 'n_options field (10 records); benchmark 'x' declares 4 (2 records)'."""
+    if len(counts) == 1:
+        return str(counts[0][0])
+    return "; ".join(f"{o} ({int(n)} records)" for o, n in counts)
+
+
+def source_info(
+    path: Path,
+    kind: str,
+    distinct: Mapping[str, Iterable[Any]],
+    n_records: int,
+    question_id_field: str,
+    video_id_field: str,
+    n_options_origins: Sequence[tuple[Any, int]],
+    model_source: str = "",
+    transform_version: str = "",
+) -> dict[str, Any]:
+    """One input file's entry of ``sources``: ``distinct`` holds its models, benchmarks and conditions,
+    ``n_options_origins`` (where the option count came from, records) in order of appearance."""
+    from postprocess.analyses._paired import ordered_conditions
+
+    return {
+        "file": str(path),
+        "kind": kind,
+        "model": ",".join(sorted({str(v) for v in distinct["model"]})),
+        "benchmark": ",".join(sorted({str(v) for v in distinct["benchmark"]})),
+        "conditions": ",".join(ordered_conditions(distinct["condition"])),
+        "n_records": n_records,
+        "question_id_field": question_id_field,
+        "video_id_field": video_id_field,
+        "n_options_source": _summarise_origins(n_options_origins),
+        "model_source": model_source,
+        "transform_version": transform_version,
+    }
+
+
+def per_distinct(values: pd.Series, fn: Callable[[Any], Any], dtype: Any) -> pd.Series:
+    """``fn`` of each value, called once per distinct value (a file has one settings string, a benchmark...)."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and not values.isna().any():  # coded already
+        codes, distinct = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        codes, distinct = pd.factorize(values, use_na_sentinel=False)
+    return pd.Series(pd.array([fn(value) for value in distinct], dtype=dtype)[codes], index=values.index, dtype=dtype)
