@@ -46,7 +46,10 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
 
 
 def test_crf_family_expands_in_code():
-    assert crf(23) == CONDITIONS["crf23"]
+    declared = CONDITIONS["crf23"]
+    assert (declared.name, declared.transform, declared.modality) == ("crf23", "crf", "video")
+    assert declared.params_dict() == {"crf": 23, "preset": "medium"}  # x264's default preset, as documented
+    assert crf(23, preset="slow").params_dict() == {"crf": 23, "preset": "slow"} and crf(23, preset="slow") != declared
     assert families()["crf"] == ["crf18", "crf23", "crf28", "crf33", "crf38"]
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -443,7 +446,11 @@ def test_api_cache_key_covers_model_and_inputs(server, make, monkeypatch):
     assert len(server.requests) == 3
     assert out[0].judge_label == "api:other-model" and not out[0].cached
     assert cache_key("q", "t", "a", "m") != cache_key("q", "t", "a", "n")
-    assert cache_key("q", "t", "a", "m") == cache_key("q", "t", "a", "m")
+    # the cache outlives the process: the key is the same in one whose str hashes differ
+    code = "from postprocess.judge import cache_key; print(cache_key('q', 't', 'a', 'm'))"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == cache_key("q", "t", "a", "m")
 
 
 def test_api_default_cache_is_in_vdg_cache(server, env, tmp_path):
