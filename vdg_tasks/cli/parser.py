@@ -1,0 +1,293 @@
+"""The ``vdg`` parser: one sub-command per job, each pointing at its function, and ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+from pathlib import Path
+
+from vdg_tasks.cli.report import (
+    cmd_leaderboard,
+    cmd_report,
+    cmd_schema,
+    cmd_stats,
+    input_arguments,
+    judge_argument,
+    option_arguments,
+)
+from vdg_tasks.cli.tasks import (
+    cmd_derive,
+    cmd_export,
+    cmd_export_tasks,
+    cmd_infinibench,
+    cmd_materialize,
+    cmd_register,
+    cmd_subset,
+    cmd_sweep,
+    cmd_synth,
+    cmd_synth_episodes,
+    cmd_tasks_path,
+    cmd_write_yamls,
+)
+
+#: What ``vdg --help`` says vdg does, in one line.
+SUMMARY = (
+    "vdg: does a video benchmark score measure watching the video or guessing from the text? "
+    "Build perturbed-video lmms-eval tasks, then join their logs per question and report."
+)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Appends each option's default to its help, unless there is none to show or the help says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        shown = action.option_strings and not (default is None or default is False or default == argparse.SUPPRESS)
+        if shown and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # vdg_tasks.materialize.default_workers and vdg_tasks.yamlgen.YAML_ROOT, without importing those modules
+    # (with vdg_tasks.benchmarks and .hooks: ~0.3 s every command would pay); tests/test_cli_imports.py checks.
+    def default_workers() -> int:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):
+            return max(1, os.cpu_count() or 1)
+
+    parser = argparse.ArgumentParser(prog="vdg", description=SUMMARY, formatter_class=_HelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
+    _add = functools.partial(_subcommand, sub)
+
+    p = _add("synth", help="generate the synthetic benchmark vdgsynth")
+    YAML_ROOT = Path(__file__).resolve().parents[2] / "yaml_tasks"  # noqa: N806 (vdg_tasks.yamlgen's)
+
+    p.add_argument(
+        "--out",
+        default=str(YAML_ROOT / "vdgsynth" / "data"),
+        help="folder (default: where the vdgsynth_vdg_* tasks read it)",
+    )
+    p.add_argument(
+        "--videos", type=int, default=30, help="number of synthetic videos (8 questions each; synth.N_VIDEOS)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated benchmark")
+    p.set_defaults(func=cmd_synth)
+
+    p = _add(
+        "synth-episodes",
+        help="generate synthetic TV episodes (InfiniBench global-appearance layout) and prepare infinibench_ga on them",
+    )
+    p.add_argument(
+        "--out",
+        default=str(YAML_ROOT / "infinibench_ga" / "data" / "episodes"),
+        help="folder for the videos, subtitles and annotations (default: episodes/ beside the questions)",
+    )
+    p.add_argument(
+        "--questions",
+        default=str(YAML_ROOT / "infinibench_ga" / "data" / "questions.jsonl"),
+        help="questions file to write (default: where the infinibench_ga_vdg_* tasks read it)",
+    )
+    p.add_argument(
+        "--episodes", type=int, default=15, help="number of episodes (6 questions each; episodes.N_EPISODES)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated episodes")
+    p.set_defaults(func=cmd_synth_episodes)
+
+    p = _add("infinibench", help="prepare infinibench_ga from a local copy of InfiniBench's global-appearance data")
+    p.add_argument("annotations", help="the annotations: a JSON/JSONL file or a folder (e.g. Global_appreance.json)")
+    p.add_argument("--videos", required=True, help="folder holding <show>/season_N/episode_M.mp4")
+    p.add_argument("--subtitles", help="folder holding <show>/season_N/episode_M.srt (default: beside the videos)")
+    p.add_argument("--roster", help="JSON/YAML file {show: {character: gender}} adding or replacing casts")
+    p.add_argument("--split", help="the split to read from a release with several (validation has answers)")
+    p.add_argument(
+        "--out",
+        default=str(YAML_ROOT / "infinibench_ga" / "data" / "questions.jsonl"),
+        help="questions file to write (default: where the infinibench_ga_vdg_* tasks read it)",
+    )
+    p.set_defaults(func=cmd_infinibench)
+
+    p = _add(
+        "sweep",
+        help="run lmms-eval once per frame budget (--frames) or frame rate (--fps) and print the report command",
+    )
+    p.add_argument("--model", required=True, help="lmms-eval model name, e.g. qwen2_vl")
+    p.add_argument("--model_args", default="", help="lmms-eval --model_args, without the swept argument")
+    p.add_argument(
+        "--tasks", required=True, help="tasks or tags, e.g. infinibench_ga_vdg_orig,infinibench_ga_vdg_nameswap"
+    )
+    p.add_argument(
+        "--frames",
+        help="comma-separated frame budgets (frames per video), e.g. 8,16,32,64; give this or --fps",
+    )
+    p.add_argument(
+        "--fps",
+        help="comma-separated frame rates (frames per second), e.g. 0.5,1,2,24; give this or --frames",
+    )
+    p.add_argument("--frames-arg", default="max_num_frames", help="the model argument that sets frames per video")
+    p.add_argument(
+        "--fps-arg",
+        default="fps",
+        help="the model argument that sets frames per second (qwen2_vl, qwen2_5_vl: fps; llava_vid: video_fps)",
+    )
+    p.add_argument("--output_path", required=True, help="folder; each setting writes OUT/frames<N> or OUT/fps<F>")
+    p.add_argument(
+        "--label",
+        help="model label in the report (default: the model name); <label>@<N>f or <label>@<F>fps per setting",
+    )
+    p.add_argument("--include_path", help="task folder for lmms-eval (default: vdg's, `vdg tasks-path`)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the lmms-eval commands (with VDG_SAMPLING) without running them"
+    )
+    p.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="after --: more lmms-eval arguments")
+    p.set_defaults(func=cmd_sweep)
+
+    p = _add("tasks-path", help="print the folder to pass to lmms-eval --include_path")
+    p.set_defaults(func=cmd_tasks_path)
+
+    p = _add("register", help="copy vdg's tasks into lmms-eval's own task folder: no --include_path needed")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--undo", action="store_true", help="remove exactly what `vdg register` placed")
+    mode.add_argument("--check", action="store_true", help="only check the registration is there and up to date")
+    p.add_argument("--force", action="store_true", help="replace (or with --undo remove) copies edited since")
+    p.add_argument("--tasks-dir", help="lmms-eval's task folder (default: <lmms_eval>/tasks of this environment)")
+    p.set_defaults(func=cmd_register)
+
+    p = _add("write-yamls", help="regenerate yaml_tasks/ from the condition declarations")
+    p.add_argument("--check", action="store_true", help="only check the committed files are up to date")
+    p.set_defaults(func=cmd_write_yamls)
+
+    p = _add("materialize", help="pre-build every perturbed video a task list needs")
+    p.add_argument("--tasks", required=True, help="comma-separated task names or tags, e.g. vdgsynth_vdg")
+    p.add_argument("--workers", type=int, default=default_workers(), help="parallel encoding processes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="build only shard I (0-based) of N, a deterministic 1/N of the jobs (e.g. $SLURM_ARRAY_TASK_ID/N)",
+    )
+    p.add_argument("--manifest", metavar="FILE", help="write every job, its outcome and error as JSON")
+    p.set_defaults(func=cmd_materialize)
+
+    p = _add("export", help="write tasks' questions with their perturbed videos as a datasets dataset (hub-ready)")
+    p.add_argument("--tasks", required=True, help="comma-separated task names or tags, e.g. videomme_vdg_crf")
+    p.add_argument("--out", required=True, help="the export folder (replaced whole when it is this export)")
+    p.add_argument("--name", help="export name (default: the folder's name)")
+    p.add_argument("--workers", type=int, default=default_workers(), help="parallel encoding processes")
+    p.add_argument("--push-to-hub", metavar="REPO", help="then upload it as the Hugging Face dataset REPO")
+    p.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_export)
+
+    p = _add("export-tasks", help="write the lmms-eval tasks that evaluate an export folder or hub dataset")
+    p.add_argument("export", help="an export folder, or a Hugging Face dataset repo id")
+    p.add_argument("--out", required=True, help="task folder to write (pass it to lmms-eval --include_path)")
+    p.add_argument("--name", help="export name (default: the export's own)")
+    p.add_argument("--revision", help="hub revision (commit) to evaluate (default: main)")
+    p.add_argument("--tasks", help="comma-separated subset of the export's tasks (default: all)")
+    p.set_defaults(func=cmd_export_tasks)
+
+    p = _add(
+        "derive",
+        help="write vdg condition variants (<task>_vdg_<condition>) of an lmms-eval video multiple-choice task",
+    )
+    p.add_argument("task", metavar="BASE_TASK", help="an lmms-eval task, or a group or tag (each member derived)")
+    p.add_argument("--out", required=True, help="folder; the tasks go to OUT/<task>/ (pass OUT to --include_path)")
+    p.add_argument(
+        "--conditions",
+        help="comma-separated conditions or families (ladder, crf, text) (default: every one derived tasks offer)",
+    )
+    p.add_argument("--include_path", help="another task folder to find BASE_TASK in, as lmms-eval's own flag")
+    p.add_argument("--question-id", dest="question_id", metavar="FIELD", help="doc field of the question id")
+    p.add_argument(
+        "--options",
+        metavar="FIELD",
+        help="doc field of the options: a list, a newline-separated string, or FIELD{i} for numbered fields",
+    )
+    p.add_argument("--answer", metavar="FIELD", help="doc field of the answer: a letter, a 0-based index or the text")
+    p.add_argument("--video-id", dest="video_id", metavar="FIELD", help="doc field of the video id")
+    p.add_argument("--task-type", dest="task_type", metavar="FIELD", help="doc field of the task type")
+    p.add_argument("--question", metavar="FIELD", help="doc field of the question text")
+    p.add_argument("--frame-folder-fps", type=float, default=1.0, help="rate of a source that is a folder of frames")
+    p.set_defaults(func=cmd_derive)
+
+    p = _add("subset", help="write a fixed question set, N per task type, to restrict runs to (VDG_QUESTION_SET)")
+    p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (e.g. videomme)")
+    p.add_argument("--per-task-type", type=int, default=100, help="questions drawn per task type (the paper's 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw")
+    p.add_argument("--out", required=True, metavar="FILE", help="question-set file to write (JSON)")
+    p.add_argument(
+        "--docs",
+        metavar="FILE",
+        help="read the questions (question_id, task_type) from this JSON, JSON-lines, CSV or parquet file "
+        "instead of the benchmark's own data",
+    )
+    p.set_defaults(func=cmd_subset)
+
+    p = _add("report", help="join per-question answers and write every table, report.md/.html/.json")
+    input_arguments(p)
+    p.add_argument("--out", required=True, help="output folder")
+    option_arguments(p)
+    p.add_argument("--no-plots", action="store_true", help="write no plots/*.png")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes for the analyses (default: one per CPU, at most 4, from 20,000 rows); 1 also draws the "
+        "plots in the report's own process. The tables are the same for any number",
+    )
+    judge_argument(p)
+    p.set_defaults(func=cmd_report)
+
+    p = _add("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")
+    input_arguments(p)
+    p.add_argument("--out", required=True, help="FILE.md, FILE.csv or FILE.json")
+    p.add_argument(
+        "--merge",
+        metavar="TABLE",
+        help="add vdg's columns to this table (.csv, or .json: a list of records or pandas orient='split'), "
+        "one row per model; its rows, columns and order are kept",
+    )
+    p.add_argument("--on", metavar="COLUMN", help="--merge: the table's model-name column, matched to vdg's labels")
+    p.add_argument(
+        "--map", metavar="NAMES_CSV", help="--merge: CSV with header their_name,vdg_model for names that differ"
+    )
+    option_arguments(p)
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = _add("stats", help="quick tests from counts, printed as JSON")
+    tests = p.add_subparsers(dest="test", required=True, metavar="TEST", help="one of:")
+    _add_test = functools.partial(_subcommand, tests)
+    t = _add_test("wilson", help="Wilson interval of K successes in N")
+    t.add_argument("k", metavar="K", help="successes")
+    t.add_argument("n", metavar="N", help="trials")
+    t.add_argument("--level", type=float, default=0.95, help="confidence level")
+    t = _add_test("mcnemar", help="McNemar from the discordant counts (continuity-corrected and exact p)")
+    t.add_argument("b01", metavar="B01", help="pairs right only in the first arm")
+    t.add_argument("b10", metavar="B10", help="pairs right only in the second arm")
+    t = _add_test("fisher", help="Fisher exact test on ((A, B), (C, D))")
+    t.add_argument("cells", nargs=4, metavar="CELL", help="the four cells A B C D of ((A, B), (C, D))")
+    t = _add_test("cohen-h", help="Cohen's h between two proportions")
+    t.add_argument("p1", metavar="P1", help="first proportion")
+    t.add_argument("p2", metavar="P2", help="second proportion")
+    t = _add_test("chi2-uniform", help="chi-square of counts against a uniform expectation")
+    t.add_argument("counts", nargs="+", metavar="C", help="observed counts, one per category")
+    p.set_defaults(func=cmd_stats)
+
+    p = _add("schema", help="regenerate docs/report-schema.md from the declared columns")
+    p.add_argument("--check", action="store_true", help="only check the committed file is up to date")
+    p.add_argument("--out", help="write here instead of docs/report-schema.md")
+    p.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)

@@ -1,0 +1,364 @@
+"""The report side's commands: ``vdg report``, ``leaderboard``, ``stats``, ``schema``, and their arguments."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from vdg_tasks.cli.common import fail
+
+
+def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
+    out = []
+    for spec in specs or []:
+        model, sep, path = spec.partition("=")
+        if not sep or not model or not path:
+            raise ValueError(f"--predictions expects MODEL=FILE, got {spec!r}")
+        out.append((model, path))
+    return out
+
+
+def _read_mapping(path: str, option: str) -> dict[str, str]:
+    """A task_type -> value map from a JSON object or a two-column CSV (header optional)."""
+    import csv
+    import json
+
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{option} {path}: no such file")
+    text = file.read_text()
+    if file.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{option} {path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ValueError(f"{option} {path}: expected a JSON object of task type -> string")
+        return {str(k): v for k, v in data.items()}
+    rows = [r for r in csv.reader(text.splitlines()) if any(cell.strip() for cell in r)]
+    if rows and [c.strip().lower() for c in rows[0][:1]] == ["task_type"]:
+        rows = rows[1:]
+    out = {}
+    for lineno, row in enumerate(rows, 1):
+        if len(row) != 2:
+            raise ValueError(f"{option} {path}: row {lineno} has {len(row)} cells, expected task_type,value")
+        out[row[0].strip()] = row[1].strip()
+    return out
+
+
+def _options(args: argparse.Namespace):
+    from postprocess.options import Options
+
+    extra = {}
+    if getattr(args, "tier_map", None):
+        extra["tier_map"] = _read_mapping(args.tier_map, "--tier-map")
+    if getattr(args, "temporal_map", None):
+        extra["temporal_map"] = _read_mapping(args.temporal_map, "--temporal-map")
+    return Options(
+        missing=args.missing,
+        n_resamples=args.resamples,
+        ci_level=args.ci_level,
+        cluster=args.cluster,
+        alpha=args.alpha,
+        equivalence_margin=args.equivalence_margin,
+        stability_resamples=args.stability_resamples,
+        tier_high=args.tier_high,
+        tier_low=args.tier_low,
+        group_by=args.group_by,
+        seed=args.seed,
+        task_types=tuple(t.strip() for t in (getattr(args, "task_types", None) or "").split(",") if t.strip()),
+        min_stratum=getattr(args, "min_stratum", 30),
+        question_set=getattr(args, "question_set", "shared"),
+        ci_method=getattr(args, "ci_method", "exact"),
+        mc_se_target=getattr(args, "mc_se_target", 0.002),
+        align=getattr(args, "align", "strict"),
+        by=tuple(getattr(args, "by", None) or ()),
+        **extra,
+    )
+
+
+def _load(args: argparse.Namespace):
+    """The tidy frame of the inputs, its open-ended answers judged when ``--judge`` names a judge.
+
+    Raises:
+        ValueError: unreadable inputs, or ``--judge api`` with no endpoint configured.
+        postprocess.judge.JudgeError: an answer could not be judged.
+    """
+    from postprocess.io import load_frame
+
+    frame = load_frame(
+        runs=args.runs,
+        predictions=_predictions(args.predictions),
+        benchmark=args.benchmark,
+        on_duplicate=args.on_duplicate,
+        mixed_exports=args.mixed_exports,
+        align=getattr(args, "align", "strict"),
+        options_file=getattr(args, "options_file", None),
+    )
+    if getattr(args, "judge", None):
+        from postprocess.judge import judge_frame, make_judge
+
+        frame = judge_frame(frame, make_judge(args.judge))
+    return frame
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "runs": list(args.runs),
+        "predictions": [list(p) for p in _predictions(args.predictions)],
+        "benchmark": args.benchmark,
+        "on_duplicate": args.on_duplicate,
+        "options_file": getattr(args, "options_file", None),
+    }
+
+
+def _judge_errors() -> tuple[type[Exception], ...]:
+    """JudgeError once the judge is loaded (only --judge loads it, and only it raises one); not imported otherwise."""
+    judge = sys.modules.get("postprocess.judge")
+    return (judge.JudgeError,) if judge is not None else ()
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from postprocess.pipeline import make_report
+
+    if args.workers is not None and args.workers < 1:
+        return fail("report", ValueError(f"--workers {args.workers}: give at least 1"))
+    try:
+        written = make_report(
+            lambda: _load(args),
+            args.out,
+            options=_options(args),
+            inputs=_inputs(args),
+            plots=not args.no_plots,
+            workers=args.workers,
+        )
+    except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
+        return fail("report", exc)
+    print(written)
+    print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
+    return 0
+
+
+def _merge_leaderboard(args: argparse.Namespace, theirs, table, names):
+    """merge_leaderboard, its refusal naming the file at fault."""
+    from postprocess.leaderboard import MergeError, merge_leaderboard
+
+    try:
+        return merge_leaderboard(theirs, table, args.on, names)
+    except MergeError as exc:
+        if exc.source == "ours":
+            raise
+        where = f"--map {args.map}" if exc.source == "names" and args.map else f"--merge {args.merge}"
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from postprocess import leaderboard as lb
+    from postprocess.report import compute_tables
+
+    merge = getattr(args, "merge", None)
+    try:
+        if Path(args.out).suffix.lower() not in (".md", ".csv", ".json"):
+            raise ValueError(f"--out {args.out}: the leaderboard is written as .md, .csv or .json")
+        if merge is None and (args.on or args.map):
+            raise ValueError("--on and --map go with --merge")
+        if merge is not None and not args.on:
+            raise ValueError(f"--merge {merge}: name its model-name column with --on COLUMN")
+        theirs = names = None
+        if merge is not None:  # read and check their files before the analyses
+            theirs = lb.read_their_table(Path(merge))
+            names = lb.read_name_map(Path(args.map)) if args.map else None
+            _merge_leaderboard(args, theirs, lb.leaderboard_table({}), names)
+        options = _options(args)
+        tables = compute_tables(_load(args), options, names=lb.SOURCE_TABLES)
+        table = lb.leaderboard_table(tables)
+        if theirs is None:
+            path = lb.write_leaderboard(table, Path(args.out))
+        else:
+            merged, unmatched_theirs, unmatched_ours = _merge_leaderboard(args, theirs, table, names)
+            path = lb.write_merged_leaderboard(merged, Path(args.out), unmatched_theirs, unmatched_ours, on=args.on)
+            if unmatched_theirs:
+                print(f"vdg leaderboard: no vdg data for {len(unmatched_theirs)} row(s) of {merge} (vdg columns "
+                      f"left empty): {', '.join(unmatched_theirs)}", file=sys.stderr)  # fmt: skip
+            if unmatched_ours:
+                print(f"vdg leaderboard: {len(unmatched_ours)} vdg model(s) not in {merge} (not added): "
+                      f"{', '.join(unmatched_ours)}", file=sys.stderr)  # fmt: skip
+    except ValueError as exc:
+        return fail("leaderboard", exc)
+    print(path)
+    return 0
+
+
+def _stat_int(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {text!r}") from None
+
+
+def _stat_float(text: str, name: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    import json
+
+    from postprocess import stats
+    from postprocess.stats import json_ready as json_value
+
+    try:
+        if args.test == "wilson":
+            result = stats.wilson(_stat_int(args.k, "K"), _stat_int(args.n, "N"), level=args.level).as_dict()
+        elif args.test == "mcnemar":
+            result = stats.mcnemar(_stat_int(args.b01, "B01"), _stat_int(args.b10, "B10")).as_dict()
+        elif args.test == "fisher":
+            cells = [_stat_int(v, name) for v, name in zip(args.cells, "ABCD", strict=True)]
+            result = stats.fisher(*cells).as_dict()
+        elif args.test == "cohen-h":
+            p1, p2 = _stat_float(args.p1, "P1"), _stat_float(args.p2, "P2")
+            result = {"p1": p1, "p2": p2, "h": stats.cohen_h(p1, p2)}
+        else:
+            result = stats.chi2_uniform([_stat_int(v, f"C{i}") for i, v in enumerate(args.counts, 1)]).as_dict()
+    except ValueError as exc:
+        return fail(f"stats {args.test}", exc)
+    print(json.dumps(json_value(result), indent=1))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from postprocess.schema import SCHEMA_PATH, schema_is_current, write_schema
+
+    path = Path(args.out) if args.out else SCHEMA_PATH
+    if args.check:
+        if not schema_is_current(path):
+            print(f"out of date: {path} (run `vdg schema`)", file=sys.stderr)
+            return 1
+        print(f"{path} is up to date")
+        return 0
+    print(write_schema(path))
+    return 0
+
+
+def input_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="lmms-eval --output_path folders; NAME=DIR labels one")
+    p.add_argument(
+        "--predictions",
+        action="append",
+        metavar="MODEL=FILE",
+        help="a predictions file (JSON array, JSONL or CSV) of MODEL; repeatable",
+    )
+    p.add_argument("--benchmark", help="benchmark of the --predictions files whose records do not name one")
+    p.add_argument(
+        "--on-duplicate",
+        choices=["error", "last"],
+        default="error",
+        help="a question logged twice for one model and condition: fail (default) or keep the last",
+    )
+    p.add_argument(
+        "--mixed-exports",
+        action="store_true",
+        help="join runs evaluated from different exports (or revisions) of one benchmark (refused by default)",
+    )
+    p.add_argument(
+        "--options-file",
+        metavar="CSV",
+        help="each question's number of options, overriding the records, the benchmark's declared count and the "
+        "count inferred per task type: a CSV with columns benchmark, question_id or task_type (a row fills one), "
+        "n_options (2-8); a bad row is an error naming its line",
+    )
+
+
+def option_arguments(p: argparse.ArgumentParser) -> None:
+    from postprocess.options import Options
+
+    d = Options()
+    p.add_argument(
+        "--missing",
+        choices=["exclude", "incorrect"],
+        default=d.missing,
+        help="exclude: a question with an error in a compared condition leaves both arms; "
+        "incorrect: errors are scored wrong",
+    )
+    p.add_argument("--resamples", type=int, default=d.n_resamples, help="bootstrap resamples per CI")
+    p.add_argument("--ci-level", type=float, default=d.ci_level, help="confidence level of every CI")
+    p.add_argument("--cluster", action="store_true", help="resample whole videos in the bootstraps")
+    p.add_argument("--seed", type=int, default=d.seed, help="mixed into every seed (default: stable ids only)")
+    p.add_argument("--alpha", type=float, default=d.alpha, help="significance level (Holm-adjusted tests, TOST)")
+    p.add_argument("--equivalence-margin", type=float, default=d.equivalence_margin, help="TOST margin")
+    p.add_argument(
+        "--stability-resamples",
+        type=int,
+        default=d.stability_resamples,
+        help="resamples for the dissociation stability shares",
+    )
+    p.add_argument("--tier-high", type=float, default=d.tier_high, help="VDG above this is a high tier")
+    p.add_argument("--tier-low", type=float, default=d.tier_low, help="VDG below this is a low tier (review)")
+    p.add_argument("--tier-map", metavar="FILE", help="JSON object or CSV: task_type -> predicted tier")
+    p.add_argument("--temporal-map", metavar="FILE", help="JSON object or CSV: task_type -> single-frame/temporal")
+    p.add_argument("--group-by", default=d.group_by, metavar="COL", help="column grouping questions (collective)")
+    p.add_argument(
+        "--task-types",
+        metavar="A,B",
+        help="restrict every table to these task types (comma-separated; default: all)",
+    )
+    p.add_argument(
+        "--min-stratum",
+        "--min-n",
+        dest="min_stratum",
+        type=int,
+        default=d.min_stratum,
+        metavar="N",
+        help="fewest questions a task type needs for CIs, tests and tiers; smaller ones stay in the descriptive "
+        "tables, marked too small (listed in the selection table)",
+    )
+    p.add_argument(
+        "--question-set",
+        choices=["shared", "per-model"],
+        default=d.question_set,
+        help="shared: the rows a table compares (models, conditions) share one question set per benchmark, the "
+        "questions no compared model has an error for; per-model: each model on its own answered questions (the "
+        "published paper's convention)",
+    )
+    p.add_argument(
+        "--ci-method",
+        choices=["exact", "resample"],
+        default=d.ci_method,
+        help="exact: bootstrap CIs whose distribution follows in closed form from the data are computed exactly; "
+        "resample: every CI by Monte Carlo resampling (the published paper's convention)",
+    )
+    p.add_argument(
+        "--mc-se-target",
+        type=float,
+        default=d.mc_se_target,
+        metavar="SE",
+        help="resampled CIs draw more resamples until each endpoint's Monte Carlo standard error is below SE "
+        "(0: exactly --resamples)",
+    )
+    p.add_argument(
+        "--align",
+        choices=["strict", "intersect"],
+        default=d.align,
+        help="strict: refuse conditions of a model holding different questions; intersect: compare them on the "
+        "questions present in all of them (drops listed in the selection table)",
+    )
+    p.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="also stratify VDG, accuracy and the ladder by this question field (repeatable: --by duration "
+        "--by domain): tables vdg_by_FIELD, accuracy_by_FIELD, ladder_by_FIELD",
+    )
+
+
+def judge_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--judge",
+        choices=["offline", "api"],
+        help="score open-ended answers: api = the OpenAI-compatible endpoint in VDG_JUDGE_BASE_URL, VDG_JUDGE_MODEL "
+        "(key: VDG_JUDGE_API_KEY); offline = deterministic token overlap, labelled as such (default: not judged)",
+    )
