@@ -202,12 +202,10 @@ def test_every_table_has_its_declared_columns(golden):
     assert names[names.index("tracking_tests") : names.index("tracking_tests") + 7] == [*tracking, "frame_budget"]
 
 
-def test_local_extra_columns_match_io_once_it_declares_them():
-    io = pytest.importorskip("postprocess.io")
-    declared = getattr(io, "EXTRA_COLUMNS", None)
-    if declared is None:
-        pytest.skip("postprocess.io does not declare EXTRA_COLUMNS yet")
-    assert set(EXTRA) <= set(declared)
+def test_local_extra_columns_are_declared_columns_of_the_frame():
+    from postprocess.frame import EXTRA_COLUMNS
+
+    assert set(EXTRA) <= set(EXTRA_COLUMNS)
 
 
 # ------------------------------------------------------------------------------------ tracking_tests
