@@ -44,9 +44,11 @@ test: venv
 	$(PY) -m pytest -q
 
 # mypy checks the public Python API ([tool.mypy] in pyproject.toml); `make test` runs it too (tests/test_typing.py).
+# The import contract (which room of vdg may import which) and the import graph's circles: tests/test_import_graph.py.
 lint: venv
 	$(BIN)/ruff check vdg_tasks model_wrappers postprocess tests benchmarks
 	$(BIN)/mypy
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_import_graph.py
 
 yamls: venv
 	$(BIN)/vdg write-yamls

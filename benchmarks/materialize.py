@@ -127,8 +127,8 @@ def _plain_transcode(src: str, dst: str, crf: int, preset: str) -> None:
 
 def _bound(name: str, src: str) -> tuple:
     """Per-question parameters of condition ``name`` for ``src``: ``oracle`` holds 4 evenly spaced times."""
-    from vdg_tasks.conditions import CONDITIONS
-    from vdg_tasks.video import probe
+    from vdg_tasks.perturb.video import probe
+    from vdg_tasks.vocabulary.conditions import CONDITIONS
 
     if CONDITIONS[name].transform != "hold_at":
         return ()
@@ -137,14 +137,14 @@ def _bound(name: str, src: str) -> tuple:
 
 
 def _condition(name: str, src: str):
-    from vdg_tasks.conditions import CONDITIONS
+    from vdg_tasks.vocabulary.conditions import CONDITIONS
 
     bound = _bound(name, src)
     return CONDITIONS[name].bound(**dict(bound)) if bound else CONDITIONS[name]
 
 
 def _render(src: str, dst: str, condition: str, seed: int) -> None:
-    from vdg_tasks.video import render
+    from vdg_tasks.perturb.video import render
 
     render(_condition(condition, src), src, dst, seed)
 
@@ -156,10 +156,10 @@ def _batch(cache: str, sources: list[str], conditions: list[str], workers: int, 
     materialize`` runs them). Pool workers always get ``cores // workers``.
     """
     os.environ["VDG_CACHE"] = cache
-    from vdg_tasks.video.transforms import set_codec_threads
+    from vdg_tasks.perturb.video.transforms import set_codec_threads
 
     set_codec_threads(threads)
-    from vdg_tasks.materialize import Job, run_jobs, summarize
+    from vdg_tasks.jobs.materialize import Job, run_jobs, summarize
 
     jobs = [
         Job("vdgsynth", name, f"v{i}", src, _bound(name, src)) for i, src in enumerate(sources) for name in conditions
@@ -193,8 +193,8 @@ def _cpu_seconds() -> float:
 def _cache_hit(src: str, cache: str) -> float:
     """Seconds of ``cache.materialize`` finding an already published file, with nothing memoized."""
     os.environ["VDG_CACHE"] = cache
-    from vdg_tasks import cache as vdg_cache
-    from vdg_tasks.conditions import CONDITIONS
+    from vdg_tasks.perturb import cache as vdg_cache
+    from vdg_tasks.vocabulary.conditions import CONDITIONS
 
     vdg_cache.materialize(src, CONDITIONS["black"], "bench")  # build (or find) it once
     times = []
@@ -329,9 +329,9 @@ def _dims(src: Source) -> tuple[int, int, int, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vdg_tasks.conditions import CONDITIONS
-    from vdg_tasks.materialize import default_workers
-    from vdg_tasks.seeding import stable_seed
+    from vdg_tasks.jobs.materialize import default_workers
+    from vdg_tasks.vocabulary.conditions import CONDITIONS
+    from vdg_tasks.vocabulary.seeding import stable_seed
 
     video_conditions = [c.name for c in CONDITIONS.values() if c.modality == "video" and c.transform != "identity"]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

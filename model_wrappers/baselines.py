@@ -6,8 +6,8 @@ from lmms_eval.api.model import lmms
 
 from model_wrappers.distributed import DataParallel
 from model_wrappers.probe import parse_prompt
-from vdg_tasks.parse import LETTERS
-from vdg_tasks.seeding import rng_for
+from vdg_tasks.vocabulary.parse import LETTERS
+from vdg_tasks.vocabulary.seeding import rng_for
 
 
 def count_options(prompt: str) -> int:

@@ -3,7 +3,7 @@
 It is the ladder's reference viewer: it answers ``vdgsynth`` questions perfectly on the original
 videos and degrades exactly as the ladder predicts on perturbed ones, so the whole pipeline (task
 YAMLs, video conditions, logging, analysis) can be checked end to end with no GPU and no weights.
-It also answers the synthetic InfiniBench-style episodes of ``vdg_tasks.episodes`` ("What is the
+It also answers the synthetic InfiniBench-style episodes of ``vdg_tasks.synthetic.episodes`` ("What is the
 correct sequence of changing the outfits for <NAME>?"), with a ``name_mode`` that decides how far
 it binds the name in the question to a person on screen.
 
@@ -13,7 +13,7 @@ and never parses the video path.
 
 Perception: ``max_num_frames`` frames sampled with ``np.linspace(0, n_frames - 1, N).astype(int)``
 (the lmms-eval/decord/qwen sampler), decoded with PyAV in one streaming, frame-threaded pass that
-keeps per frame only a few RGB medians, each classified to the nearest ``vdg_tasks.synth.PALETTE``
+keeps per frame only a few RGB medians, each classified to the nearest ``vdg_tasks.vocabulary.drawing.PALETTE``
 colour (its "world knowledge"): the border ring, the centre square and, per episode screen slot,
 the figure's body box (None where the body is background: nobody there).
 
@@ -32,7 +32,7 @@ Rules, in order (question = the last non-option line before the options):
 
 Episode rules ("outfit" questions):
 
-* named character: the first ``episodes.CAST`` name (whole word) in the question (open-ended: in
+* named character: the first ``drawing.CAST`` name (whole word) in the question (open-ended: in
   the first line that mentions outfits and names someone, so subtitle lines and an instruction
   line such as "Describe each of the character's outfits" do not count). Tracked slot:
   ``name_mode=aware`` -> that character's slot; ``gender`` -> the lowest slot of a cast member
@@ -46,7 +46,7 @@ Episode rules ("outfit" questions):
   containing the observation (>= 2 colours) as a subsequence (``order_blind``: as a subset);
   otherwise (no visual signal, nothing seen, no or several matches) the abstain option if
   present, else the text prior over the non-IDK options. The benchmark's IDK is never chosen.
-* open-ended (no options): "The outfits in order: red jacket, blue shirt." (``episodes.OUTFITS``
+* open-ended (no options): "The outfits in order: red jacket, blue shirt." (``drawing.OUTFITS``
   descriptions of the observation), or "I don't know." with nothing observed.
 
 Open-ended ``vdgsynth`` questions (no options) get words instead of a letter: a quoted word ->
@@ -73,8 +73,17 @@ from lmms_eval.api.model import lmms
 from loguru import logger as eval_logger
 
 from model_wrappers.distributed import DataParallel
-from vdg_tasks.episodes import BACKGROUND, CAST, N_SLOTS, OUTFITS, figure_boxes
-from vdg_tasks.synth import PALETTE, border_px, centre_box, nearest_colour
+from vdg_tasks.vocabulary.drawing import (
+    BACKGROUND,
+    CAST,
+    N_SLOTS,
+    OUTFITS,
+    PALETTE,
+    border_px,
+    centre_box,
+    figure_boxes,
+    nearest_colour,
+)
 
 __all__ = [
     "NAME_MODES",
@@ -132,7 +141,7 @@ class FrameFeatures:
         border: nearest palette name of the border ring's median colour.
         centre: nearest palette name of the centre square's median colour.
         dark: whether both medians are near-black (no visual signal).
-        slots: per episode screen slot (``vdg_tasks.episodes.figure_boxes``), the nearest palette
+        slots: per episode screen slot (``vdg_tasks.vocabulary.drawing.figure_boxes``), the nearest palette
             name of the body box's median colour, None where it is background or the frame is
             dark; empty when the frame is too small to hold the six figures.
     """

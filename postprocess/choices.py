@@ -35,7 +35,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from vdg_tasks.parse import LETTERS
+from vdg_tasks.vocabulary.parse import LETTERS
 
 #: Benchmarks whose every question has the same number of options (names compared lowercase,
 #: without punctuation: ``Video-MME`` is ``videomme``).

@@ -127,8 +127,8 @@ from postprocess.run_labels import (
     samples_files,
     text_columns,
 )
-from vdg_tasks.parse import LETTERS
-from vdg_tasks.record import RECORD_KEY, STATUSES
+from vdg_tasks.vocabulary.parse import LETTERS
+from vdg_tasks.vocabulary.record import RECORD_KEY, STATUSES
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ layout, temperature, max_tokens) or how a reply is read. The version is part of 
 so a bump makes old API scores unreachable instead of silently reused. :data:`PROMPT_SHA256`
 records the prompt text the current version was made for; a test fails when they disagree.
 
-Cache. API scores are stored in a SQLite database, ``vdg_tasks.cache.cache_dir() / "judge.sqlite"``
+Cache. API scores are stored in a SQLite database, ``vdg_tasks.perturb.cache.cache_dir() / "judge.sqlite"``
 by default, keyed by the sha256 of (question, truth, answer, judge model, PROMPT_VERSION); table
 ``judgements(key TEXT PRIMARY KEY, score REAL, judge TEXT, created TEXT)``. Every score is written
 (and committed) as soon as it arrives, so a run that fails part way keeps what it paid for, and a
@@ -59,6 +59,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import pandas as pd
 from tqdm.auto import tqdm
+
+from vdg_tasks.vocabulary.paths import CacheUnwritable, cache_dir
 
 __all__ = [
     "CACHE_FILE",
@@ -418,8 +420,6 @@ class JudgeCache:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 30.0):
-        from vdg_tasks.cache import CacheUnwritable, cache_dir
-
         self.path = Path(path) if path is not None else cache_dir() / CACHE_FILE
         folder = self.path.parent
         try:
@@ -511,7 +511,7 @@ class ApiJudge:
         model: the model name sent in each request; ``label`` is ``"api:<model>"``.
         api_key: optional (local servers usually need none).
         cache: a :class:`JudgeCache`, a database path, or ``None`` for
-            ``vdg_tasks.cache.cache_dir() / "judge.sqlite"`` (opened on first use).
+            ``vdg_tasks.perturb.cache.cache_dir() / "judge.sqlite"`` (opened on first use).
         use_cache: ``False`` sends every request and stores nothing.
         timeout: seconds per HTTP request.
         max_attempts: tries per answer for retryable failures (429, 5xx, timeouts, connection errors).

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from vdg_tasks.seeding import stable_seed
+from vdg_tasks.vocabulary.seeding import stable_seed
 
 MissingPolicy = Literal["exclude", "incorrect"]
 AlignPolicy = Literal["strict", "intersect"]

@@ -21,7 +21,7 @@ from postprocess.choices import (
     resolve_option_counts,
 )
 from postprocess.reading import LogError, per_distinct
-from vdg_tasks.parse import LETTERS
+from vdg_tasks.vocabulary.parse import LETTERS
 
 logger = logging.getLogger(__name__)
 

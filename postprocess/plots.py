@@ -23,7 +23,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from postprocess.options import natural_key, natural_sorted  # noqa: E402
-from vdg_tasks.conditions import LADDER, LADDER_DELTAS  # noqa: E402
+from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS  # noqa: E402
 
 DPI = 100
 _METADATA = {"Software": None}

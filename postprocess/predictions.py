@@ -34,7 +34,7 @@ from postprocess.reading import (
     versions_text,
 )
 from postprocess.run_labels import MODEL_SOURCE_FIELDS, extra_columns
-from vdg_tasks.parse import LETTERS, parse_answer
+from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
 
 logger = logging.getLogger(__name__)
 

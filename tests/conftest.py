@@ -12,7 +12,7 @@ def pytest_sessionstart(session) -> None:
     ``--include_path`` task folders. Only this interpreter's lmms-eval is looked at (not, e.g., the fresh
     venv test_register builds and registers into).
     """
-    from vdg_tasks.register import registered
+    from vdg_tasks.lmms.register import registered
 
     folder = registered()
     if folder is not None:

@@ -33,8 +33,8 @@ from model_wrappers.baselines import VdgChance, VdgConstant
 from model_wrappers.probe import VdgProbe
 from postprocess.io import load_frame
 from tests.test_e2e import offline_env
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.synthetic.synth import generate
 
 BIN = Path(sys.executable).parent
 N_VIDEOS = 3

@@ -49,7 +49,8 @@ def _new_modules(code: str) -> set[str]:
 
 @pytest.mark.parametrize("package", ["vdg_tasks", "postprocess"])
 def test_importing_the_package_imports_nothing_else(package) -> None:
-    """lmms-eval imports ``vdg_tasks.hooks`` and friends on every task load: the package itself must cost nothing."""
+    """lmms-eval imports ``vdg_tasks.hooks`` and friends on every task load: the package itself must cost nothing.
+    """
     assert _new_modules(f"import {package}") <= {package, "__future__"}
 
 
@@ -67,7 +68,7 @@ def test_conditions() -> None:
 
 
 def test_materialize_video_orig_is_the_source(tmp_path) -> None:
-    from vdg_tasks.cache import placeholder_video
+    from vdg_tasks.perturb.cache import placeholder_video
 
     source = placeholder_video()
     video = vdg_tasks.materialize_video(source, vdg_tasks.get_condition("orig"), "placeholder")

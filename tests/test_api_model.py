@@ -47,11 +47,11 @@ from PIL import Image
 from postprocess.io import load_frame
 from tests.test_e2e import lmms_eval, offline_env
 from tests.video.conftest import read_index, write_indexed_source
-from vdg_tasks.cache import video_seed
-from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
-from vdg_tasks.synth import generate
-from vdg_tasks.video import hold_order, key_frame_indices
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.perturb.cache import video_seed
+from vdg_tasks.perturb.video import hold_order, key_frame_indices
+from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
 
 pytestmark = pytest.mark.slow
 

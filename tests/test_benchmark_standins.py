@@ -14,8 +14,8 @@ import pytest
 from postprocess.io import load_frame
 from tests.standins import write_standins
 from tests.test_e2e import lmms_eval, offline_env
-from vdg_tasks.benchmarks import BENCHMARKS, MVBENCH_SUB_TASKS, mvbench_question_id
-from vdg_tasks.yamlgen import YAML_ROOT
+from vdg_tasks.data.benchmarks import BENCHMARKS, MVBENCH_SUB_TASKS, mvbench_question_id
+from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -116,8 +116,8 @@ def test_the_benchmarks_own_scores_are_logged_beside(world):
 
 
 def test_without_a_local_copy_the_dataset_is_the_hub_s(monkeypatch, tmp_path):
-    import vdg_tasks.sources as sources
-    from vdg_tasks.upstream import task_config
+    import vdg_tasks.lmms.sources as sources
+    from vdg_tasks.data.upstream import task_config
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
     upstream = task_config("mvbench", "mvbench_action_count.yaml")
@@ -135,7 +135,7 @@ def test_without_a_local_copy_the_dataset_is_the_hub_s(monkeypatch, tmp_path):
 
 
 def test_materialize_plans_a_local_copy(world, monkeypatch):
-    from vdg_tasks.materialize import plan
+    from vdg_tasks.jobs.materialize import plan
 
     monkeypatch.setenv("VDG_LOCAL_DATA", str(world["root"] / "local"))
     monkeypatch.setenv("HF_HOME", str(world["root"] / "hf"))

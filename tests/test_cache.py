@@ -18,8 +18,8 @@ import av
 import numpy as np
 import pytest
 
-import vdg_tasks.cache as vdg_cache
-from vdg_tasks.cache import (
+import vdg_tasks.perturb.cache as vdg_cache
+from vdg_tasks.perturb.cache import (
     CacheUnwritable,
     cache_key,
     materialize,
@@ -27,8 +27,8 @@ from vdg_tasks.cache import (
     source_identity,
     video_seed,
 )
-from vdg_tasks.conditions import CONDITIONS, crf
-from vdg_tasks.video import VideoDecodeError, probe
+from vdg_tasks.perturb.video import VideoDecodeError, probe
+from vdg_tasks.vocabulary.conditions import CONDITIONS, crf
 
 
 def write_source(path: Path, n_frames: int = 72, size=(96, 64), fps: int = 8, seed: int = 0) -> Path:
@@ -143,7 +143,8 @@ def test_video_seed_is_stable_and_per_video():
     cond = CONDITIONS["shuffled"]
     assert video_seed(cond, "v1") != video_seed(cond, "v2")
     # stable: the same in a process whose str hashes differ (a seed from hash() would change)
-    code = "from vdg_tasks.cache import video_seed; from vdg_tasks.conditions import CONDITIONS as C; "
+    code = "from vdg_tasks.perturb.cache import video_seed; "
+    code += "from vdg_tasks.vocabulary.conditions import CONDITIONS as C; "
     code += "print(video_seed(C['shuffled'], 'v1'))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -294,17 +295,17 @@ def test_repeated_hits_do_not_reread_the_file(tmp_path, cache, monkeypatch):
 
 
 def test_every_condition_validates_the_source_once_per_file_version(tmp_path, cache, monkeypatch):
-    import vdg_tasks.video
+    import vdg_tasks.perturb.video
 
     src = write_source(tmp_path / "s.mp4")
     seen: list[str] = []
-    real = vdg_tasks.video.validate
+    real = vdg_tasks.perturb.video.validate
 
     def counting(path):
         seen.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(vdg_tasks.video, "validate", counting)
+    monkeypatch.setattr(vdg_tasks.perturb.video, "validate", counting)
     vdg_cache.clear_memos()
     for name in ("orig", "black", "single", "crf38"):
         materialize(src, CONDITIONS[name], "s")
@@ -316,7 +317,7 @@ def test_every_condition_validates_the_source_once_per_file_version(tmp_path, ca
 
 
 def test_a_source_failing_validation_fails_every_condition_alike(tmp_path, cache, monkeypatch):
-    import vdg_tasks.video
+    import vdg_tasks.perturb.video
 
     src = write_source(tmp_path / "s.mp4")
     calls: list[str] = []
@@ -325,7 +326,7 @@ def test_a_source_failing_validation_fails_every_condition_alike(tmp_path, cache
         calls.append(str(path))
         raise VideoDecodeError(f"{path}: the last frame cannot be decoded")
 
-    monkeypatch.setattr(vdg_tasks.video, "validate", failing)
+    monkeypatch.setattr(vdg_tasks.perturb.video, "validate", failing)
     vdg_cache.clear_memos()
     messages = set()
     for name in ("orig", "black", "single", "crf38"):
@@ -379,7 +380,7 @@ def test_write_placeholder_makes_the_shipped_clip(tmp_path):
 
 
 def test_orig_and_the_placeholder_never_touch_an_unwritable_cache(tmp_path, unwritable_cache):
-    import vdg_tasks.hooks as hooks
+    import vdg_tasks.lmms.hooks as hooks
 
     src = write_source(tmp_path / "v1.mp4")
     assert materialize(src, CONDITIONS["orig"], "v1").path == src
@@ -447,8 +448,8 @@ def test_full_disk_while_writing_the_sidecar_leaves_nothing(tmp_path, cache, mon
 _FULL_DISK_DRIVER = """
 import json, os, resource, sys
 from pathlib import Path
-from vdg_tasks.cache import materialize
-from vdg_tasks.conditions import CONDITIONS
+from vdg_tasks.perturb.cache import materialize
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 resource.setrlimit(resource.RLIMIT_FSIZE, (4000, resource.RLIM_INFINITY))  # no file may grow past 4 kB
 try:

@@ -231,7 +231,7 @@ def test_stats_wrong_arity_is_a_usage_error(capsys):
 
 
 def test_existing_subcommands_still_work(capsys):
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     assert main(["tasks-path"]) == 0 and capsys.readouterr().out.strip() == str(YAML_ROOT)
     assert main(["write-yamls", "--check"]) == 0

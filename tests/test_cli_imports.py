@@ -19,7 +19,7 @@ def _modules_after(code: str) -> set[str]:
     return set(json.loads(out.strip().splitlines()[-1]))
 
 
-HEAVY = ("matplotlib", "statsmodels", "lmms_eval", "torch", "vdg_tasks.materialize", "vdg_tasks.yamlgen")
+HEAVY = ("matplotlib", "statsmodels", "lmms_eval", "torch", "vdg_tasks.jobs.materialize", "vdg_tasks.lmms.yamlgen")
 
 
 @pytest.mark.parametrize(
@@ -37,8 +37,8 @@ def test_no_heavy_imports(code):
 
 def test_parser_defaults_match_their_modules():
     from vdg_tasks.cli import build_parser
-    from vdg_tasks.materialize import default_workers
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.jobs.materialize import default_workers
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     parser = build_parser()
     assert parser.parse_args(["materialize", "--tasks", "x"]).workers == default_workers()

@@ -1,6 +1,6 @@
 import pytest
 
-from vdg_tasks.conditions import (
+from vdg_tasks.vocabulary.conditions import (
     CONDITIONS,
     DEFAULT_KEY_FRAMES,
     LADDER,

@@ -21,7 +21,8 @@ from postprocess.io import load_frame
 from tests.test_e2e import lmms_eval, offline_env
 from tests.video.conftest import write_indexed_source
 from vdg_tasks.cli import main as vdg_main
-from vdg_tasks.derive import (
+from vdg_tasks.data.upstream import Function
+from vdg_tasks.lmms.derive import (
     DeriveError,
     DeriveSpec,
     Fields,
@@ -34,8 +35,7 @@ from vdg_tasks.derive import (
     resolve_conditions,
     write_options,
 )
-from vdg_tasks.record import METRIC_KEY
-from vdg_tasks.upstream import Function
+from vdg_tasks.vocabulary.record import METRIC_KEY
 
 # --- 1. a base task of our own, end to end --------------------------------------------------------------
 
@@ -233,7 +233,7 @@ REFUSED = {
 
 @pytest.fixture(scope="module")
 def builtin(tmp_path_factory):
-    from vdg_tasks.derive import _manager
+    from vdg_tasks.lmms.derive import _manager
 
     out = tmp_path_factory.mktemp("derive_builtin")
     messages: list[str] = []
@@ -323,7 +323,7 @@ def test_refusal_is_one_line_and_exit_2(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_videomme_fields_detected_as_vdg_declares_them(builtin):
-    from vdg_tasks.derive import _manager
+    from vdg_tasks.lmms.derive import _manager
 
     (spec,) = plan("videomme", manager=_manager(None))
     assert spec.fields == Fields("question_id", "options", "answer", "videoID", "task_type", "question")

@@ -19,8 +19,8 @@ import pytest
 
 from postprocess.io import load_frame
 from vdg_tasks.cli import main as vdg_main
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.synthetic.synth import generate
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""Tests for ``vdg_tasks.episodes``: the synthetic InfiniBench-style "global appearance" episodes.
+"""Tests for ``vdg_tasks.synthetic.episodes``: the synthetic InfiniBench-style "global appearance" episodes.
 
 Expected values are computed here from the records and the specs' seconds (not from the module's
 helpers): which frames show whom, where the figures stand, what 16 uniform frames can see.
@@ -16,11 +16,11 @@ import av
 import numpy as np
 import pytest
 
-import vdg_tasks.episodes as episodes
+import vdg_tasks.synthetic.episodes as episodes
 from postprocess.options import Options
-from vdg_tasks import text
-from vdg_tasks.conditions import get_condition
-from vdg_tasks.episodes import (
+from vdg_tasks.data.infinibench import load_questions
+from vdg_tasks.perturb import text
+from vdg_tasks.synthetic.episodes import (
     CAST,
     OUTFITS,
     SHOW,
@@ -31,8 +31,8 @@ from vdg_tasks.episodes import (
     make_questions,
     slot_of,
 )
-from vdg_tasks.infinibench import load_questions
-from vdg_tasks.synth import PALETTE
+from vdg_tasks.vocabulary.conditions import get_condition
+from vdg_tasks.vocabulary.drawing import PALETTE
 
 N_EPISODES = 4
 WIDTH, HEIGHT, FPS, SECONDS = 192, 96, 8, 24

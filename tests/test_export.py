@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import yaml
 
-from vdg_tasks import export as ex
-from vdg_tasks.cache import source_identity
-from vdg_tasks.conditions import TRANSFORM_VERSION
-from vdg_tasks.export import ExportError, compute_revision, export, export_root, sanitize_name, write_export_tasks
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.jobs import export as ex
+from vdg_tasks.jobs.export import ExportError, compute_revision, export, export_root, sanitize_name, write_export_tasks
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.perturb.cache import source_identity
+from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION
 
 CONDITIONS = ("orig", "black", "shuffled", "crf28", "open")
 TASKS = [f"vdgsynth_vdg_{c}" for c in CONDITIONS]
@@ -206,8 +206,8 @@ def test_task_yamls_read_the_export(world):
 
 def _declared_hub(benchmark: str) -> tuple[str, str | None]:
     """The hub dataset id and config vdg declares for ``benchmark`` (the lmms-eval task it copies)."""
-    from vdg_tasks.benchmarks import BENCHMARKS
-    from vdg_tasks.upstream import task_config
+    from vdg_tasks.data.benchmarks import BENCHMARKS
+    from vdg_tasks.data.upstream import task_config
 
     upstream = BENCHMARKS[benchmark].upstream
     config = task_config(upstream.folder, upstream.config)
@@ -294,7 +294,8 @@ def test_exporting_twice_gives_the_same_revision_and_replaces_the_folder(world, 
     assert again.revision == first.revision
     assert not (tmp_path / "a" / "videos" / "stray.mp4").exists()  # replaced whole
     # A fresh cache re-encodes every video. Held and black encodes are byte-reproducible, so is the revision;
-    # CRF re-encodes are not (x264's macroblock-tree rate control, see vdg_tasks.synth.encode_video): left out here.
+    # CRF re-encodes are not (x264's macroblock-tree rate control, see vdg_tasks.synthetic.synth.encode_video): left
+    # out here.
     reproducible = [t for t in TASKS if "_vdg_crf" not in t]
     cached = export(reproducible, tmp_path / "c", name=NAME, yaml_root=world["tasks"])
     monkeypatch.setenv("VDG_CACHE", str(tmp_path / "fresh-cache"))

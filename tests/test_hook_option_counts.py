@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from vdg_tasks.benchmarks import BENCHMARKS, Benchmark
-from vdg_tasks.derive import DeriveSpec, Fields, derived_benchmark
-from vdg_tasks.hooks import Visual, build_record
+from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark
+from vdg_tasks.lmms.derive import DeriveSpec, Fields, derived_benchmark
+from vdg_tasks.lmms.hooks import Visual, build_record
 
 #: A resolved visual: build_record reads only its key and error.
 SHOWN = Visual(path=None, cache_key="k", error=None)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import av
 import pytest
 
-import vdg_tasks.hooks as hooks
-import vdg_tasks.shown as shown
+import vdg_tasks.lmms.hooks as hooks
+import vdg_tasks.perturb.shown as shown
 from tests.test_cache import write_source
-from vdg_tasks.benchmarks import BENCHMARKS
-from vdg_tasks.cache import placeholder_video
-from vdg_tasks.conditions import CONDITIONS
+from vdg_tasks.data.benchmarks import BENCHMARKS
+from vdg_tasks.perturb.cache import placeholder_video
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 
 @pytest.fixture()
@@ -110,12 +110,12 @@ def test_aggregate_accuracy_skips_errors():
 
 
 def test_any_exception_while_building_the_video_is_that_questions_error_row(doc, monkeypatch):
-    import vdg_tasks.cache
+    import vdg_tasks.perturb.cache
 
     def explode(*args, **kwargs):
         raise RuntimeError("encoder exploded")
 
-    monkeypatch.setattr(vdg_tasks.cache, "materialize", explode)
+    monkeypatch.setattr(vdg_tasks.perturb.cache, "materialize", explode)
     assert hooks.vdgsynth__crf23__doc_to_visual(doc) == [str(placeholder_video())]
     rec = hooks.vdgsynth__crf23__process_results(doc, ["C"])["vdg"]
     assert (rec["status"], rec["correct"]) == ("error", None)
@@ -142,8 +142,8 @@ def test_a_failing_native_scorer_costs_only_its_own_metric(doc, monkeypatch, tmp
 
 
 def test_every_sample_says_where_its_pixels_came_from(doc):
-    from vdg_tasks.cache import source_identity
-    from vdg_tasks.provenance import builder_versions
+    from vdg_tasks.perturb.cache import source_identity
+    from vdg_tasks.perturb.provenance import builder_versions
 
     black = hooks.vdgsynth__black__process_results(doc, ["C"])["vdg"]["provenance"]
     assert black["source_digest"] == source_identity(doc["video"]) and black["condition"] == "black"
@@ -200,7 +200,7 @@ def test_an_answer_lmms_eval_never_requested_for_lack_of_budget_is_an_error_row(
 
 
 def test_held_conditions_follow_the_sweeps_frame_setting(doc, monkeypatch):
-    from vdg_tasks.video import effective_k, probe
+    from vdg_tasks.perturb.video import effective_k, probe
 
     n = probe(doc["video"]).n_frames
     monkeypatch.setenv("VDG_SAMPLING", "frames:8")
@@ -215,7 +215,7 @@ def test_held_conditions_follow_the_sweeps_frame_setting(doc, monkeypatch):
 
 
 def test_an_fps_setting_holds_rate_times_duration_key_frames(doc, monkeypatch):
-    from vdg_tasks.video import probe
+    from vdg_tasks.perturb.video import probe
 
     info = probe(doc["video"])
     monkeypatch.setenv("VDG_SAMPLING", "fps:2")
@@ -247,7 +247,7 @@ def test_native_aggregation_is_wrapped_nan_and_a_logged_reason_instead_of_an_esc
     from lmms_eval.utils import load_yaml_config
     from loguru import logger
 
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     # The aggregation exactly as lmms-eval builds it from the generated YAML of a videomme condition.
     config = load_yaml_config(str(YAML_ROOT / "videomme" / "videomme_vdg_orig.yaml"))

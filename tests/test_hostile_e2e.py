@@ -20,10 +20,10 @@ from postprocess.io import load_frame
 from tests.test_e2e import lmms_eval, offline_env, synth_with_sources
 from tests.video.conftest import make_hostile_sources, read_index
 from tests.video.samplers import collapse, sample_decord
-from vdg_tasks.benchmarks import BENCHMARKS
-from vdg_tasks.cache import materialize, video_seed
-from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
-from vdg_tasks.video import effective_k, hold_order, key_frame_indices, probe
+from vdg_tasks.data.benchmarks import BENCHMARKS
+from vdg_tasks.perturb.cache import materialize, video_seed
+from vdg_tasks.perturb.video import effective_k, hold_order, key_frame_indices, probe
+from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
 
 pytestmark = pytest.mark.slow
 

@@ -105,7 +105,7 @@ def test_the_finder_sees_a_circle_closed_by_a_lazy_import(tmp_path):
 
 def test_no_module_of_vdg_imports_itself_back_through_others():
     graph = import_graph()
-    assert len(graph) > 70 and graph["vdg_tasks.hooks"]  # the walk found the modules and their imports
+    assert len(graph) > 70 and graph["vdg_tasks.lmms.hooks"]  # the walk found the modules and their imports
     assert circles(graph) == []
 
 
@@ -134,9 +134,11 @@ def private_imports(path: Path, known: set[str]) -> list[str]:
 
 def test_the_private_name_finder_sees_both_spellings(tmp_path):
     code = tmp_path / "user.py"
-    code.write_text("from vdg_tasks import cache\nfrom vdg_tasks.cache import _helper, public\ncache._other()\n")
-    assert private_imports(code, {"vdg_tasks.cache"}) == [
-        "user.py:2: from vdg_tasks.cache import _helper",
+    code.write_text(
+        "from vdg_tasks.perturb import cache\nfrom vdg_tasks.perturb.cache import _helper, public\ncache._other()\n"
+    )
+    assert private_imports(code, {"vdg_tasks.perturb.cache"}) == [
+        "user.py:2: from vdg_tasks.perturb.cache import _helper",
         "user.py:3: cache._other",
     ]
 
@@ -144,3 +146,98 @@ def test_the_private_name_finder_sees_both_spellings(tmp_path):
 def test_no_module_imports_a_private_name_of_another():
     known = modules()
     assert [hit for path in known.values() for hit in private_imports(path, set(known))] == []
+
+
+#: The import contract: each room of vdg and what it may import of vdg (besides itself). The vocabulary
+#: imports nothing of vdg; postprocess and model_wrappers only the vocabulary; only the CLI both sides.
+ROOMS: dict[str, frozenset[str]] = {
+    "vdg_tasks.vocabulary": frozenset(),
+    "vdg_tasks.data": frozenset({"vdg_tasks.vocabulary"}),
+    "vdg_tasks.synthetic": frozenset({"vdg_tasks.vocabulary"}),
+    "vdg_tasks.perturb": frozenset({"vdg_tasks.vocabulary", "vdg_tasks.data"}),
+    "vdg_tasks.lmms": frozenset({"vdg_tasks.vocabulary", "vdg_tasks.data", "vdg_tasks.perturb"}),
+    "vdg_tasks.jobs": frozenset({"vdg_tasks.vocabulary", "vdg_tasks.data", "vdg_tasks.perturb", "vdg_tasks.lmms"}),
+    "vdg_tasks.cli": frozenset(
+        {
+            "vdg_tasks.vocabulary",
+            "vdg_tasks.data",
+            "vdg_tasks.synthetic",
+            "vdg_tasks.perturb",
+            "vdg_tasks.lmms",
+            "vdg_tasks.jobs",
+            "postprocess",
+        }
+    ),
+    "postprocess": frozenset({"vdg_tasks.vocabulary"}),
+    "model_wrappers": frozenset({"vdg_tasks.vocabulary"}),
+}
+#: The package's own front (its lazy public names) and the front doors kept for the dotted paths that files
+#: made by earlier versions name: each imports the one module it stands for.
+FRONTS: dict[str, frozenset[str]] = {
+    "vdg_tasks": frozenset({"vdg_tasks.vocabulary.conditions", "vdg_tasks.perturb.cache"}),
+    **{
+        f"vdg_tasks.{name}": frozenset({f"vdg_tasks.{room}.{name}"})
+        for room, name in [
+            ("lmms", "hooks"),
+            ("lmms", "sources"),
+            ("lmms", "synth_tasks"),
+            ("lmms", "infinibench_tasks"),
+            ("lmms", "derive"),
+            ("jobs", "export"),
+            ("data", "benchmarks"),
+        ]
+    },
+}
+#: Imports the contract allows against the rooms above, each with its reason.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("postprocess.analyses.skipped", "vdg_tasks.data.benchmarks"): (
+        "the skipped-analyses table says whether a benchmark vdg declares offers the conditions a table needs "
+        "(Benchmark.provides); the declarations are benchmark data"
+    ),
+}
+
+
+def room_of(module: str) -> str | None:
+    return next((room for room in ROOMS if module == room or module.startswith(f"{room}.")), None)
+
+
+def contract_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """``importer -> imported`` for every import of vdg the contract does not allow."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        if module in FRONTS:
+            found += [f"{module} -> {t} (a front imports only what it stands for)" for t in targets - FRONTS[module]]
+            continue
+        room = room_of(module)
+        if room is None:
+            found.append(f"{module}: in no room of the contract")
+            continue
+        for target in sorted(targets):
+            target_room = room_of(target) or target
+            if target_room != room and target_room not in ROOMS[room] and (module, target) not in EXCEPTIONS:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_the_contract_sees_a_breach():
+    """A control: the vocabulary importing the hooks, postprocess importing materialize, an unknown module."""
+    graph = {
+        "vdg_tasks.vocabulary.conditions": {"vdg_tasks.lmms.hooks"},
+        "postprocess.io": {"vdg_tasks.vocabulary.parse", "vdg_tasks.jobs.materialize"},
+        "vdg_tasks.newroom.thing": set(),
+        "vdg_tasks.hooks": {"vdg_tasks.lmms.hooks", "vdg_tasks.jobs.export"},
+    }
+    assert contract_breaches(graph) == [
+        "postprocess.io -> vdg_tasks.jobs.materialize",
+        "vdg_tasks.hooks -> vdg_tasks.jobs.export (a front imports only what it stands for)",
+        "vdg_tasks.newroom.thing: in no room of the contract",
+        "vdg_tasks.vocabulary.conditions -> vdg_tasks.lmms.hooks",
+    ]
+
+
+def test_every_import_of_vdg_follows_the_contract():
+    graph = import_graph()
+    assert {room_of(m) for m in graph} >= set(ROOMS)  # every room exists
+    assert contract_breaches(graph) == []
+    used = {(m, t) for m, targets in graph.items() for t in targets}
+    assert set(EXCEPTIONS) <= used, "an exception no import needs any more: remove it"

@@ -1,4 +1,4 @@
-"""Tests for ``vdg_tasks.infinibench``: every accepted annotation layout, the doc schema, errors, srt text.
+"""Tests for ``vdg_tasks.data.infinibench``: every accepted annotation layout, the doc schema, errors, srt text.
 
 The fixture ``tests/data/infinibench/Global_appreance.json`` is hand-written in the 2024 layout with
 three records: (0) options a list, IDK last, ``temporal_grounding`` a dict with unsorted intervals,
@@ -19,7 +19,7 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.infinibench import (
+from vdg_tasks.data.infinibench import (
     find_annotation_files,
     load_questions,
     parse_srt,
@@ -27,7 +27,7 @@ from vdg_tasks.infinibench import (
     probe_duration,
     write_questions,
 )
-from vdg_tasks.roster import load_roster
+from vdg_tasks.data.roster import load_roster
 
 FIXTURE = Path(__file__).parent / "data" / "infinibench" / "Global_appreance.json"
 PLACEHOLDER = Path(__file__).parents[1] / "vdg_tasks" / "assets" / "placeholder-64x64-128f.mp4"

@@ -15,14 +15,14 @@ import numpy as np
 import psutil
 import pytest
 
-import vdg_tasks.materialize as mat
+import vdg_tasks.jobs.materialize as mat
 from tests.test_cache import write_source
-from vdg_tasks.benchmarks import BENCHMARKS
-from vdg_tasks.cache import CacheUnwritable
-from vdg_tasks.conditions import CONDITIONS
-from vdg_tasks.materialize import Job, TaskError, expand_tasks, plan, run_jobs, summarize
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.data.benchmarks import BENCHMARKS
+from vdg_tasks.jobs.materialize import Job, TaskError, expand_tasks, plan, run_jobs, summarize
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.vocabulary.conditions import CONDITIONS
+from vdg_tasks.vocabulary.paths import CacheUnwritable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,7 +110,7 @@ def test_vdgsynth_before_vdg_synth_says_to_run_it(tmp_path):
 _PLAN_DRIVER = """
 import json, sys
 from pathlib import Path
-from vdg_tasks.materialize import plan
+from vdg_tasks.jobs.materialize import plan
 jobs, unavailable = plan(["vdgsynth_vdg"], yaml_root=Path(sys.argv[1]))
 print(json.dumps({
     "jobs": sorted([j.condition, j.video_id, j.source] for j in jobs),
@@ -187,7 +187,7 @@ def _vdg_message(stderr: str, prefix: str = "vdg materialize: ", log_lines: int 
 
 
 def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_local_layout(tmp_path):
-    from vdg_tasks.sources import layout_tree
+    from vdg_tasks.lmms.sources import layout_tree
 
     proc = _materialize_offline(tmp_path, None)
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -210,7 +210,7 @@ def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_loc
     ids=["offline", "unreachable"],
 )
 def test_an_lmms_eval_run_without_hub_or_local_copy_stops_with_the_same_message(tmp_path, no_hub):
-    from vdg_tasks.sources import layout_tree
+    from vdg_tasks.lmms.sources import layout_tree
 
     env = {k: v for k, v in os.environ.items() if k not in ("VDG_LOCAL_DATA", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
     env.update(no_hub, HF_HOME=str(tmp_path / "hf"), VDG_CACHE=str(tmp_path / "cache"))
@@ -229,8 +229,8 @@ def test_an_lmms_eval_run_without_hub_or_local_copy_stops_with_the_same_message(
 def test_a_cached_hub_dataset_is_left_to_lmms_eval(tmp_path, monkeypatch):
     import huggingface_hub.constants
 
-    from vdg_tasks import sources
-    from vdg_tasks.upstream import task_config
+    from vdg_tasks.data.upstream import task_config
+    from vdg_tasks.lmms import sources
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
@@ -294,17 +294,17 @@ def test_a_source_shown_under_orig_and_the_text_conditions_is_counted_once(tmp_p
 
 
 def test_any_exception_while_building_is_that_jobs_failure(tmp_path, cache, monkeypatch):
-    import vdg_tasks.video
+    import vdg_tasks.perturb.video
 
     src = str(write_source(tmp_path / "s.mp4"))
-    real = vdg_tasks.video.render
+    real = vdg_tasks.perturb.video.render
 
     def flaky(condition, *args, **kwargs):
         if condition.name == "single":
             raise RuntimeError("libx264 did not reproduce the picture")
         return real(condition, *args, **kwargs)
 
-    monkeypatch.setattr(vdg_tasks.video, "render", flaky)
+    monkeypatch.setattr(vdg_tasks.perturb.video, "render", flaky)
     jobs = [Job("vdgsynth", c, "s", src) for c in ("orig", "black", "single", "ordered")]
     outcomes = {o.job.condition: o for o in run_jobs(jobs, workers=1, progress=False)}
     assert outcomes["single"].error == "RuntimeError: libx264 did not reproduce the picture"
@@ -399,15 +399,15 @@ def test_a_job_whose_worker_dies_again_after_the_retry_fails(tmp_path, cache, mo
 def test_vdg_materialize_exits_non_zero_listing_every_failure_until_a_rerun_builds_them(
     synth_tasks, cache, monkeypatch, capsys
 ):
-    import vdg_tasks.video
-    import vdg_tasks.yamlgen
+    import vdg_tasks.lmms.yamlgen
+    import vdg_tasks.perturb.video
     from vdg_tasks.cli import main as vdg_main
 
     tasks, _ = synth_tasks
-    monkeypatch.setattr(vdg_tasks.yamlgen, "YAML_ROOT", tasks)
+    monkeypatch.setattr(vdg_tasks.lmms.yamlgen, "YAML_ROOT", tasks)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     args = ["materialize", "--tasks", "vdgsynth_vdg_black,vdgsynth_vdg_single", "--workers", "1", "--quiet"]
-    real = vdg_tasks.video.render
+    real = vdg_tasks.perturb.video.render
 
     def broken(condition, *rest, **kwargs):
         if condition.name == "single":
@@ -415,7 +415,7 @@ def test_vdg_materialize_exits_non_zero_listing_every_failure_until_a_rerun_buil
         return real(condition, *rest, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(vdg_tasks.video, "render", broken)
+        patch.setattr(vdg_tasks.perturb.video, "render", broken)
         assert vdg_main(args) == 1
     err = capsys.readouterr().err
     listed = [line for line in err.splitlines() if line.startswith("  vdgsynth/single ")]
@@ -445,7 +445,7 @@ def test_removing_idle_locks_keeps_the_ones_a_live_build_holds(tmp_path):
 _SHARED_CACHE_DRIVER = """
 import json, sys, time
 from pathlib import Path
-from vdg_tasks.materialize import Job, run_jobs
+from vdg_tasks.jobs.materialize import Job, run_jobs
 go = Path(sys.argv[1])
 while not go.exists():  # start together with the other process
     time.sleep(0.01)
@@ -457,7 +457,7 @@ print(json.dumps([[o.job.condition, o.job.video_id, o.path, o.hit, o.error] for 
 
 @pytest.mark.slow
 def test_processes_sharing_a_cache_build_each_video_once_and_publish_only_whole_files(tmp_path, cache):
-    from vdg_tasks.cache import entry_problem
+    from vdg_tasks.perturb.cache import entry_problem
 
     sources = [str(write_source(tmp_path / f"s{i}.mp4", n_frames=160, size=(192, 128), seed=i)) for i in range(3)]
     conditions = "black,single,ordered,shuffled,crf28"
@@ -526,7 +526,7 @@ def slow_sources(tmp_path_factory):
 
 _RUN_DRIVER = """
 import sys
-from vdg_tasks.materialize import Job, run_jobs
+from vdg_tasks.jobs.materialize import Job, run_jobs
 jobs = [Job("vdgsynth", "crf18", f"n{i}", src) for i, src in enumerate(sys.argv[1:])]
 run_jobs(jobs, workers=2, progress=False)
 print("DONE", flush=True)

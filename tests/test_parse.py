@@ -1,4 +1,4 @@
-"""Tests for vdg_tasks.parse: which option letter a reply chose."""
+"""Tests for vdg_tasks.vocabulary.parse: which option letter a reply chose."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vdg_tasks.parse import LETTERS, RULES, ParsedAnswer, parse_answer
+from vdg_tasks.vocabulary.parse import LETTERS, RULES, ParsedAnswer, parse_answer
 
 OPTIONS = ["A. a red car", "B. a blue bicycle", "C. the man is cooking", "D. nobody"]
 

@@ -14,8 +14,8 @@ import pytest
 
 from tests.test_e2e import lmms_eval, offline_env
 from tests.tiny_qwen2vl import TINY_QWEN_MODEL_ARGS, build_tiny_qwen2vl
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.synthetic.synth import generate
 
 pytestmark = pytest.mark.slow
 bnb = pytest.importorskip("bitsandbytes")

@@ -1,4 +1,4 @@
-"""Fixed question sets: `vdg subset`, vdg_tasks.question_sets and VDG_QUESTION_SET."""
+"""Fixed question sets: `vdg subset`, vdg_tasks.data.question_sets and VDG_QUESTION_SET."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vdg_tasks import materialize
 from vdg_tasks.cli import main
-from vdg_tasks.question_sets import (
+from vdg_tasks.data.question_sets import (
     ENV_VAR,
     QuestionSet,
     active,
@@ -24,6 +23,7 @@ from vdg_tasks.question_sets import (
     stratified_subset,
     write,
 )
+from vdg_tasks.jobs import materialize
 
 REFERENCE_QUESTIONS = Path(__file__).resolve().parent / "data" / "awg-videomme" / "questions.json"
 

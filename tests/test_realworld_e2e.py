@@ -24,9 +24,9 @@ from tests.video.test_colour_range import write_half_black_source
 from tests.video.test_mpegts import STARTS, write_ts
 from tests.video.test_readable import X264_FIXED_GOP, shifted_copy
 from tests.video.test_streams import write_two_streams
-from vdg_tasks.benchmarks import BENCHMARKS
-from vdg_tasks.cache import materialize
-from vdg_tasks.conditions import CONDITIONS
+from vdg_tasks.data.benchmarks import BENCHMARKS
+from vdg_tasks.perturb.cache import materialize
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 pytestmark = pytest.mark.slow
 decord = pytest.importorskip("decord")

@@ -1,4 +1,6 @@
-"""The per-sample record is declared once (vdg_tasks.record): the hooks log its fields, the reader reads them."""
+"""The per-sample record is declared once (vdg_tasks.vocabulary.record): the hooks log its fields, the reader reads
+them.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ import json
 import pytest
 
 from postprocess.io import LOG_FIELDS, load_frame
-from vdg_tasks import hooks
-from vdg_tasks.benchmarks import BENCHMARKS
-from vdg_tasks.conditions import CONDITIONS
-from vdg_tasks.record import FIELDS, RECORD_KEY, STATUSES
+from vdg_tasks.data.benchmarks import BENCHMARKS
+from vdg_tasks.lmms import hooks
+from vdg_tasks.vocabulary.conditions import CONDITIONS
+from vdg_tasks.vocabulary.record import FIELDS, RECORD_KEY, STATUSES
 
 BENCH = BENCHMARKS["vdgsynth"]
 DOC = {

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from vdg_tasks import register as reg
 from vdg_tasks.cli import main as vdg_main
-from vdg_tasks.yamlgen import YAML_ROOT
+from vdg_tasks.lmms import register as reg
+from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
 REPO = Path(__file__).resolve().parent.parent
 

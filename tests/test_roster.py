@@ -1,4 +1,4 @@
-"""Tests for ``vdg_tasks.roster``: built-in casts, show aliases, user-file overrides and their errors."""
+"""Tests for ``vdg_tasks.data.roster``: built-in casts, show aliases, user-file overrides and their errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vdg_tasks.roster import BUILTIN_ROSTERS, Roster, load_roster, show_key
+from vdg_tasks.data.roster import BUILTIN_ROSTERS, Roster, load_roster, show_key
 
 
 @pytest.mark.parametrize(

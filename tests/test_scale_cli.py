@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-import vdg_tasks.yamlgen
+import vdg_tasks.lmms.yamlgen
 from vdg_tasks.cli import main as vdg_main
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.synthetic.synth import generate
 
 TASKS = "vdgsynth_vdg_black,vdgsynth_vdg_single,vdgsynth_vdg_crf38,vdgsynth_vdg_orig"
 
@@ -18,7 +18,7 @@ TASKS = "vdgsynth_vdg_black,vdgsynth_vdg_single,vdgsynth_vdg_crf38,vdgsynth_vdg_
 def synth_tasks(tmp_path, monkeypatch):
     jsonl = generate(tmp_path / "data", n_videos=3, seed=0)
     write_all(tmp_path / "tasks", synth_data=str(jsonl))
-    monkeypatch.setattr(vdg_tasks.yamlgen, "YAML_ROOT", tmp_path / "tasks")
+    monkeypatch.setattr(vdg_tasks.lmms.yamlgen, "YAML_ROOT", tmp_path / "tasks")
     monkeypatch.setenv("VDG_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return tmp_path

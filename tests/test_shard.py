@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import vdg_tasks.materialize as mat
-import vdg_tasks.video
+import vdg_tasks.jobs.materialize as mat
+import vdg_tasks.perturb.video
 from tests.test_cache import write_source
-from vdg_tasks.materialize import (
+from vdg_tasks.jobs.materialize import (
     Job,
     Outcome,
     job_shard,
@@ -84,7 +84,7 @@ def test_the_split_is_the_same_in_another_process():
     driver = (
         "import json, sys\n"
         "from tests.test_shard import _jobs\n"
-        "from vdg_tasks.materialize import job_shard\n"
+        "from vdg_tasks.jobs.materialize import job_shard\n"
         "print(json.dumps([job_shard(j, 3) for j in _jobs()]))\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
@@ -221,7 +221,7 @@ def test_a_second_run_builds_nothing(tmp_path, cache, monkeypatch):
     def no_encoding(*args, **kwargs):
         raise AssertionError("a second run rendered a video")
 
-    monkeypatch.setattr(vdg_tasks.video, "render", no_encoding)
+    monkeypatch.setattr(vdg_tasks.perturb.video, "render", no_encoding)
     second = run_jobs(jobs, workers=1, progress=False)
     assert all(o.hit and o.error is None for o in second)
     assert summarize(second).counts() == {"built": 0, "cached": 4, "sources_checked": 2, "failed": 0}

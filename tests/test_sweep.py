@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from vdg_tasks.cli import main
-from vdg_tasks.sweep import SAMPLING_ENV, format_fps, frame_sweep, parse_fps, parse_frames, sampling_sweep
-from vdg_tasks.yamlgen import YAML_ROOT
+from vdg_tasks.jobs.sweep import SAMPLING_ENV, format_fps, frame_sweep, parse_fps, parse_frames, sampling_sweep
+from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
 
 def _arg(command: tuple[str, ...], flag: str) -> str:

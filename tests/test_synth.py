@@ -1,4 +1,4 @@
-"""Tests for ``vdg_tasks.synth``: determinism, record schema, answer-key balance, ladder design."""
+"""Tests for ``vdg_tasks.synthetic.synth``: determinism, record schema, answer-key balance, ladder design."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import av
 import numpy as np
 import pytest
 
-import vdg_tasks.synth as synth
+import vdg_tasks.synthetic.synth as synth
 from postprocess.options import Options
-from vdg_tasks.conditions import DEFAULT_KEY_FRAMES, LADDER
-from vdg_tasks.synth import (
+from vdg_tasks.synthetic.synth import (
     EXPECTED_LADDER,
     PALETTE,
     TASK_TYPES,
@@ -24,6 +23,7 @@ from vdg_tasks.synth import (
     middle_scenes,
     video_spec,
 )
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
 
 FIELDS = [
     "question_id",

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-import vdg_tasks.yamlgen as yamlgen
+import vdg_tasks.lmms.yamlgen as yamlgen
 
-MODULE = "vdg_tasks.synth_tasks"
+MODULE = "vdg_tasks.lmms.synth_tasks"
 
 
 def _import_fresh():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from vdg_tasks.benchmarks import BENCHMARKS, task_name
-from vdg_tasks.yamlgen import YAML_ROOT, tags
+from vdg_tasks.data.benchmarks import BENCHMARKS, task_name
+from vdg_tasks.lmms.yamlgen import YAML_ROOT, tags
 
 
 @pytest.mark.slow

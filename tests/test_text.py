@@ -1,4 +1,4 @@
-"""The question transforms of the text conditions (vdg_tasks.text): pure doc -> doc functions."""
+"""The question transforms of the text conditions (vdg_tasks.perturb.text): pure doc -> doc functions."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from vdg_tasks.conditions import ABSTAIN_OPTION, CONDITIONS
-from vdg_tasks.roster import BUILTIN_ROSTERS
-from vdg_tasks.text import TextUnavailable, apply, idk_letter, option_text, replace_name, truth_text
+from vdg_tasks.data.roster import BUILTIN_ROSTERS
+from vdg_tasks.perturb.text import TextUnavailable, apply, idk_letter, option_text, replace_name, truth_text
+from vdg_tasks.vocabulary.conditions import ABSTAIN_OPTION, CONDITIONS
 
 BBT = dict(BUILTIN_ROSTERS["bbt"])  # its genders are checked against the paper's in test_roster
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-import vdg_tasks.hooks as hooks
-import vdg_tasks.shown as shown
-from vdg_tasks.benchmarks import infinibench_prompt
-from vdg_tasks.cache import PLACEHOLDER
-from vdg_tasks.conditions import ABSTAIN_OPTION
+import vdg_tasks.lmms.hooks as hooks
+import vdg_tasks.perturb.shown as shown
+from vdg_tasks.data.benchmarks import infinibench_prompt
+from vdg_tasks.perturb.cache import PLACEHOLDER
+from vdg_tasks.vocabulary.conditions import ABSTAIN_OPTION
 
 KWARGS = {"pre_prompt": "", "post_prompt": "Answer with the option's letter from the given choices directly."}
 

@@ -21,10 +21,10 @@ from postprocess.io import load_frame
 from postprocess.judge import OFFLINE_LABEL, judge_frame, make_judge
 from tests.test_e2e import lmms_eval, offline_env
 from vdg_tasks.cli import main as vdg_main
-from vdg_tasks.conditions import protocol_conditions
-from vdg_tasks.episodes import CAST
-from vdg_tasks.synth import generate
-from vdg_tasks.yamlgen import write_all
+from vdg_tasks.lmms.yamlgen import write_all
+from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.vocabulary.conditions import protocol_conditions
+from vdg_tasks.vocabulary.drawing import CAST
 
 pytestmark = pytest.mark.slow
 

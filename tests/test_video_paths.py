@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vdg_tasks.sources import VideoUnavailable, require_video_path, video_path_problem
+from vdg_tasks.lmms.sources import VideoUnavailable, require_video_path, video_path_problem
 
 
 def test_each_kind_of_bad_path_is_named(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_each_kind_of_bad_path_is_named(tmp_path: Path) -> None:
 
 
 def test_a_benchmark_lookup_names_the_problem(tmp_path: Path) -> None:
-    from vdg_tasks.benchmarks import _local_source
+    from vdg_tasks.data.benchmarks import _local_source
 
     loop = tmp_path / "loop.mp4"
     loop.symlink_to(loop)

@@ -2,9 +2,9 @@
 
 import yaml
 
-from vdg_tasks.benchmarks import BENCHMARKS, parse_task_name, task_name
-from vdg_tasks.conditions import CONDITIONS
-from vdg_tasks.yamlgen import YAML_ROOT, render_all
+from vdg_tasks.data.benchmarks import BENCHMARKS, parse_task_name, task_name
+from vdg_tasks.lmms.yamlgen import YAML_ROOT, render_all
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 
 def test_committed_yamls_equal_generated():
@@ -19,7 +19,7 @@ def test_committed_yamls_equal_generated():
 
 
 def test_every_condition_has_a_task_per_benchmark_with_hooks_that_exist():
-    import vdg_tasks.hooks as hooks
+    import vdg_tasks.lmms.hooks as hooks
 
     class Loader(yaml.SafeLoader):
         pass
@@ -42,7 +42,7 @@ def test_every_condition_has_a_task_per_benchmark_with_hooks_that_exist():
 
 
 def test_videomme_template_reuses_lmms_eval_prompt_and_dataset(monkeypatch):
-    import vdg_tasks.sources as sources
+    import vdg_tasks.lmms.sources as sources
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
 
@@ -71,7 +71,7 @@ def test_mvbench_sub_tasks_are_lmms_eval_s():
 
     from lmms_eval.tasks.mvbench.utils import DATA_LIST
 
-    from vdg_tasks.benchmarks import MVBENCH_SUB_TASKS
+    from vdg_tasks.data.benchmarks import MVBENCH_SUB_TASKS
 
     folder = Path(importlib.util.find_spec("lmms_eval").origin).parent / "tasks/mvbench"
     shipped = {p.stem.removeprefix("mvbench_") for p in folder.glob("mvbench_*.yaml")}

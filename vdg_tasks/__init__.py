@@ -11,9 +11,9 @@ Public names (``__all__``):
 
 - ``CONDITIONS`` (name -> ``Condition``, in declaration order), ``get_condition(name)`` (an unknown
   name suggests the nearest ones), ``Condition``.
-- ``materialize_video(source, condition, video_id)``: ``vdg_tasks.cache.materialize``, the cached
+- ``materialize_video(source, condition, video_id)``: ``vdg_tasks.perturb.cache.materialize``, the cached
   file of ``condition`` for one source video, built on a miss; returns a ``Materialized`` (``path``,
-  ``key``, ``hit``). It is not called ``materialize`` here because ``vdg_tasks.materialize`` is the
+  ``key``, ``hit``). It is not called ``materialize`` here because ``vdg_tasks.jobs.materialize`` is the
   submodule behind ``vdg materialize``, and importing it would replace the attribute.
 
 Every name is imported on first use (PEP 562): lmms-eval imports ``vdg_tasks.hooks`` and the other
@@ -27,17 +27,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from vdg_tasks.cache import Materialized
-    from vdg_tasks.cache import materialize as materialize_video
-    from vdg_tasks.conditions import CONDITIONS, Condition, get_condition
+    from vdg_tasks.perturb.cache import Materialized
+    from vdg_tasks.perturb.cache import materialize as materialize_video
+    from vdg_tasks.vocabulary.conditions import CONDITIONS, Condition, get_condition
 
 #: Public name -> (the module defining it, its name there).
 _ORIGIN = {
-    "CONDITIONS": ("vdg_tasks.conditions", "CONDITIONS"),
-    "Condition": ("vdg_tasks.conditions", "Condition"),
-    "get_condition": ("vdg_tasks.conditions", "get_condition"),
-    "materialize_video": ("vdg_tasks.cache", "materialize"),
-    "Materialized": ("vdg_tasks.cache", "Materialized"),
+    "CONDITIONS": ("vdg_tasks.vocabulary.conditions", "CONDITIONS"),
+    "Condition": ("vdg_tasks.vocabulary.conditions", "Condition"),
+    "get_condition": ("vdg_tasks.vocabulary.conditions", "get_condition"),
+    "materialize_video": ("vdg_tasks.perturb.cache", "materialize"),
+    "Materialized": ("vdg_tasks.perturb.cache", "Materialized"),
 }
 
 __all__ = ["CONDITIONS", "Condition", "Materialized", "get_condition", "materialize_video"]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.base import MissingPolicy, Options, memo_by_frame
-from vdg_tasks.conditions import CONDITIONS
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 OVERALL = "Overall"
 _DECLARED_CONDITIONS = list(CONDITIONS)

@@ -35,7 +35,7 @@ from postprocess.analyses.letters import letters_table
 from postprocess.analyses.vdg import per_question
 from postprocess.choices import option_counts
 from postprocess.stats import chi2_independence, percentile_interval, resampled_means
-from vdg_tasks.parse import LETTERS
+from vdg_tasks.vocabulary.parse import LETTERS
 
 VDG_COLUMNS: dict[str, str] = {
     "model": "model label",

@@ -1,6 +1,6 @@
 """Compression robustness: accuracy across H.264 CRF levels, answer flips, and the VDG enrichment test.
 
-The CRF levels are the conditions named ``crf<N>`` (``vdg_tasks.conditions.CRF_LEVELS`` declares
+The CRF levels are the conditions named ``crf<N>`` (``vdg_tasks.vocabulary.conditions.CRF_LEVELS`` declares
 18, 23, 28, 33, 38; any ``crf<N>`` present is accepted), ordered by N; ``orig`` is level 0 and the
 largest N is the strongest compression. Five tables:
 

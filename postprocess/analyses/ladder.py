@@ -23,7 +23,7 @@ from postprocess.analyses.vdg import (
     question_set_cache,
     rule_of,
 )
-from vdg_tasks.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
+from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
     "model": "model label",

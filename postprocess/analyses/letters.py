@@ -28,7 +28,7 @@ from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.choices import RULES, option_counts, rule_codes, rules_label
 from postprocess.stats import chi2_counts
-from vdg_tasks.parse import LETTERS
+from vdg_tasks.vocabulary.parse import LETTERS
 
 COLUMNS: dict[str, str] = {
     "model": "model label",

@@ -18,7 +18,7 @@ import pandas as pd
 
 from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
 from postprocess.analyses.registry import ANALYSES
-from vdg_tasks.benchmarks import members
+from vdg_tasks.data.benchmarks import members
 
 COLUMNS: dict[str, str] = {
     "analysis": "the table concerned",

@@ -61,7 +61,7 @@ VIDEO_MME_MAP: Mapping[str, str] = MappingProxyType(
     }
 )
 
-#: vdgsynth (``vdg_tasks.synth.TASK_TYPES``): single_frame reads the border of any one frame;
+#: vdgsynth (``vdg_tasks.synthetic.synth.TASK_TYPES``): single_frame reads the border of any one frame;
 #: multi_frame needs a scene the middle frame does not show (several frames) and temporal_order
 #: their order, both temporal. text_only is answered from the question itself: no frame is needed,
 #: so it measures neither bucket (in single-frame it would inflate the gap by a text prior, in

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import binom
 
 from model_wrappers.baselines import VdgChance, VdgConstant, count_options
-from vdg_tasks.synth import make_questions, video_spec
+from vdg_tasks.synthetic.synth import make_questions, video_spec
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Tests for ``model_wrappers.probe.VdgProbe`` on real ``vdgsynth`` videos and perturbed copies.
 
 The perturbed videos (black, held middle frame, K held key frames in order / shuffled, reversed)
-are written here with PyAV, independently of ``vdg_tasks.video``, so these tests check the probe
+are written here with PyAV, independently of ``vdg_tasks.perturb.video``, so these tests check the probe
 and the benchmark design, not the transforms.
 """
 
@@ -17,9 +17,9 @@ import pytest
 from lmms_eval.tasks.videomme.utils import videomme_doc_to_text
 
 from model_wrappers.probe import FrameFeatures, VdgProbe, answer_question, parse_prompt
-from vdg_tasks.conditions import DEFAULT_KEY_FRAMES, LADDER
-from vdg_tasks.seeding import rng_for
-from vdg_tasks.synth import EXPECTED_LADDER, TASK_TYPES, generate
+from vdg_tasks.synthetic.synth import EXPECTED_LADDER, TASK_TYPES, generate
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
+from vdg_tasks.vocabulary.seeding import rng_for
 
 PROMPT_KWARGS = {
     "pre_prompt": "",

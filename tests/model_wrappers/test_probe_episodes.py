@@ -1,4 +1,4 @@
-"""Tests for ``vdg_probe`` on the synthetic episodes (``vdg_tasks.episodes``) and open-ended prompts.
+"""Tests for ``vdg_probe`` on the synthetic episodes (``vdg_tasks.synthetic.episodes``) and open-ended prompts.
 
 Prompts are built the way lmms-eval renders multiple choice ("X. red jacket; blue shirt; ..."),
 the probe decodes the real generated mp4s, and what it should see is computed here from the
@@ -27,8 +27,9 @@ from model_wrappers.probe import (
     sample_features,
     tracked_slot,
 )
-from vdg_tasks.episodes import CAST, generate_episodes
-from vdg_tasks.synth import generate, video_spec
+from vdg_tasks.synthetic.episodes import generate_episodes
+from vdg_tasks.synthetic.synth import generate, video_spec
+from vdg_tasks.vocabulary.drawing import CAST
 
 LETTERS = "ABCDEFGH"
 POST = "Answer with the option's letter from the given choices directly."

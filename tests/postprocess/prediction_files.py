@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from vdg_tasks.seeding import rng_for
+from vdg_tasks.vocabulary.seeding import rng_for
 
 
 def write_records(path: Path, records: Sequence[dict[str, Any]]) -> Path:

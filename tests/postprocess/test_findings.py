@@ -147,7 +147,7 @@ def test_report_md_opens_with_the_findings():
 
 def test_not_computed_names_only_what_the_benchmark_offers():
     from postprocess.render import _skip_lines
-    from vdg_tasks.benchmarks import BENCHMARKS
+    from vdg_tasks.data.benchmarks import BENCHMARKS
 
     tables = _tables()
     offered = {c.name for c in BENCHMARKS["videomme"].conditions()}

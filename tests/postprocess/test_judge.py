@@ -699,7 +699,7 @@ def test_cache_not_a_database(tmp_path):
 
 
 def test_cache_unwritable_folder(tmp_path):
-    from vdg_tasks.cache import CacheUnwritable
+    from vdg_tasks.vocabulary.paths import CacheUnwritable
 
     blocker = tmp_path / "file"
     blocker.write_text("x")

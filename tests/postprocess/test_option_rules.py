@@ -24,7 +24,7 @@ from postprocess.reading import LogError
 from tests.fakelogs import sample, write_run
 from tests.postprocess.prediction_files import write_records
 from vdg_tasks.cli import main
-from vdg_tasks.seeding import rng_for
+from vdg_tasks.vocabulary.seeding import rng_for
 
 BENCH = "toybench"
 #: task type -> its true option count; every question of a type has as many options.

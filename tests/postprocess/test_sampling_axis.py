@@ -196,8 +196,8 @@ def test_vdg_sweep_then_vdg_report_on_vdgsynth(tmp_path, monkeypatch):
     """
     from tests.test_e2e import offline_env
     from vdg_tasks.cli import main as vdg_main
-    from vdg_tasks.synth import generate
-    from vdg_tasks.yamlgen import write_all
+    from vdg_tasks.lmms.yamlgen import write_all
+    from vdg_tasks.synthetic.synth import generate
 
     synth = generate(tmp_path / "synth", n_videos=2, seed=0)
     write_all(tmp_path / "tasks", synth_data=str(synth))

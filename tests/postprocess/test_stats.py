@@ -22,14 +22,16 @@ from postprocess.stats import (
     bootstrap_mean,
     chi2_uniform,
     cohen_h,
+    distributions,
     fisher,
     holm,
+    intervals,
     mcnemar,
     paired_bootstrap_diff,
     tost_paired,
     wilson,
 )
-from vdg_tasks.seeding import stable_seed
+from vdg_tasks.vocabulary.seeding import stable_seed
 
 TIGHT = 1e-12  # float-for-float reimplementations of a library formula
 
@@ -183,7 +185,7 @@ def test_bootstrap_chunking_gives_the_same_numbers(monkeypatch):
     ref = [
         bootstrap_mean(v, 1000, seed=3, resampler=r, clusters=c) for r in ("multinomial", "index") for c in (None, cl)
     ]
-    monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 997)  # forces many uneven chunks
+    monkeypatch.setattr(intervals, "_CHUNK_ELEMENTS", 997)  # forces many uneven chunks
     got = [
         bootstrap_mean(v, 1000, seed=3, resampler=r, clusters=c) for r in ("multinomial", "index") for c in (None, cl)
     ]
@@ -588,7 +590,7 @@ def test_binomial_functions_equal_scipy_stats(n, frac, p):
 
 
 def test_binomial_functions_fall_back_to_scipy_stats_without_the_private_ufuncs(monkeypatch):
-    monkeypatch.setattr(stats, "_ufuncs", object())  # a scipy keeping them elsewhere
+    monkeypatch.setattr(distributions, "_ufuncs", object())  # a scipy keeping them elsewhere
     k = np.arange(11)
     assert_allclose(stats.binom_pmf(k, 10, 0.3), sps.binom.pmf(k, 10, 0.3), rtol=TIGHT)
     assert_allclose(stats.binom_sf(k, 10, 0.3), sps.binom.sf(k, 10, 0.3), rtol=TIGHT)

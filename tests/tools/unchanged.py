@@ -59,8 +59,10 @@ def lmms_eval_records(tree: Path, data: Path, work: Path) -> dict[str, list[dict
     env |= {"HF_HOME": str(work / "hf"), "HF_DATASETS_OFFLINE": "1"}
     subprocess.run(["rm", "-rf", str(work)], check=True)
     tasks = work / "tasks"
-    write_yamls = (
-        f"import pathlib, vdg_tasks.yamlgen as g; g.write_all(pathlib.Path({str(tasks)!r}), synth_data={str(data)!r})"
+    write_yamls = (  # the module moved into vdg_tasks.lmms with the package redesign
+        "import importlib, importlib.util, pathlib; new = importlib.util.find_spec('vdg_tasks.lmms'); "
+        "g = importlib.import_module('vdg_tasks.lmms.yamlgen' if new else 'vdg_tasks.yamlgen'); "
+        f"g.write_all(pathlib.Path({str(tasks)!r}), synth_data={str(data)!r})"
     )
     subprocess.run([sys.executable, "-c", write_yamls], cwd=tree, env=env, check=True)
     command = [sys.executable, "-m", "lmms_eval", "--model", "vdg_probe", "--tasks", "vdgsynth_vdg"]
@@ -114,7 +116,7 @@ def main() -> int:
     )
     if yamls.stdout.strip():
         problems.append(f"yaml_tasks/ differs from {args.base}:\n{yamls.stdout}")
-    from vdg_tasks.synth import generate as synth
+    from vdg_tasks.synthetic.synth import generate as synth
 
     data = args.work / "synth"
     if not (data / "questions.jsonl").is_file():

@@ -13,8 +13,8 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.conditions import CONDITIONS
-from vdg_tasks.video import render, write_black, write_crf, write_held
+from vdg_tasks.perturb.video import render, write_black, write_crf, write_held
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 decord = pytest.importorskip("decord")
 

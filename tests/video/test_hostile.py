@@ -1,4 +1,5 @@
-"""vdg_tasks.video on hostile sources: damaged, rotated, with audio, odd-sized, 10-bit, 4:4:4, VFR, VP9, HEVC."""
+"""vdg_tasks.perturb.video on hostile sources: damaged, rotated, with audio, odd-sized, 10-bit, 4:4:4, VFR, VP9, HEVC.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
-from vdg_tasks.video import (
+from vdg_tasks.perturb.video import (
     VideoDecodeError,
     hold_order,
     key_frame_indices,
@@ -21,13 +21,14 @@ from vdg_tasks.video import (
     render,
     validate,
 )
+from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
 
 from .conftest import ROTATE_90, read_index, write_indexed_source
 from .samplers import SAMPLERS, collapse
 
 # The package's ``probe`` attribute is the function, so the modules are looked up by name.
-probe_module = importlib.import_module("vdg_tasks.video.probe")
-transforms_module = importlib.import_module("vdg_tasks.video.transforms")
+probe_module = importlib.import_module("vdg_tasks.perturb.video.probe")
+transforms_module = importlib.import_module("vdg_tasks.perturb.video.transforms")
 
 SEED = 7
 K = DEFAULT_KEY_FRAMES

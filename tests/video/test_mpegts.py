@@ -1,7 +1,7 @@
 """MPEG-TS sources: a non-zero start and a 33-bit timestamp wrap are valid, and every wanted frame decodes.
 
 The mpegts demuxer seeks by decode timestamps, so seeking to a key frame's pts lands on the next key
-frame; :func:`~vdg_tasks.video.decode.decode_targets` must then fall back to the start of the stream.
+frame; :func:`~vdg_tasks.perturb.video.decode.decode_targets` must then fall back to the start of the stream.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.video import probe, validate
-from vdg_tasks.video.decode import decode_targets, first_frame, scan_timeline
+from vdg_tasks.perturb.video import probe, validate
+from vdg_tasks.perturb.video.decode import decode_targets, first_frame, scan_timeline
 
 from .conftest import write_indexed_source
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vdg_tasks.video import frames_at, probe, write_held_at
+from vdg_tasks.perturb.video import frames_at, probe, write_held_at
 
 from .conftest import read_index
 from .samplers import SAMPLERS, collapse

@@ -16,16 +16,16 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
-from vdg_tasks.video import VideoDecodeError, key_frame_indices, probe, render, validate
-from vdg_tasks.video.decode import scan_timeline
+from vdg_tasks.perturb.video import VideoDecodeError, key_frame_indices, probe, render, validate
+from vdg_tasks.perturb.video.decode import scan_timeline
+from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
 
 from .conftest import barcode_rgb, read_index, write_indexed_source
 
 decord = pytest.importorskip("decord")
 
 # The package's ``probe`` attribute is the function, so the module is looked up by name.
-probe_module = importlib.import_module("vdg_tasks.video.probe")
+probe_module = importlib.import_module("vdg_tasks.perturb.video.probe")
 
 #: Key frames exactly every 12 frames (no scene-cut key frames: the barcode changes every frame).
 GOP = 12

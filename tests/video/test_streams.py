@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.video.conftest import barcode_rgb, read_index
-from vdg_tasks.video import probe, validate, write_black, write_crf, write_held
+from vdg_tasks.perturb.video import probe, validate, write_black, write_crf, write_held
 
 decord = pytest.importorskip("decord")
 

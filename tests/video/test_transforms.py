@@ -1,4 +1,4 @@
-"""vdg_tasks.video: segment layout, held/black/CRF outputs as the models' own samplers see them."""
+"""vdg_tasks.perturb.video: segment layout, held/black/CRF outputs as the models' own samplers see them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import av
 import numpy as np
 import pytest
 
-from vdg_tasks.conditions import CONDITIONS, crf
-from vdg_tasks.video import (
+from vdg_tasks.perturb.video import (
     VideoDecodeError,
     effective_k,
     hold_order,
@@ -25,6 +24,7 @@ from vdg_tasks.video import (
     write_crf,
     write_held,
 )
+from vdg_tasks.vocabulary.conditions import CONDITIONS, crf
 
 from .conftest import read_index
 from .samplers import SAMPLERS, collapse
@@ -256,7 +256,7 @@ def test_held_outputs_are_a_fraction_of_the_source_and_single_is_the_smallest(tm
 
 
 def test_capped_codec_threads_give_the_same_pictures(tmp_path, source_k8):
-    from vdg_tasks.video import transforms
+    from vdg_tasks.perturb.video import transforms
 
     with pytest.raises(ValueError, match="threads must be 0"):
         transforms.set_codec_threads(-1)

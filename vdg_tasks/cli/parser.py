@@ -55,8 +55,9 @@ def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # vdg_tasks.materialize.default_workers and vdg_tasks.yamlgen.YAML_ROOT, without importing those modules
-    # (with vdg_tasks.benchmarks and .hooks: ~0.3 s every command would pay); tests/test_cli_imports.py checks.
+    # vdg_tasks.jobs.materialize.default_workers and vdg_tasks.lmms.yamlgen.YAML_ROOT, without importing those
+    # modules (with vdg_tasks.data.benchmarks and vdg_tasks.lmms.hooks: ~0.3 s every command would pay);
+    # tests/test_cli_imports.py checks.
     def default_workers() -> int:
         try:
             return max(1, len(os.sched_getaffinity(0)))
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add = functools.partial(_subcommand, sub)
 
     p = _add("synth", help="generate the synthetic benchmark vdgsynth")
-    YAML_ROOT = Path(__file__).resolve().parents[2] / "yaml_tasks"  # noqa: N806 (vdg_tasks.yamlgen's)
+    YAML_ROOT = Path(__file__).resolve().parents[2] / "yaml_tasks"  # noqa: N806 (vdg_tasks.lmms.yamlgen's)
 
     p.add_argument(
         "--out",

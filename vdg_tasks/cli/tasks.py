@@ -11,7 +11,7 @@ from vdg_tasks.cli.common import fail
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from vdg_tasks.synth import generate
+    from vdg_tasks.synthetic.synth import generate
 
     path = generate(Path(args.out), n_videos=args.videos, seed=args.seed)
     print(path)
@@ -19,8 +19,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_synth_episodes(args: argparse.Namespace) -> int:
-    from vdg_tasks.episodes import generate_episodes
-    from vdg_tasks.infinibench import prepare
+    from vdg_tasks.data.infinibench import prepare
+    from vdg_tasks.synthetic.episodes import generate_episodes
 
     out = Path(args.out)
     annotations = generate_episodes(out, n_episodes=args.episodes, seed=args.seed)
@@ -31,7 +31,7 @@ def cmd_synth_episodes(args: argparse.Namespace) -> int:
 
 
 def cmd_infinibench(args: argparse.Namespace) -> int:
-    from vdg_tasks.infinibench import prepare
+    from vdg_tasks.data.infinibench import prepare
 
     try:
         path, n = prepare(
@@ -54,7 +54,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     import shlex
     import subprocess
 
-    from vdg_tasks.sweep import sampling_sweep
+    from vdg_tasks.jobs.sweep import sampling_sweep
 
     try:
         runs = sampling_sweep(
@@ -92,15 +92,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks_path(args: argparse.Namespace) -> int:
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     print(YAML_ROOT)
     return 0
 
 
 def cmd_register(args: argparse.Namespace) -> int:
-    from vdg_tasks.register import RegisterError, lmms_eval_tasks_dir, problems, register, unregister
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.lmms.register import RegisterError, lmms_eval_tasks_dir, problems, register, unregister
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     try:
         tasks_dir = Path(args.tasks_dir) if args.tasks_dir else lmms_eval_tasks_dir()
@@ -138,7 +138,7 @@ def cmd_register(args: argparse.Namespace) -> int:
 
 
 def cmd_write_yamls(args: argparse.Namespace) -> int:
-    from vdg_tasks.yamlgen import YAML_ROOT, render_all, write_all
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT, render_all, write_all
 
     if args.check:
         stale = [
@@ -157,8 +157,7 @@ def cmd_write_yamls(args: argparse.Namespace) -> int:
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:
-    from vdg_tasks.cache import CacheUnwritable
-    from vdg_tasks.materialize import (
+    from vdg_tasks.jobs.materialize import (
         TaskError,
         parse_shard,
         plan,
@@ -168,6 +167,7 @@ def cmd_materialize(args: argparse.Namespace) -> int:
         summarize,
         write_manifest,
     )
+    from vdg_tasks.vocabulary.paths import CacheUnwritable
 
     tasks = args.tasks.split(",")
     try:
@@ -205,8 +205,8 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from vdg_tasks.cache import CacheUnwritable
-    from vdg_tasks.export import export, push_to_hub
+    from vdg_tasks.jobs.export import export, push_to_hub
+    from vdg_tasks.vocabulary.paths import CacheUnwritable
 
     try:
         result = export(
@@ -230,7 +230,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_export_tasks(args: argparse.Namespace) -> int:
-    from vdg_tasks.export import write_export_tasks
+    from vdg_tasks.jobs.export import write_export_tasks
 
     try:
         written = write_export_tasks(
@@ -248,7 +248,7 @@ def cmd_export_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    from vdg_tasks.derive import DeriveError, derive
+    from vdg_tasks.lmms.derive import DeriveError, derive
 
     fields = ("question_id", "options", "answer", "video_id", "task_type", "question")
     try:
@@ -275,8 +275,8 @@ def cmd_derive(args: argparse.Namespace) -> int:
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    from vdg_tasks import question_sets
-    from vdg_tasks.materialize import load_docs
+    from vdg_tasks.data import question_sets
+    from vdg_tasks.jobs.materialize import load_docs
 
     try:
         docs = question_sets.read_docs(args.docs) if args.docs else load_docs(args.benchmark)

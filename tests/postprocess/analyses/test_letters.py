@@ -14,7 +14,7 @@ from postprocess.analyses.base import Options
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
 from tests.frames import answer_fields, tidy_frame, tidy_row
 from tests.reference_data import ORIG_BLACK, reference_frame
-from vdg_tasks.parse import LETTERS
+from vdg_tasks.vocabulary.parse import LETTERS
 
 
 def make_frame(records: list[tuple[str, str, str, str, str | None, str]], benchmark: str = "b") -> pd.DataFrame:

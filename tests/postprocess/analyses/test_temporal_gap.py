@@ -19,7 +19,7 @@ from postprocess.analyses.temporal_gap import (
 )
 from tests.frames import outcome_fields, tidy_frame, tidy_row
 from tests.reference_data import ORIG_BLACK, reference_frame
-from vdg_tasks.synth import TASK_TYPES
+from vdg_tasks.synthetic.synth import TASK_TYPES
 
 TYPES = ["OCR Problems", "Attribute Perception", "Temporal Reasoning", "Counting Problem", "text_only", "Mystery"]
 

@@ -12,8 +12,8 @@ so episodes are independent of each other and of how many are generated):
   slot ``i`` spans ``x`` in ``[i*W/6, (i+1)*W/6)``. A character on screen is a skin-coloured head
   above a body box painted in the colour of its outfit (:func:`figure_boxes`); a character off
   screen leaves its slot as plain background (``BACKGROUND`` plus small seeded noise, like
-  ``vdg_tasks.synth``). The colours are ``vdg_tasks.synth.PALETTE`` colours; ``OUTFITS`` names the
-  outfit of each (gray and white are never outfits).
+  ``vdg_tasks.synthetic.synth``). The colours are ``vdg_tasks.vocabulary.drawing.PALETTE`` colours;
+  ``OUTFITS`` names the outfit of each (gray and white are never outfits).
 * **Timeline.** An episode (24 s at 8 fps by default) is cut into 4 consecutive segments of seeded
   length (each >= 3 s). Each episode draws 4 distinct outfit colours; each character gets its own
   permutation of them (the six permutations are distinct) and wears ``order[j]`` in segment ``j``.
@@ -48,12 +48,12 @@ know".
 
 Size: ``N_EPISODES`` (15) episodes, 90 questions. The report gives a stratum a CI or a test only
 from 30 questions (``postprocess.options.Options.min_stratum``), and the name-swap table splits by
-whether the swapped-in name has the question's gender: its seeded draw (``vdg_tasks.text``) gives
+whether the swapped-in name has the question's gender: its seeded draw (``vdg_tasks.perturb.text``) gives
 30 same-gender and 60 cross-gender swaps here (14 episodes would give 28 same-gender ones).
 
 Usage::
 
-    python -m vdg_tasks.episodes OUT_DIR [--n-episodes 15] [--seed 0]
+    python -m vdg_tasks.synthetic.episodes OUT_DIR [--n-episodes 15] [--seed 0]
 """
 
 from __future__ import annotations
@@ -61,24 +61,20 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 import numpy as np
 
-from vdg_tasks.seeding import rng_for
-from vdg_tasks.synth import PALETTE, encode_video
+from vdg_tasks.synthetic.synth import encode_video
+from vdg_tasks.vocabulary.drawing import BACKGROUND, CAST, N_SLOTS, OUTFITS, PALETTE, figure_boxes
+from vdg_tasks.vocabulary.seeding import rng_for
 
 __all__ = [
-    "BACKGROUND",
-    "CAST",
     "IDK",
     "N_EPISODES",
     "N_SEGMENTS",
-    "N_SLOTS",
-    "OUTFITS",
     "QUESTION_TEMPLATE",
     "SHOW",
     "SHOW_KEY",
@@ -86,7 +82,6 @@ __all__ = [
     "CharacterTrack",
     "EpisodeSpec",
     "episode_spec",
-    "figure_boxes",
     "generate_episodes",
     "make_questions",
     "render_episode",
@@ -99,28 +94,8 @@ SHOW_KEY = "synthetic_sitcom"
 SEASON = "season_1"
 SOURCE = "vdg synthetic"
 
-#: name -> gender, in slot order (slot = screen position, left to right).
-CAST: Mapping[str, str] = MappingProxyType(
-    {"Alice": "female", "Dev": "male", "Beth": "female", "Eli": "male", "Cora": "female", "Finn": "male"}
-)
 
-#: Palette colour -> outfit description (colour word first). Gray and white are never outfits.
-OUTFITS: Mapping[str, str] = MappingProxyType(
-    {
-        "red": "red jacket",
-        "green": "green sweater",
-        "blue": "blue shirt",
-        "yellow": "yellow raincoat",
-        "cyan": "cyan hoodie",
-        "magenta": "magenta dress",
-        "orange": "orange vest",
-        "purple": "purple blazer",
-    }
-)
-if not set(OUTFITS) <= set(PALETTE) or {"gray", "white"} & set(OUTFITS):  # pragma: no cover - import-time check
-    raise RuntimeError("OUTFITS must use PALETTE colours other than gray and white")
 
-N_SLOTS = len(CAST)
 #: Episodes ``generate_episodes`` writes by default (six questions each; see the module docstring).
 N_EPISODES = 15
 N_SEGMENTS = 4
@@ -131,7 +106,6 @@ QUESTION_TEMPLATE = (
     "What is the correct sequence of changing the outfits for {name} in this episode?"
 )
 SKIN: tuple[int, int, int] = (210, 175, 140)
-BACKGROUND: tuple[int, int, int] = (70, 70, 70)  # as vdg_tasks.synth._BACKGROUND
 _STATIC_NOISE = 6  # +- amplitude of a per-episode fixed texture
 _FRAME_NOISE = 3  # +- amplitude of per-frame noise
 MIN_WIDTH, MIN_HEIGHT, MIN_FPS, MIN_SECONDS = 96, 48, 4, 3 * N_SEGMENTS
@@ -169,21 +143,6 @@ def slot_of(name: str) -> int:
         raise ValueError(f"{name!r} is not in the cast of {SHOW}: {list(CAST)}") from None
 
 
-def figure_boxes(width: int, height: int, slot: int) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
-    """(body_box, head_box) of the figure in ``slot``, each as (x0, y0, x1, y1), half-open.
-
-    Slot ``i`` spans ``x`` in ``[i*width//6, (i+1)*width//6)``. The body is the slot's middle half
-    horizontally, from 40% to 92% of the height; the head is the middle quarter, 16% to 36%.
-    """
-    if not 0 <= slot < N_SLOTS:
-        raise ValueError(f"slot must be in 0..{N_SLOTS - 1}, got {slot}")
-    if width < 2 * N_SLOTS or height < 8:
-        raise ValueError(f"frame {width}x{height} too small for {N_SLOTS} figures")
-    sx0, sx1 = slot * width // N_SLOTS, (slot + 1) * width // N_SLOTS
-    sw = sx1 - sx0
-    body = (sx0 + sw // 4, round(0.40 * height), sx1 - sw // 4, round(0.92 * height))
-    head = (sx0 + 3 * sw // 8, round(0.16 * height), sx1 - 3 * sw // 8, round(0.36 * height))
-    return body, head
 
 
 @dataclass(frozen=True)
@@ -414,7 +373,7 @@ def generate_episodes(
     """Write the episodes, their subtitles and the question annotations; return the annotations path.
 
     Layout under ``out_dir``: ``videos/synthetic_sitcom/season_1/episode_{M}.mp4`` (H.264 via
-    ``vdg_tasks.synth.encode_video``, byte-reproducible), ``subtitles/synthetic_sitcom/season_1/
+    ``vdg_tasks.synthetic.synth.encode_video``, byte-reproducible), ``subtitles/synthetic_sitcom/season_1/
     episode_{M}.srt`` and ``annotations/global_appearance.json`` (a JSON list of all question
     records, episodes in order, characters in ``CAST`` order), for ``M = 1..n_episodes``.
     """

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from vdg_tasks.benchmarks import Benchmark, VideoUnavailable
-from vdg_tasks.conditions import Condition, Transform
+from vdg_tasks.data.benchmarks import Benchmark, VideoUnavailable
+from vdg_tasks.vocabulary.conditions import Condition, Transform
 
 #: The environment variable a sweep sets per run (``frames:16``, ``fps:0.5``).
 SAMPLING_ENV = "VDG_SAMPLING"
@@ -89,7 +89,7 @@ def bound_params(
         return (("k", int(value)),)
     if source is None:
         raise ValueError(f"{SAMPLING_ENV}=fps:{value:g}: K follows each video's duration, and no video was given")
-    from vdg_tasks.video import probe
+    from vdg_tasks.perturb.video import probe
 
     return (("k", max(1, round(value * probe(source).duration))),)
 
@@ -104,7 +104,7 @@ def source_path(benchmark: Benchmark, view: Mapping[str, Any]) -> Path:
     if path.is_dir():
         if benchmark.frame_folder_fps is None:
             raise VideoUnavailable(f"{path} is a folder, not a video")
-        from vdg_tasks.cache import frame_folder_video
+        from vdg_tasks.perturb.cache import frame_folder_video
 
         return frame_folder_video(path, benchmark.frame_folder_fps)
     return path
@@ -113,7 +113,7 @@ def source_path(benchmark: Benchmark, view: Mapping[str, Any]) -> Path:
 def shown_from(condition: Condition, source: str) -> tuple[dict[str, Any], int]:
     """(effective parameters, video stream index) of what ``condition`` shows from ``source``: a hold's ``k``
     capped at the source's frame count, and the stream the models' decoders read."""
-    from vdg_tasks.video import effective_k, probe
+    from vdg_tasks.perturb.video import effective_k, probe
 
     info = probe(source)
     params = condition.params_dict()

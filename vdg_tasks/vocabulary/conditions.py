@@ -15,11 +15,11 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 Modality = Literal["video", "text"]
-#: The video transform of a condition (``vdg_tasks.video.transforms``).
+#: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
 Transform = Literal["identity", "black", "hold", "crf", "hold_at"]
-#: The question transform of a condition (``vdg_tasks.text``); ``none`` leaves the question as it is.
+#: The question transform of a condition (``vdg_tasks.perturb.text``); ``none`` leaves the question as it is.
 TextTransform = Literal["none", "name_swap", "open_ended", "abstain", "metadata", "subtitles"]
-#: What a condition needs a benchmark's docs to carry (``vdg_tasks.benchmarks.Benchmark.provides``).
+#: What a condition needs a benchmark's docs to carry (``vdg_tasks.data.benchmarks.Benchmark.provides``).
 Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles"]
 AnswerFormat = Literal["letter", "open"]
 
@@ -40,7 +40,7 @@ class Condition:
     Attributes:
         name: short identifier used in task names (``<benchmark>_vdg_<name>``), logs and reports.
         modality: whether the video (``video``) or the question text (``text``) is perturbed.
-        transform: which transform implements it (see ``vdg_tasks.video.transforms``).
+        transform: which transform implements it (see ``vdg_tasks.perturb.video.transforms``).
         params: the transform's parameters; part of the cache key and of every logged sample.
         description: one sentence for READMEs and reports.
         family: tag the condition belongs to besides ``<benchmark>_vdg`` (``ladder``, ``crf``, ``text``).

@@ -16,7 +16,7 @@ stand or fall together, counted as independent questions, would narrow every que
 
 Usage::
 
-    python -m vdg_tasks.synth OUT_DIR [--n-videos 30] [--seed 0]
+    python -m vdg_tasks.synthetic.synth OUT_DIR [--n-videos 30] [--seed 0]
 """
 
 from __future__ import annotations
@@ -32,23 +32,20 @@ from types import MappingProxyType
 import av
 import numpy as np
 
-from vdg_tasks.conditions import DEFAULT_KEY_FRAMES, LADDER
-from vdg_tasks.seeding import rng_for
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
+from vdg_tasks.vocabulary.drawing import BACKGROUND, PALETTE, border_px, centre_box
+from vdg_tasks.vocabulary.seeding import rng_for
 
 __all__ = [
     "BENCHMARK",
     "EXPECTED_LADDER",
     "N_VIDEOS",
-    "PALETTE",
     "TASK_TYPES",
     "VideoSpec",
     "WORDS",
-    "border_px",
-    "centre_box",
     "generate",
     "make_questions",
     "middle_scenes",
-    "nearest_colour",
     "render_frames",
     "rgb_to_yuv420p",
     "video_spec",
@@ -56,21 +53,6 @@ __all__ = [
 
 BENCHMARK = "vdgsynth"
 
-#: Named colours, pairwise far apart in RGB (>= 80) and none dark: the probe's "world knowledge".
-PALETTE: Mapping[str, tuple[int, int, int]] = MappingProxyType(
-    {
-        "red": (220, 30, 30),
-        "green": (30, 170, 40),
-        "blue": (30, 60, 220),
-        "yellow": (240, 225, 30),
-        "cyan": (30, 215, 225),
-        "magenta": (215, 40, 200),
-        "orange": (245, 140, 20),
-        "purple": (120, 40, 160),
-        "white": (245, 245, 245),
-        "gray": (128, 128, 128),
-    }
-)
 
 #: Words the text-only question quotes from.
 WORDS: tuple[str, ...] = (
@@ -110,27 +92,14 @@ LETTERS = ("A", "B", "C", "D")
 #: Videos ``generate`` writes by default: one question per task type each, and 30 questions per
 #: stratum is the report's default minimum for a CI or a test (``Options.min_stratum``).
 N_VIDEOS = 30
-_BACKGROUND = (70, 70, 70)
 _STATIC_NOISE = 6  # +- amplitude of a per-video fixed texture
 _FRAME_NOISE = 3  # +- amplitude of per-frame noise
 
 
-def border_px(width: int, height: int) -> int:
-    """Thickness of the border ring: one sixth of the short side (20 px at 160x120)."""
-    return max(2, round(min(width, height) / 6))
 
 
-def centre_box(width: int, height: int) -> tuple[int, int, int, int]:
-    """The centre rectangle as (x0, y0, x1, y1), half the frame in each dimension, centred."""
-    return (width // 4, height // 4, width - width // 4, height - height // 4)
 
 
-def nearest_colour(rgb: Sequence[float]) -> str:
-    """Name of the palette colour nearest (Euclidean RGB) to ``rgb``."""
-    names = list(PALETTE)
-    table = np.array([PALETTE[n] for n in names], dtype=np.float64)
-    d = ((table - np.asarray(rgb, dtype=np.float64)) ** 2).sum(axis=1)
-    return names[int(np.argmin(d))]
 
 
 @dataclass(frozen=True)
@@ -192,7 +161,7 @@ def render_frames(spec: VideoSpec, seed: int, width: int, height: int) -> Iterat
     b = border_px(width, height)
     x0, y0, x1, y1 = centre_box(width, height)
     base = np.empty((height, width, 3), dtype=np.int16)
-    base[:] = _BACKGROUND
+    base[:] = BACKGROUND
     border_rgb = np.array(PALETTE[spec.border], dtype=np.int16)
     base[:b], base[-b:], base[:, :b], base[:, -b:] = border_rgb, border_rgb, border_rgb, border_rgb
     for f in range(spec.n_frames):

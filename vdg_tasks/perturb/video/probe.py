@@ -17,7 +17,7 @@ from typing import Any
 
 import av
 
-from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES
 
 from .decode import checked_timeline, decode_targets
 from .layout import key_frame_indices

@@ -14,16 +14,16 @@ from typing import Any
 
 import yaml
 
-from vdg_tasks.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Benchmark, members, task_name
-from vdg_tasks.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, protocol_conditions
-from vdg_tasks.hooks import aggregation_name, hook_name
-from vdg_tasks.local_copies import LOCAL_DATA_ENV
-from vdg_tasks.record import METRIC_KEY
-from vdg_tasks.upstream import Function, task_config
+from vdg_tasks.data.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Benchmark, members, task_name
+from vdg_tasks.data.local_copies import LOCAL_DATA_ENV
+from vdg_tasks.data.upstream import Function, task_config
+from vdg_tasks.lmms.hooks import aggregation_name, hook_name
+from vdg_tasks.vocabulary.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, protocol_conditions
+from vdg_tasks.vocabulary.record import METRIC_KEY
 
 TEMPLATE = "_default_template_yaml"
 TASK_VERSION = 3
-YAML_ROOT = Path(__file__).resolve().parent.parent / "yaml_tasks"
+YAML_ROOT = Path(__file__).resolve().parents[2] / "yaml_tasks"
 SYNTH_DATA = "data/questions.jsonl"
 #: Where the infinibench_ga tasks read their questions (written by `vdg infinibench` or `vdg synth-episodes`).
 INFINIBENCH_DATA = "data/questions.jsonl"

@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
-from vdg_tasks.conditions import CONDITIONS, families
-from vdg_tasks.seeding import stable_seed
-from vdg_tasks.shown import RequestError, video_request
+from vdg_tasks.data.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
+from vdg_tasks.perturb.shown import RequestError, video_request
+from vdg_tasks.vocabulary.conditions import CONDITIONS, families
+from vdg_tasks.vocabulary.seeding import stable_seed
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
 _TERMINATE_GRACE_S = 3.0
@@ -148,7 +148,7 @@ def _unknown_benchmark(task: str, name: str) -> TaskError:
 
 def _tag_members(bench: str) -> dict[str, list[str]]:
     """Tag suffix (family or protocol) -> the benchmark's conditions carrying that tag."""
-    from vdg_tasks.yamlgen import tags
+    from vdg_tasks.lmms.yamlgen import tags
 
     grouped: dict[str, list[str]] = {}
     prefix = f"{BENCHMARKS[bench].report_name}_vdg_"
@@ -212,7 +212,7 @@ def vdg_task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[st
         pass
 
     Loader.add_constructor("!function", lambda loader, node: {"__function__": loader.construct_scalar(node)})
-    from vdg_tasks.benchmarks import BENCHMARKS
+    from vdg_tasks.data.benchmarks import BENCHMARKS
 
     folder = BENCHMARKS[benchmark].report_name if benchmark in BENCHMARKS else benchmark
     path = yaml_root / folder / f"{task}.yaml"
@@ -281,9 +281,9 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
     Raises:
         TaskError: a local dataset file is missing (for vdgsynth: run ``vdg synth`` first), a local
             copy in ``$VDG_LOCAL_DATA`` cannot be read, or a hub dataset could not be downloaded
-            (``vdg_tasks.sources.hub_problem``, ``missing_dataset_message``).
+            (``vdg_tasks.lmms.sources.hub_problem``, ``missing_dataset_message``).
     """
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     root = Path(yaml_root) if yaml_root is not None else YAML_ROOT
     config, folder = vdg_task_config(root, benchmark, any_task)
@@ -311,14 +311,14 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
             split=split,
         )
         if benchmark in BENCHMARKS:  # the hook lmms-eval runs on these docs: the fixed question set
-            from vdg_tasks.hooks import make_process_docs
+            from vdg_tasks.lmms.hooks import make_process_docs
 
             data = make_process_docs(BENCHMARKS[benchmark])(data)
         return [dict(d) for d in data]
 
     from lmms_eval.tasks import TaskManager, get_task_dict
 
-    from vdg_tasks.sources import LocalCopyError, hub_problem, local_files, missing_dataset_message
+    from vdg_tasks.lmms.sources import LocalCopyError, hub_problem, local_files, missing_dataset_message
 
     if benchmark in BENCHMARKS:
         try:  # here, not inside lmms-eval, which would wrap vdg's message in an ImportError
@@ -377,7 +377,7 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
 
 def _run(job: Job) -> Outcome:
     """Build one job; any exception is this job's failure, never the run's."""
-    from vdg_tasks.cache import materialize
+    from vdg_tasks.perturb.cache import materialize
 
     try:
         condition = CONDITIONS[job.condition]
@@ -408,7 +408,7 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _worker_terminated(signum: int, frame: Any) -> None:
-    from vdg_tasks.cache import remove_temps_in_progress
+    from vdg_tasks.perturb.cache import remove_temps_in_progress
 
     remove_temps_in_progress()
     os._exit(128 + signum)
@@ -419,7 +419,7 @@ def _init_worker(parent_pid: int, codec_threads: int = 0) -> None:
     signal.signal(signal.SIGTERM, _worker_terminated)
     _die_with_parent(parent_pid)
     if codec_threads:
-        from vdg_tasks.video.transforms import set_codec_threads
+        from vdg_tasks.perturb.video.transforms import set_codec_threads
 
         set_codec_threads(codec_threads)
 
@@ -478,7 +478,8 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
     """
     from tqdm import tqdm
 
-    from vdg_tasks.cache import cache_dir, ensure_writable, sweep_stale_temps
+    from vdg_tasks.perturb.cache import sweep_stale_temps
+    from vdg_tasks.vocabulary.paths import cache_dir, ensure_writable
 
     needs_cache = any(CONDITIONS[j.condition].transform != "identity" for j in jobs)
     if needs_cache:

@@ -12,8 +12,8 @@ a benchmark to its local copy: ``VDG_LOCAL_DATA=/data/benchmarks``, with one fol
     /data/benchmarks/egoschema/videos/<video_idx>.mp4
 
 The question files keep the hub dataset's columns. This module knows layouts and paths only; which
-benchmark has which layout is ``vdg_tasks.benchmarks``, and the dataset fields lmms-eval reads are
-``vdg_tasks.sources``.
+benchmark has which layout is ``vdg_tasks.data.benchmarks``, and the dataset fields lmms-eval reads are
+``vdg_tasks.lmms.sources``.
 """
 
 from __future__ import annotations

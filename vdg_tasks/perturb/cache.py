@@ -45,94 +45,20 @@ from pathlib import Path
 from filelock import FileLock
 from loguru import logger
 
-from vdg_tasks.conditions import TRANSFORM_VERSION, Condition
-from vdg_tasks.provenance import builder_versions
-from vdg_tasks.seeding import stable_seed
+from vdg_tasks.perturb.provenance import builder_versions
+from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
+from vdg_tasks.vocabulary.paths import NO_ROOM, CacheUnwritable, cache_dir
+from vdg_tasks.vocabulary.seeding import stable_seed
 
 _SAMPLE_BYTES = 256 << 10
 _CHUNK_BYTES = 4 << 20
 #: A temporary file of a build: ``<stem>.tmp-<pid>.mp4`` (the video) or ``.json`` (its sidecar).
 _TEMP = re.compile(r"^(?P<stem>.+)\.tmp-(?P<pid>\d+)\.(?:mp4|json)$")
-#: errno values meaning "the cache cannot take this file" (not "the source is bad").
-_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 #: Temporary files this process is writing right now (removed by a worker's SIGTERM handler).
 _IN_PROGRESS: set[Path] = set()
 
 PLACEHOLDER_FRAMES = 128
-PLACEHOLDER = Path(__file__).resolve().parent / "assets" / "placeholder-64x64-128f.mp4"
-
-
-class CacheUnwritable(OSError):
-    """The cache folder cannot be created or written (read-only, not a folder, full disk).
-
-    Attributes:
-        folder: the cache folder (``$VDG_CACHE`` or the user cache dir).
-        path: the file or folder whose creation failed.
-        errno: the underlying error number, when there is one.
-    """
-
-    def __init__(self, folder: str | os.PathLike[str], path: str | os.PathLike[str], cause: BaseException | None):
-        self.folder = Path(folder)
-        self.path = Path(path)
-        code = getattr(cause, "errno", None)
-        reason = getattr(cause, "strerror", None) or (str(cause) if cause is not None else "not writable")
-        if code in _NO_ROOM:
-            message = (
-                f"cannot write {self.path}: {reason}. The vdg cache {self.folder} has no room; "
-                "free space there or set VDG_CACHE to a folder on a disk with room."
-            )
-        else:
-            message = (
-                f"the vdg cache folder {self.folder} is not writable ({reason}: {self.path}); "
-                "set VDG_CACHE to a writable folder."
-            )
-        super().__init__(code, message, str(self.path))
-        self.cause = cause
-
-    def __str__(self) -> str:
-        return str(self.strerror)
-
-    def __reduce__(self):  # picklable across processes despite the custom signature
-        return (_rebuild_unwritable, (str(self.folder), str(self.path), self.errno, self.strerror))
-
-
-def _rebuild_unwritable(folder: str, path: str, code: int | None, message: str) -> CacheUnwritable:
-    exc = CacheUnwritable(folder, path, None)
-    exc.errno, exc.strerror = code, message
-    return exc
-
-
-def cache_dir() -> Path:
-    """Where materialized videos live: ``$VDG_CACHE`` or ``<user cache dir>/vdg``."""
-    env = os.environ.get("VDG_CACHE")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("vdg"))
-
-
-def ensure_writable(folder: Path | None = None) -> Path:
-    """Create the cache folder if needed and check a file can be written there; return it.
-
-    Raises:
-        CacheUnwritable: naming the folder and the fix (set ``VDG_CACHE``). Note that root bypasses
-            permission bits: for root only a read-only filesystem, a full disk or a path that is
-            not a folder fails here.
-    """
-    folder = cache_dir() if folder is None else Path(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CacheUnwritable(folder, folder, exc) from exc
-    probe = folder / f".write-test.tmp-{os.getpid()}.json"
-    try:
-        probe.write_bytes(b"{}")
-    except OSError as exc:
-        raise CacheUnwritable(folder, probe, exc) from exc
-    finally:
-        probe.unlink(missing_ok=True)
-    return folder
+PLACEHOLDER = Path(__file__).resolve().parents[1] / "assets" / "placeholder-64x64-128f.mp4"
 
 
 def _sample_digest(path: str | os.PathLike[str], size: int) -> str:
@@ -205,7 +131,7 @@ def _remember(memo: Path, digest: str) -> None:
 @functools.lru_cache(maxsize=65536)
 def _source_problem(path: str, size: int, mtime_ns: int, inode: int) -> str | None:
     # Memoized per source identity, failures included: every condition of a question gets one status.
-    from vdg_tasks.video import VideoDecodeError, validate
+    from vdg_tasks.perturb.video import VideoDecodeError, validate
 
     try:
         validate(path)
@@ -215,13 +141,13 @@ def _source_problem(path: str, size: int, mtime_ns: int, inode: int) -> str | No
 
 
 def check_source(path: str | os.PathLike[str]) -> None:
-    """Run ``vdg_tasks.video.validate`` on a source once per process and file version.
+    """Run ``vdg_tasks.perturb.video.validate`` on a source once per process and file version.
 
     Raises:
         VideoDecodeError: naming the file, when it is missing or fails validation (the same
             message for every condition that asks).
     """
-    from vdg_tasks.video import VideoDecodeError
+    from vdg_tasks.perturb.video import VideoDecodeError
 
     p = Path(os.path.abspath(path))
     try:
@@ -395,7 +321,7 @@ def _write_failure(exc: BaseException, tmp: Path) -> OSError | None:
         seen.add(id(cur))
         if isinstance(cur, OSError):
             code = cur.errno
-            if code in _NO_ROOM or code == errno.EROFS:
+            if code in NO_ROOM or code == errno.EROFS:
                 return cur
             if code in (errno.EACCES, errno.EPERM) and cur.filename and os.fspath(cur.filename) == str(tmp):
                 return cur
@@ -405,7 +331,7 @@ def _write_failure(exc: BaseException, tmp: Path) -> OSError | None:
 
 def _build(src: Path, condition: Condition, seed: int, video_id: str, key: str, out: Path, folder: Path) -> None:
     """Render ``out`` and its sidecar aside, then publish both (sidecar first); nothing is left on failure."""
-    from vdg_tasks.video import VideoDecodeError, render
+    from vdg_tasks.perturb.video import VideoDecodeError, render
 
     pid = os.getpid()
     tmp = out.with_name(f"{key}.tmp-{pid}.mp4")

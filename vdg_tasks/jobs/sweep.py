@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vdg_tasks.shown import SAMPLING_ENV
+from vdg_tasks.perturb.shown import SAMPLING_ENV
 
 __all__ = [
     "SAMPLING_ENV",
@@ -137,7 +137,7 @@ def sampling_sweep(
         ValueError: not exactly one of ``frames`` and ``fps``, bad values, or ``model_args``
             already setting the swept argument.
     """
-    from vdg_tasks.yamlgen import YAML_ROOT
+    from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     if (frames is None) == (fps is None):
         raise ValueError("give exactly one of --frames (frames per video) and --fps (frames per second)")

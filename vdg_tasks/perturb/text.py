@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.conditions import Condition
-from vdg_tasks.parse import LETTERS
-from vdg_tasks.seeding import rng_for
+from vdg_tasks.vocabulary.conditions import Condition
+from vdg_tasks.vocabulary.parse import LETTERS
+from vdg_tasks.vocabulary.seeding import rng_for
 
 __all__ = [
     "TextChange",
@@ -156,7 +156,7 @@ def _metadata(doc: Mapping[str, Any], condition: Condition) -> TextChange:
 
 
 def _subtitles(doc: Mapping[str, Any], condition: Condition) -> TextChange:
-    from vdg_tasks.infinibench import parse_srt
+    from vdg_tasks.data.infinibench import parse_srt
 
     path = str(doc.get("subtitles") or "")
     if not path:

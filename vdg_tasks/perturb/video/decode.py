@@ -1,6 +1,6 @@
 """Reading a source: its frame timeline by demuxing (with truncation checks), chosen frames by seeking.
 
-Nothing here raises :class:`~vdg_tasks.video.probe.VideoDecodeError`: callers wrap what goes wrong
+Nothing here raises :class:`~vdg_tasks.perturb.video.probe.VideoDecodeError`: callers wrap what goes wrong
 with the file's name.
 """
 

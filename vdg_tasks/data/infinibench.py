@@ -52,7 +52,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vdg_tasks.roster import Roster, load_roster, show_key
+from vdg_tasks.data.roster import Roster, load_roster, show_key
 
 __all__ = [
     "IDK_TEXT",

@@ -19,7 +19,7 @@ average rate). Held outputs (``single``, ``ordered``, ``shuffled``) and ``black`
 the source's frames at ``r`` times its rate, ``r = output_rate_factor(n_frames, k)``: 1 for a
 source of at least ``2k`` frames, more for shorter ones, so that the output has at least ``2k``
 frames and every uniform sampler drawing ``k`` frames sees each held key frame (see
-:mod:`vdg_tasks.video.layout`). Black uses the default ``k`` so that it has the same timeline as
+:mod:`vdg_tasks.perturb.video.layout`). Black uses the default ``k`` so that it has the same timeline as
 the held conditions.
 
 Held pictures are never encoded frame by frame. One encoder per output first encodes a *skip
@@ -54,7 +54,7 @@ import av
 import numpy as np
 from av.video.frame import PictureType
 
-from vdg_tasks.conditions import DEFAULT_KEY_FRAMES
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES
 
 from .audio import AudioCarrier, interleave
 from .decode import checked_timeline, decode_targets, display_matrix, first_frame
@@ -72,7 +72,7 @@ from .mp4meta import set_display_matrix
 from .probe import PathLike, VideoDecodeError, VideoInfo, probe, video_stream
 
 if TYPE_CHECKING:
-    from vdg_tasks.conditions import Condition
+    from vdg_tasks.vocabulary.conditions import Condition
 
 __all__ = [
     "HoldOrder",
@@ -116,7 +116,7 @@ _codec_threads = 0
 def set_codec_threads(threads: int) -> None:
     """Cap the threads of every encoder and decoder this process opens from now on (0: automatic).
 
-    ``vdg_tasks.materialize.run_jobs`` gives each of its ``W`` worker processes ``cores // W``, so
+    ``vdg_tasks.jobs.materialize.run_jobs`` gives each of its ``W`` worker processes ``cores // W``, so
     that ``W`` videos encoded at once do not each start a thread per core (and x264's per-thread
     frame buffers) on top of each other.
     """
@@ -498,7 +498,7 @@ def write_held(src: PathLike, dst: PathLike, k: int, order: HoldOrder, seed: int
     ``r = output_rate_factor(n_frames, k)``. A source shorter than ``k`` frames shows every frame;
     a one-frame source shows its one frame under every order (``shuffled`` cannot permute one
     picture). Only the key frames are decoded (by seeking); each is encoded once as an IDR. The
-    source's frame timeline is checked for truncation first (see :func:`~vdg_tasks.video.validate`).
+    source's frame timeline is checked for truncation first (see :func:`~vdg_tasks.perturb.video.validate`).
 
     Raises:
         ValueError: ``k < 1`` or an unknown ``order``.

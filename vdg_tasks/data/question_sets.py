@@ -7,7 +7,7 @@ that benchmark to it (``active``, ``restrict_ids``), and every logged sample car
 ``digest`` (``postprocess.io`` refuses to join runs of one benchmark made on different sets).
 
 The choice is deterministic: per task type the ids are sorted, then drawn without replacement by a
-numpy Generator seeded from (seed, benchmark, task type) (``vdg_tasks.seeding``), so neither the
+numpy Generator seeded from (seed, benchmark, task type) (``vdg_tasks.vocabulary.seeding``), so neither the
 order of the docs nor the other task types change it. A task type with N questions or fewer
 contributes all of them (``QuestionSet.short_task_types``).
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.seeding import rng_for
+from vdg_tasks.vocabulary.seeding import rng_for
 
 logger = logging.getLogger(__name__)
 

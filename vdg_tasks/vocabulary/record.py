@@ -1,6 +1,6 @@
 """The per-sample record: what a vdg task logs for each question, declared once.
 
-The hooks write it (``vdg_tasks.hooks.build_record``, failures included) under ``RECORD_KEY`` of the
+The hooks write it (``vdg_tasks.lmms.hooks.build_record``, failures included) under ``RECORD_KEY`` of the
 dict lmms-eval's ``process_results`` returns, which lmms-eval writes into the samples log; the
 report's reader (``postprocess.io``) decodes it from there. ``docs/schema.md`` describes the fields
 for users.
@@ -47,7 +47,7 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     answer: str
     #: The cache key of the video shown ("" for the source itself, or when none could be made).
     visual_key: str = ""
-    #: Where the video's pixels came from (``vdg_tasks.provenance``).
+    #: Where the video's pixels came from (``vdg_tasks.perturb.provenance``).
     provenance: dict[str, Any] | None = None
     character: str = ""
     idk_letter: str = ""
@@ -56,7 +56,7 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     sampling: str = ""
     #: The digest of the fixed question set the run was restricted to ("" when none).
     question_set: str = ""
-    # The text conditions' details (``vdg_tasks.text.TextChange.details``).
+    # The text conditions' details (``vdg_tasks.perturb.text.TextChange.details``).
     swap_to: str | _Unset = msgspec.UNSET
     swap_gender: str | _Unset = msgspec.UNSET
     truth: str | _Unset = msgspec.UNSET

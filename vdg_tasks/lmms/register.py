@@ -86,8 +86,8 @@ def lmms_eval_tasks_dir() -> Path:
 
 
 def default_yaml_root() -> Path:
-    """The installed package's ``yaml_tasks/`` (``vdg_tasks.yamlgen.YAML_ROOT``, without importing vdg's hooks)."""
-    return Path(__file__).resolve().parent.parent / "yaml_tasks"
+    """The installed package's ``yaml_tasks/`` (``vdg_tasks.lmms.yamlgen.YAML_ROOT``, without importing vdg's hooks)."""
+    return Path(__file__).resolve().parents[2] / "yaml_tasks"
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

@@ -1,0 +1,1 @@
+"""Batch jobs run before or beside lmms-eval: ``vdg materialize``, ``vdg export`` and ``vdg sweep``."""

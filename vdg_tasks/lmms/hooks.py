@@ -1,0 +1,406 @@
+"""The only adapter between vdg and lmms-eval.
+
+Task YAMLs name functions here with ``!function vdg_tasks.hooks.<benchmark>__<condition>__<hook>``.
+lmms-eval calls ``process_results(doc, results)`` with no task context, so each
+(benchmark, condition) pair gets its own small set of hooks, generated below from the
+declarations in ``vdg_tasks.data.benchmarks`` and ``vdg_tasks.vocabulary.conditions``: ``doc_to_visual`` and
+``process_results`` for every pair, ``doc_to_text`` for text conditions (the question
+transforms of ``vdg_tasks.perturb.text`` applied before the benchmark's own prompt builder), and one
+``process_docs`` per benchmark (``<benchmark>__process_docs``: the fixed question set of
+``$VDG_QUESTION_SET``, when one is selected), and one ``<benchmark>__<metric>__aggregation`` per
+lmms-eval metric a benchmark keeps (its own aggregation, made unable to end the run). Hooks read
+docs through the benchmark's ``view`` (``vdg_tasks.data.benchmarks``), so every benchmark's record has
+the same fields.
+
+The frame-sampling setting of a sweep (``$VDG_SAMPLING``: ``frames:N`` or ``fps:F``, set by
+``vdg sweep``) makes the held conditions hold K = N key frames, or K = F x duration per video, so a
+uniform sampler sees exactly the key frames at every point of the sweep; it is logged as ``sampling``.
+
+A question whose video is missing or cannot be decoded, or whose doc lacks what a text condition
+needs, is handed a tiny placeholder clip or its unchanged prompt (so the model and the run go on)
+and is logged with ``status = "error"`` and the reason; its answer is never scored. An open-ended
+answer is logged with ``status = "open"`` and its text; it is scored by a judge at report time.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+from msgspec.structs import replace
+
+from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
+from vdg_tasks.perturb.provenance import provenance
+from vdg_tasks.perturb.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
+from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter
+from vdg_tasks.perturb.text import apply as apply_text
+from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
+from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
+from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
+
+#: Longest open-ended reply kept in the record (characters).
+MAX_RESPONSE_CHARS = 8000
+
+
+@dataclass(frozen=True)
+class Visual:
+    """What a question's model input resolved to: a file to show, or the reason there is none.
+
+    ``effective_params`` are the condition's parameters as applied to this source (a held condition
+    on a source shorter than K frames holds every frame: ``k`` becomes the frame count);
+    ``provenance`` says where the pixels came from (``vdg_tasks.perturb.provenance``).
+    """
+
+    path: Path | None
+    cache_key: str
+    error: str | None
+    effective_params: Mapping[str, Any] | None = None
+    provenance: Mapping[str, Any] | None = None
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+@functools.lru_cache(maxsize=65536)
+def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
+    from vdg_tasks.perturb.cache import built_by, materialize
+
+    condition = request.applied
+    try:
+        result = materialize(request.source, condition, request.video_id)
+        effective, stream = shown_from(condition, request.source)
+        built = built_by(result.path) if result.key else None
+    except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
+        logger.warning(f"vdg: {benchmark_name}/{request.condition.name} video {request.video_id}: {exc}")
+        return Visual(None, "", _describe(exc))
+    origin = provenance(
+        result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built, source_stream=stream
+    )
+    return Visual(result.path, result.key, None, effective, origin)
+
+
+def export_root(name: str) -> Path:
+    """Where an export named ``name`` lives for evaluation: ``$VDG_EXPORTS/<name>``, else
+    ``$HF_HOME/vdg_exports/<name>`` (where lmms-eval links a downloaded hub export, and ``vdg export``
+    links a local one)."""
+    base = os.environ.get("VDG_EXPORTS")
+    if base:
+        return Path(base).expanduser() / name
+    return Path(os.environ.get("HF_HOME", "~/.cache/huggingface")).expanduser() / "vdg_exports" / name
+
+
+def _exported_visual(info: Mapping[str, Any]) -> Visual:
+    """The video of a question evaluated from an export (``doc["vdg_export"]``): no materialization."""
+    name, revision = str(info.get("name", "")), str(info.get("revision", ""))
+    origin = dict(info.get("provenance") or {})
+    origin["export"] = {"name": name, "revision": revision}
+    if info.get("error"):
+        return Visual(None, str(info.get("visual_key") or ""), f"in export {name}: {info['error']}", None, origin)
+    path = export_root(name) / str(info.get("video_file") or "")
+    if not info.get("video_file") or not path.is_file():
+        return Visual(
+            None, "", f"VideoUnavailable: {path} (export {name}, revision {revision}) does not exist", None, origin
+        )
+    effective = info.get("effective_params")
+    return Visual(
+        path, str(info.get("visual_key") or ""), None, dict(effective) if effective is not None else None, origin
+    )
+
+
+def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:
+    """Materialize (or find in the cache, or in the export the doc comes from) the video this
+    question is shown under ``condition``."""
+    exported = doc.get("vdg_export")
+    if isinstance(exported, Mapping):
+        return _exported_visual(exported)
+    try:
+        request = video_request(benchmark, condition, doc)
+    except RequestError as exc:
+        return Visual(None, "", exc.describe())
+    return _resolve(benchmark.name, request)
+
+
+def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[dict], list[str]]:
+    def doc_to_visual(doc: dict) -> list[str]:
+        # Never raises: an exception here would end the user's whole lmms-eval run.
+        from vdg_tasks.perturb.cache import placeholder_video
+
+        try:
+            visual = resolve_visual(benchmark, condition, doc)
+        except Exception as exc:
+            logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
+            visual = Visual(None, "", _describe(exc))
+        return [str(visual.path if visual.path is not None else placeholder_video())]
+
+    doc_to_visual.__name__ = f"{benchmark.name}__{condition.name}__doc_to_visual"
+    return doc_to_visual
+
+
+def text_change(condition: Condition, doc: Mapping[str, Any]) -> TextChange | str:
+    """The question as ``condition`` changes it, or the reason it cannot (an error string)."""
+    try:
+        return apply_text(condition, doc)
+    except TextUnavailable as exc:
+        return f"TextUnavailable: {exc}"
+    except Exception as exc:
+        return f"changing the question failed: {_describe(exc)}"
+
+
+def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[..., str]:
+    def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+        # Never raises: a question the condition cannot change is asked unchanged and logged as an error.
+        try:
+            view = benchmark.view(doc)
+            change = text_change(condition, view)
+            if isinstance(change, str):
+                logger.warning(f"vdg: {benchmark.name}/{condition.name}: {change}")
+                return benchmark.prompt(view, lmms_eval_specific_kwargs)
+            if condition.answer_format == "open":
+                return open_prompt(benchmark, change.doc, lmms_eval_specific_kwargs)
+            return benchmark.prompt(change.doc, lmms_eval_specific_kwargs)
+        except Exception as exc:
+            logger.warning(f"vdg: {benchmark.name}/{condition.name}: building the prompt failed: {_describe(exc)}")
+            return str(doc.get("question", "")) if isinstance(doc, Mapping) else ""
+
+    doc_to_text.__name__ = f"{benchmark.name}__{condition.name}__doc_to_text"
+    return doc_to_text
+
+
+#: How lmms-eval's API model classes answer a request that failed after their retries, or that was
+#: never sent because the token budget (``--max_tokens``) was spent: not answers, so never scored.
+NOT_ANSWERED_MARKS = {"[LMMS_EVAL_REQUEST_FAILED": "RequestFailed", "[LMMS_EVAL_BUDGET_EXCEEDED": "BudgetExceeded"}
+
+
+def request_failure(response: str | None) -> str | None:
+    """The reason when ``response`` is not an answer but one of lmms-eval's markers (``NOT_ANSWERED_MARKS``)."""
+    text = "" if response is None else str(response).strip()
+    for mark, kind in NOT_ANSWERED_MARKS.items():
+        if text.startswith(mark):
+            return f"{kind}: {text[:500]}"
+    return None
+
+
+def _duration_s(doc: Mapping[str, Any]) -> float | None:
+    try:
+        value = float(doc["duration_s"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value if value >= 0 else None
+
+
+def _question_set(benchmark: Benchmark) -> str:
+    from vdg_tasks.data.question_sets import active_digest
+
+    return active_digest(benchmark.report_name)
+
+
+def build_record(
+    benchmark: Benchmark, condition: Condition, raw: Mapping[str, Any], response: str | None, visual: Visual
+) -> dict[str, Any]:
+    """The logged sample (``vdg_tasks.vocabulary.record``): everything the per-question join needs, nothing it must
+    infer.
+    """
+    doc = benchmark.view(raw)
+    change = text_change(condition, doc)
+    original_options = list(doc.get("options") or [])
+    options = list(change.doc.get("options") or []) if isinstance(change, TextChange) else original_options
+    # The options the question was asked with (abstain adds one; open asks with none, so its question's own);
+    # None when the doc has none: the report infers the count (postprocess.choices), and the reply is read
+    # against every letter the parser knows.
+    n_options = len(options) or len(original_options) or None
+    record = SampleRecord(
+        benchmark=benchmark.report_name,
+        condition=condition.name,
+        condition_params=condition.params_dict(),
+        effective_params=dict(visual.effective_params) if visual.effective_params is not None else None,
+        transform_version=TRANSFORM_VERSION,
+        question_id=str(doc["question_id"]),
+        video_id=str(doc["videoID"]),
+        task_type=str(doc.get("task_type", "")),
+        duration=str(doc.get("duration", "")),
+        domain=str(doc.get("domain", "") or ""),
+        sub_category=str(doc.get("sub_category", "") or ""),
+        n_options=n_options,
+        answer=str(doc["answer"]),
+        visual_key=visual.cache_key,
+        provenance=dict(visual.provenance) if visual.provenance is not None else None,
+        character=str(doc.get("character") or ""),
+        idk_letter=idk_letter(original_options),
+        duration_s=_duration_s(doc),
+        sampling=sampling_label(),
+        question_set=_question_set(benchmark),
+        status="error",
+    )
+    if isinstance(change, TextChange):
+        record = replace(record, **change.details)
+    error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
+    if error is None and not record.answer and condition.answer_format != "open":
+        error = f"NoAnswer: question {record.question_id} has no ground-truth answer among its options"
+    if error is None:
+        error = request_failure(response)
+    if error is not None:
+        return logged(replace(record, status="error", error=error))
+    if condition.answer_format == "open":
+        text = "" if response is None else str(response)
+        question = str(change.doc.get("question", "")) if isinstance(change, TextChange) else ""
+        return logged(replace(record, status="open", question=question, response=text[:MAX_RESPONSE_CHARS]))
+    parsed = parse_answer(response, n_options=n_options or len(LETTERS), options=options or None)
+    scored = replace(
+        record,
+        pred=parsed.letter,
+        parse_status=parsed.status,
+        parse_rule=parsed.rule,
+        status=parsed.status,
+        correct=parsed.letter == record.answer,
+    )
+    return logged(scored)
+
+
+def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: BaseException) -> dict[str, Any]:
+    """The record of a question whose record could not be built (a malformed doc): an error row."""
+    try:
+        doc = benchmark.view(doc)
+    except Exception:  # the raw doc's own fields, then
+        pass
+    get = doc.get if isinstance(doc, Mapping) else (lambda key, default=None: default)
+    record = SampleRecord(
+        benchmark=benchmark.report_name,
+        condition=condition.name,
+        condition_params=condition.params_dict(),
+        transform_version=TRANSFORM_VERSION,
+        question_id=str(get("question_id", "")),
+        video_id=str(get("videoID", "")),
+        task_type=str(get("task_type", "")),
+        duration=str(get("duration", "")),
+        domain=str(get("domain", "") or ""),
+        sub_category=str(get("sub_category", "") or ""),
+        answer=str(get("answer", "")),
+        character=str(get("character", "") or ""),
+        sampling=sampling_label(),
+        status="error",
+        error=f"building the record failed: {_describe(exc)}",
+    )
+    return logged(record)
+
+
+def _score(record: Mapping[str, Any]) -> float | None:
+    return None if record["status"] in ("error", "open") else float(bool(record["correct"]))
+
+
+def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable[..., dict[str, Any]]:
+    def process_results(doc: dict, results: list[str], **_: Any) -> dict[str, Any]:
+        # Never raises: an exception here would end the user's whole lmms-eval run.
+        try:
+            visual = resolve_visual(benchmark, condition, doc)
+            response = results[0] if results else None
+            record = build_record(benchmark, condition, doc, response, visual)
+        except Exception as exc:
+            logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
+            record = _failed_record(benchmark, condition, doc, exc)
+        out: dict[str, Any] = {RECORD_KEY: record, METRIC_KEY: _score(record)}
+        native = benchmark.native_results is not None and condition.modality == "video"
+        if native and record["status"] != "error":
+            try:
+                out.update(benchmark.native_results(doc, results))
+            except Exception as exc:  # the benchmark's own scorer: its failure costs only its own metric
+                logger.warning(f"vdg: {benchmark.name} native process_results failed: {_describe(exc)}")
+        return out
+
+    process_results.__name__ = f"{benchmark.name}__{condition.name}__process_results"
+    return process_results
+
+
+def make_process_docs(benchmark: Benchmark) -> Callable[[Any], Any]:
+    def process_docs(dataset: Any) -> Any:
+        # The questions of $VDG_QUESTION_SET when one is selected for this benchmark. A set that cannot be
+        # read, or keeps none of the questions, raises here, while lmms-eval builds the task and before
+        # anything is evaluated: a run on the wrong questions would be worse than none.
+        from vdg_tasks.data.question_sets import active, restrict_ids
+
+        chosen = active(benchmark.report_name)
+        if chosen is None:
+            return dataset
+        ids = [str(benchmark.view(doc)["question_id"]) for doc in dataset]
+        keep = restrict_ids(ids, benchmark.report_name, chosen)
+        kept = dataset.select([i for i, k in enumerate(keep) if k])
+        logger.info(f"vdg: {benchmark.name}: {len(kept)} of {len(ids)} questions, question set {chosen.digest}")
+        return kept
+
+    process_docs.__name__ = f"{benchmark.name}__process_docs"
+    return process_docs
+
+
+def make_aggregation(benchmark: Benchmark, metric: str, function: str) -> Callable[..., Any]:
+    """lmms-eval's own aggregation of ``metric`` (``function``, a dotted path), returning NaN where it fails."""
+
+    def aggregate(results: list[Any], args: Any = None) -> Any:
+        # Never raises: lmms-eval aggregates before it writes any sample, so an exception here loses the run.
+        try:
+            module, _, name = function.rpartition(".")
+            upstream = getattr(importlib.import_module(module), name)
+            # lmms-eval hands ``args`` to an aggregation whose signature names it; so does this wrapper.
+            if "args" in inspect.signature(upstream).parameters:
+                return upstream(results, args=args)
+            return upstream(results)
+        except Exception as exc:
+            logger.warning(f"vdg: {benchmark.name} native aggregation {metric} failed, NaN: {_describe(exc)}")
+            return float("nan")
+
+    aggregate.__name__ = aggregation_name(benchmark.name, metric)
+    return aggregate
+
+
+def aggregate_accuracy(scores: list[float | None]) -> float:
+    """Accuracy over the questions that were answered (``error`` rows, logged as None, are never scored)."""
+    scored = [s for s in scores if s is not None]
+    if not scored:
+        return float("nan")
+    return sum(scored) / len(scored)
+
+
+def hook_name(benchmark: str, condition: str, hook: str) -> str:
+    return f"{benchmark}__{condition}__{hook}"
+
+
+def aggregation_name(benchmark: str, metric: str) -> str:
+    return f"{benchmark}__{metric}__aggregation"
+
+
+def _generate_hooks() -> dict[str, Callable[..., Any]]:
+    hooks: dict[str, Callable[..., Any]] = {}
+    for bench in BENCHMARKS.values():
+        hooks[f"{bench.name}__process_docs"] = make_process_docs(bench)
+        for metric, function in bench.upstream.metrics if bench.upstream else ():
+            hooks[aggregation_name(bench.name, metric)] = make_aggregation(bench, metric, function)
+        for cond in bench.conditions():
+            hooks[hook_name(bench.name, cond.name, "doc_to_visual")] = make_doc_to_visual(bench, cond)
+            hooks[hook_name(bench.name, cond.name, "process_results")] = make_process_results(bench, cond)
+            if cond.modality == "text":
+                hooks[hook_name(bench.name, cond.name, "doc_to_text")] = make_doc_to_text(bench, cond)
+    return hooks
+
+
+globals().update(_generate_hooks())
+
+
+def _warn_if_registration_is_stale() -> None:
+    # Registered copies (`vdg register`) do not follow an upgrade of vdg: say so once per process.
+    try:
+        from vdg_tasks.lmms.register import stale_registration_warning
+
+        message = stale_registration_warning()
+    except Exception:  # a warning only; never in the way of a run
+        return
+    if message:
+        logger.warning(message)
+
+
+_warn_if_registration_is_stale()

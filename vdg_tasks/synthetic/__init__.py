@@ -1,0 +1,3 @@
+"""The synthetic benchmarks vdg generates: vdgsynth (``vdg synth``) and the synthetic episodes (``vdg synth-
+episodes``).
+"""
