@@ -55,6 +55,7 @@ class DataParallel:
         world = launched_world_size()
         if world <= 1:
             return
+        # accelerate (~3 s) only for a multi-process run, not for one process
         from accelerate import Accelerator
 
         accelerator = Accelerator()  # lmms-eval's CLI has already built the shared state; this joins it

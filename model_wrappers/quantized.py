@@ -84,6 +84,7 @@ def parse_dtype(value: Any, accepted: tuple[str, ...] = DTYPES) -> str | None:
 
 
 def _torch_dtype(name: str):
+    # torch (~3.4 s) only when a model is loaded, not on import of model_wrappers
     import torch
 
     return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[name]
@@ -97,6 +98,7 @@ def dtype_name(value: Any) -> str | None:
 
 def bnb_config(quantization: str, compute_dtype: str | None = "bf16"):
     """transformers' ``BitsAndBytesConfig`` for ``nf4`` or ``int8`` (None for ``none``)."""
+    # transformers (~1.2 s) only when a quantized model is loaded, not on import of model_wrappers
     from transformers import BitsAndBytesConfig
 
     if quantization == "nf4":
@@ -114,6 +116,7 @@ def bnb_config(quantization: str, compute_dtype: str | None = "bf16"):
 def _config_dtype(pretrained: Any, trust_remote_code: bool) -> str | None:
     """The dtype a checkpoint's config names (what ``torch_dtype="auto"`` loads), if it names one."""
     try:
+        # transformers (~1.2 s) only when a model is loaded, not on import of model_wrappers
         from transformers import AutoConfig
 
         config = AutoConfig.from_pretrained(pretrained, trust_remote_code=trust_remote_code)
@@ -141,6 +144,7 @@ def guard_cpu_4bit(model: Any) -> int:
     down bitsandbytes' generic CPU path instead. Returns how many layers were changed.
     """
     try:
+        # bitsandbytes (torch, ~8 s) only when a 4-bit model is loaded, not on import of model_wrappers
         from bitsandbytes.nn import Linear4bit
     except ImportError:
         return 0

@@ -13,6 +13,7 @@ vdg table); else empty. ``temporal_vdg_source`` says which.
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,7 +23,16 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.formatting import (
+    conventions,
+    drop_blank_columns,
+    format_table,
+    is_text,
+    markdown_table,
+    merge_intervals,
+)
 from postprocess.options import natural_key
+from postprocess.render import json_value, table_records
 
 #: A model whose Overall VDG is below this is flagged ``low-vdg``: its score barely needs the video.
 LOW_VDG_FLAG = 0.10
@@ -153,8 +163,6 @@ def leaderboard_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def render_leaderboard_markdown(table: pd.DataFrame) -> str:
-    from postprocess.formatting import conventions, markdown_table
-
     sentence, varying = conventions(table)
     shown = [c for c in table.columns if c not in ("missing_policy", "ci_level", "n_resamples") or c in varying]
     head = (
@@ -181,8 +189,6 @@ def _output(path: Path) -> tuple[Path, str]:
 
 def write_leaderboard(table: pd.DataFrame, path: Path) -> Path:
     """Write by extension: ``.md`` (markdown), ``.csv`` or ``.json`` (a list of rows; NaN null, inf "inf")."""
-    from postprocess.render import json_value, table_records
-
     path, suffix = _output(path)
     if suffix == ".md":
         path.write_text(render_leaderboard_markdown(table))
@@ -344,8 +350,6 @@ def read_their_table(path: Path) -> pd.DataFrame:
 
 def read_name_map(path: Path) -> dict[str, str]:
     """A ``--map`` CSV: header ``their_name,vdg_model`` (other columns ignored), one model a row."""
-    import csv
-
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
@@ -385,8 +389,6 @@ def render_merged_markdown(
     merged: pd.DataFrame, unmatched_theirs: Sequence[str] = (), unmatched_ours: Sequence[str] = ()
 ) -> str:
     """Their columns as written, then vdg's formatted as in the leaderboard (VDG with its CI in one cell)."""
-    from postprocess.formatting import conventions, drop_blank_columns, format_table, is_text, merge_intervals
-
     rename: dict[str, str] = merged.attrs.get("vdg_columns", {})
     ours = merged[list(rename.values())].set_axis(list(rename), axis=1)
     sentence, varying = conventions(ours)
@@ -427,8 +429,6 @@ def write_merged_leaderboard(
     """Write a merged table by extension: ``.md``, ``.csv`` (their cells as read, vdg's as in the
     leaderboard CSV) or ``.json`` (``{"on", "columns": {vdg column: description}, "unmatched":
     {"theirs": [...], "vdg": [...]}, "rows": [{column: value}]}``; NaN null, inf "inf")."""
-    from postprocess.render import json_value, table_records
-
     path, suffix = _output(path)
     if suffix == ".md":
         path.write_text(render_merged_markdown(merged, list(unmatched_theirs), list(unmatched_ours)))

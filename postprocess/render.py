@@ -16,6 +16,7 @@ import pandas as pd
 import postprocess.analyses as _analyses
 from postprocess.analyses.base import Options, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.choices import RULE_INFERRED
 from postprocess.formatting import (
     conventions,
     display_columns,
@@ -27,6 +28,7 @@ from postprocess.formatting import (
     nonblank,
     shown_rows,
 )
+from postprocess.frame import QUANTIZED_MARK
 from postprocess.sections import GROUPS, HEADLINE, Section
 from postprocess.stats import json_ready
 
@@ -151,8 +153,6 @@ def _skip_lines(tables: Mapping[str, pd.DataFrame]) -> list[str]:
 
 def quantized_note(tables: Mapping[str, pd.DataFrame]) -> str:
     """The footnote explaining the quantized mark, when some model label carries it ("" otherwise)."""
-    from postprocess.frame import QUANTIZED_MARK
-
     marked = sorted(
         {
             str(m)
@@ -174,8 +174,6 @@ def quantized_note(tables: Mapping[str, pd.DataFrame]) -> str:
 def inferred_option_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
     """The first screen's note on option counts: (its title, one line per (benchmark, task type, count, rule)
     of the ``option_counts`` table whose count was inferred); no lines when none was."""
-    from postprocess.choices import RULE_INFERRED
-
     table = tables.get("option_counts")
     rows = [] if table is None or not len(table) else table[table["n_options_rule"] == RULE_INFERRED].itertuples()
     title = (

@@ -274,6 +274,7 @@ def _write_files(
     if isinstance(plots, BackgroundPlots):
         written = plots.result(folder / "plots")
     elif plots:
+        # postprocess.plots (matplotlib, ~1.7 s) only when plots are drawn here, not for a report without
         from postprocess.plots import write_plots
 
         written = write_plots(tables, folder / "plots")

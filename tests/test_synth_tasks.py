@@ -37,6 +37,7 @@ def test_generated_synth_data_imports_the_prompt_builder(tmp_path, monkeypatch):
 
 
 def test_the_default_vdgsynth_template_uses_the_checking_prompt_builder():
-    assert yamlgen.template("vdgsynth")["doc_to_text"] == f"{MODULE}.doc_to_text"
+    # the YAMLs name the front door vdg_tasks.synth_tasks (vdg_tasks/synth_tasks.py), which stands for MODULE
+    assert yamlgen.template("vdgsynth")["doc_to_text"] == "vdg_tasks.synth_tasks.doc_to_text"
     elsewhere = yamlgen.template("vdgsynth", synth_data="/elsewhere/questions.jsonl")
-    assert elsewhere["doc_to_text"] != f"{MODULE}.doc_to_text"
+    assert elsewhere["doc_to_text"] != "vdg_tasks.synth_tasks.doc_to_text"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -201,8 +202,6 @@ def shared_questions(frame: pd.DataFrame, benchmark: str, conditions: Sequence[s
 def question_set_digest(question_ids: Iterable[object]) -> str:
     """A digest of a set of question ids (order and repeats ignored): the seed part that stands for "these
     questions", so a resampling seed never depends on a model label or on which other models ran."""
-    import hashlib
-
     text = "\x1f".join(sorted({str(q) for q in question_ids}))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

@@ -3,6 +3,7 @@ scipy.special ufuncs under scipy.stats, imported on first use."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -22,8 +23,6 @@ class _Lazy:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
-        import importlib
-
         module = importlib.import_module(self._name)
         return getattr(module, attr)
 

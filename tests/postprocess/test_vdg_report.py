@@ -1,3 +1,8 @@
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -69,10 +74,25 @@ def test_ladder_deltas_sum_to_the_vdg_on_the_same_questions(tmp_path):
 
 
 def test_bootstrap_is_seeded_from_stable_ids(tmp_path):
+    """A resampled CI stays put when the model is renamed and in a process whose str hashes differ; another
+    seed moves it (a control: the CI does depend on its seed)."""
     run, _ = _random_run(tmp_path)
-    frame = load_frame([run])
-    a, b = vdg_table(frame, Options(n_resamples=300)), vdg_table(frame, Options(n_resamples=300))
-    pd.testing.assert_frame_equal(a, b)
+    options, columns = Options(n_resamples=300, ci_method="resample"), ["task_type", "vdg", "ci_low", "ci_high"]
+    here = vdg_table(load_frame([f"m={run}"]), options)[columns]
+    renamed = vdg_table(load_frame([f"a-much-longer-label={run}"]), options)[columns]
+    pd.testing.assert_frame_equal(here, renamed)
+    code = (
+        "from postprocess.analyses import Options; from postprocess.analyses.vdg import vdg_table; "
+        "from postprocess.io import load_frame; "
+        f"t = vdg_table(load_frame(['m={run}']), Options(n_resamples=300, ci_method='resample')); "
+        f"print(t[{columns!r}].to_json(orient='records', double_precision=15))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    elsewhere = pd.DataFrame(json.loads(other.stdout))[columns]
+    pd.testing.assert_frame_equal(here.reset_index(drop=True), elsewhere, check_dtype=False, rtol=1e-12)
+    reseeded = vdg_table(load_frame([f"m={run}"]), Options(n_resamples=300, ci_method="resample", seed=1))
+    assert not np.allclose(reseeded["ci_low"], here["ci_low"], equal_nan=True)
 
 
 def test_report_files_and_markdown(tmp_path):

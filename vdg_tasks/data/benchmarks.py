@@ -48,6 +48,7 @@ def _sys_exit_lookup(lookup: Callable[[Mapping[str, Any]], list[str]], doc: Mapp
 
 def _videomme_source(doc: Mapping[str, Any]) -> Path:
     # $HF_HOME/videomme/data/<videoID>.mp4|.MP4|.mkv
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.videomme.utils import videomme_doc_to_visual
 
     return _sys_exit_lookup(videomme_doc_to_visual, doc)
@@ -55,12 +56,14 @@ def _videomme_source(doc: Mapping[str, Any]) -> Path:
 
 def _videomme_native_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
     # lmms-eval's own Video-MME score, so a videomme_vdg_orig run reads like a videomme run.
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.videomme.utils import videomme_process_results
 
     return videomme_process_results(doc, results)
 
 
 def _videomme_prompt(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.videomme.utils import videomme_doc_to_text
 
     return videomme_doc_to_text(doc, dict(lmms_eval_specific_kwargs or {}))
@@ -121,6 +124,7 @@ MVBENCH_FRAME_FOLDER_FPS = 3.0
 
 
 def _mvbench_folder(sub_task: str) -> str:
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.mvbench.utils import DATA_LIST
 
     return DATA_LIST[sub_task]
@@ -154,6 +158,7 @@ def _mvbench_view(sub_task: str) -> Callable[[Mapping[str, Any]], dict[str, Any]
 
 def _mvbench_source(sub_task: str) -> Callable[[Mapping[str, Any]], Path]:
     def source(doc: Mapping[str, Any]) -> Path:
+        # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
         from lmms_eval.tasks.mvbench.utils import mvbench_doc_to_visual
 
         return require_video_path(Path(mvbench_doc_to_visual(doc, {"sub_task": sub_task})[0]))
@@ -162,6 +167,7 @@ def _mvbench_source(sub_task: str) -> Callable[[Mapping[str, Any]], Path]:
 
 
 def _mvbench_prompt(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.mvbench.utils import mvbench_doc_to_text
 
     kwargs = {"post_prompt": "Only give the best option.\n", **dict(lmms_eval_specific_kwargs or {})}
@@ -170,6 +176,7 @@ def _mvbench_prompt(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[s
 
 
 def _mvbench_native_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.mvbench.utils import mvbench_process_results
 
     return mvbench_process_results(doc, results)
@@ -196,12 +203,14 @@ def _egoschema_view(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def _egoschema_source(doc: Mapping[str, Any]) -> Path:
     # $HF_HOME/egoschema/videos/<video_idx>.mp4|.MP4
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.egoschema.utils import egoschema_doc_to_visual
 
     return _sys_exit_lookup(egoschema_doc_to_visual, doc)
 
 
 def _egoschema_prompt(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.egoschema.utils import egoschema_doc_to_text
 
     native = {**doc, "option": list(doc.get("options") or [])}
@@ -209,6 +218,7 @@ def _egoschema_prompt(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping
 
 
 def _egoschema_native_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
+    # lmms_eval (torch, transformers; ~10 s) only inside an lmms-eval run, not on import of lmms.hooks or vdg --help
     from lmms_eval.tasks.egoschema.utils import egoschema_process_results_generation
 
     return egoschema_process_results_generation(doc, results)

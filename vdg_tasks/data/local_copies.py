@@ -18,7 +18,9 @@ benchmark has which layout is ``vdg_tasks.data.benchmarks``, and the dataset fie
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +38,6 @@ class VideoUnavailable(Exception):
 def video_path_problem(path: Path) -> str | None:
     """Why ``path`` cannot be a question's video, in words ("does not exist", "is not a regular file", ...), or
     None for a regular file or a folder (a folder of frames, where a benchmark ships those: the hooks decide)."""
-    import errno
-    import stat
-
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

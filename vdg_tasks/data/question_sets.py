@@ -372,6 +372,7 @@ def read_docs(path: str | Path) -> list[dict[str, Any]]:
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".csv"):
+            # pandas (~0.8 s) only for a .parquet/.csv question set, not on import of vdg_tasks.lmms.hooks
             import pandas as pd
 
             table = (

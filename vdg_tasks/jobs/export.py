@@ -36,6 +36,9 @@ Evaluation. The hooks find a row's video under ``export_root(name)``: ``$VDG_EXP
 link), so a local export evaluates at once with ``lmms-eval --include_path OUT/tasks``. A published
 export evaluates from the hub with tasks written by :func:`write_export_tasks` for the repo id:
 lmms-eval snapshot-downloads the repo and links the same path to the snapshot.
+
+This module is the export run, its rows and revision, and the task YAMLs; the dataset card is
+:mod:`vdg_tasks.jobs.export_card`, the folder's fixed names, manifest and link :mod:`vdg_tasks.jobs.export_folder`.
 """
 
 from __future__ import annotations
@@ -52,9 +55,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdg_tasks.data.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, Upstream, parse_task_name
-from vdg_tasks.data.local_copies import LOCAL_DATA_ENV, LocalLayout, dataset_fields
+from tqdm import tqdm
+
+from vdg_tasks.data.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, parse_task_name
+from vdg_tasks.jobs.export_card import card, source_dataset
+from vdg_tasks.jobs.export_folder import (
+    EXPORTS_ENV,
+    MANIFEST,
+    REVISION_HEX,
+    SPLIT,
+    ExportError,
+    check_link,
+    describe,
+    link,
+    read_manifest,
+)
+from vdg_tasks.jobs.materialize import TaskError, benchmark_docs, expand_tasks, plan, run_jobs
 from vdg_tasks.lmms.hooks import export_root
+from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, dump_yaml, leaf, template
+from vdg_tasks.perturb.cache import built_by, pid_alive, source_identity
+from vdg_tasks.perturb.provenance import builder_versions, provenance
 from vdg_tasks.perturb.shown import RequestError, VideoRequest, bound_params, shown_from, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 
@@ -70,17 +90,8 @@ __all__ = [
     "write_export_tasks",
 ]
 
-#: Overrides where exports are found at evaluation time (default ``$HF_HOME/vdg_exports``).
-EXPORTS_ENV = "VDG_EXPORTS"
-#: The one split of every config.
-SPLIT = "test"
-MANIFEST = "export.json"
 #: The row field vdg adds to each benchmark doc.
 ROW_KEY = "vdg_export"
-#: Length of the revision id (hex digits of a sha256).
-REVISION_HEX = 16
-#: Source benchmark -> license id for the dataset card ("other": the source benchmark's terms apply).
-LICENSES: Mapping[str, str] = {"vdgsynth": "mit"}
 #: doc_to_text builders that check vdg's default local data on import -> the plain builder they wrap.
 _PLAIN_PROMPTS: Mapping[str, str] = {
     "vdg_tasks.synth_tasks.doc_to_text": VIDEOMME_DOC_TO_TEXT,
@@ -92,10 +103,6 @@ _NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 _KEY_BAD = re.compile(r"[^A-Za-z0-9_-]+")
 _PARTIAL = re.compile(r"^\.(?P<name>.+)\.(?:partial|old)-(?P<pid>\d+)$")
 _CHUNK = 1 << 20
-
-
-class ExportError(ValueError):
-    """An export that cannot be written (an occupied output folder or link, an unreadable export, bad tasks)."""
 
 
 @dataclass(frozen=True)
@@ -126,10 +133,6 @@ def sanitize_name(text: str) -> str:
 
 
 # -- rows -----------------------------------------------------------------------------------------
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _jsonable(value: Any, where: str) -> Any:
@@ -211,8 +214,6 @@ class _Shown:
 
 
 def _source_key(path: Path) -> str:
-    from vdg_tasks.perturb.cache import source_identity
-
     return _KEY_BAD.sub("_", source_identity(path)[:32])
 
 
@@ -229,14 +230,12 @@ class _Resolver:
         except RequestError as exc:
             return _Shown("", None, "", exc.describe(), None, "", None)
         except KeyError as exc:  # not a benchmark of vdg's
-            return _Shown("", None, "", _describe(exc), None, "", None)
+            return _Shown("", None, "", describe(exc), None, "", None)
         if request.key not in self._done:
             self._done[request.key] = self._resolve(request)
         return self._done[request.key]
 
     def _resolve(self, request: VideoRequest) -> _Shown:
-        from vdg_tasks.perturb.cache import built_by, source_identity
-
         try:
             digest = source_identity(request.source)
         except OSError:
@@ -255,7 +254,7 @@ class _Resolver:
             if request.condition.transform == "identity":
                 return _Shown(_source_key(path), path, "", None, effective, digest, None, stream)
         except Exception as exc:  # as the hooks: a source whose parameters cannot be applied is an error row
-            return _Shown("", None, "", _describe(exc), None, digest, None)
+            return _Shown("", None, "", describe(exc), None, digest, None)
         key = path.stem
         return _Shown(_KEY_BAD.sub("_", key), path, key, None, effective, digest, built_by(path), stream)
 
@@ -267,8 +266,6 @@ def _video_file(key: str) -> str:
 def _row(
     doc: Mapping[str, Any], name: str, task: str, condition: Condition, shown: _Shown, bound: Mapping[str, Any]
 ) -> dict[str, Any]:
-    from vdg_tasks.perturb.provenance import provenance
-
     declared = condition.params_dict()
     applied = {**declared, **bound}  # as the hooks' provenance: the condition's parameters with the question's own
     row = _jsonable(dict(doc), "doc")
@@ -324,14 +321,6 @@ def _write_rows(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
-    try:
-        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return manifest if isinstance(manifest, dict) else None
-
-
 def _check_out(out: Path, name: str) -> None:
     """Refuse an ``out`` that holds anything but a previous export called ``name``."""
     if out.is_symlink():
@@ -342,7 +331,7 @@ def _check_out(out: Path, name: str) -> None:
         raise ExportError(f"{out} exists and is not a folder")
     if not any(out.iterdir()):
         return
-    manifest = _read_manifest(out)
+    manifest = read_manifest(out)
     if manifest is None:
         raise ExportError(f"{out} is not empty and is not a vdg export; choose another --out or remove it")
     if manifest.get("name") != name:
@@ -351,36 +340,8 @@ def _check_out(out: Path, name: str) -> None:
         )
 
 
-def _check_link(link: Path, target: Path) -> None:
-    """Refuse when ``link`` is a real file or folder other than ``target`` (a symbolic link is replaced)."""
-    if link.is_symlink() or not link.exists():
-        return
-    if link.resolve() == target.resolve():
-        return
-    raise ExportError(
-        f"{link} (where evaluation finds this export's videos) is a real folder or file, not a link to {target}; "
-        f"move it away, set {EXPORTS_ENV} to another folder, or choose another export name"
-    )
-
-
-def _link(link: Path, target: Path) -> None:
-    """Point ``link`` at ``target`` (atomically replacing an older link); nothing to do when they are one folder."""
-    _check_link(link, target)
-    if link.exists() and not link.is_symlink():
-        return  # the export itself lives at the link's path
-    if link.is_symlink() and os.readlink(link) == str(target):
-        return
-    link.parent.mkdir(parents=True, exist_ok=True)
-    tmp = link.with_name(f".{link.name}.link-{os.getpid()}")
-    tmp.unlink(missing_ok=True)
-    os.symlink(target, tmp, target_is_directory=True)
-    os.replace(tmp, link)
-
-
 def _sweep_leftovers(out: Path) -> None:
     """Remove ``.<out.name>.partial-<pid>`` / ``.old-<pid>`` folders of exports whose process is gone."""
-    from vdg_tasks.perturb.cache import pid_alive
-
     if not out.parent.is_dir():
         return
     for path in out.parent.glob(f".{out.name}.*-*"):
@@ -401,175 +362,6 @@ def _publish(staging: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-# -- dataset card and manifest ------------------------------------------------------------------------
-
-
-def _function_name(value: Any) -> str | None:
-    """The dotted name of a ``!function`` value as ``vdg_tasks.jobs.materialize`` reads task YAMLs, else None."""
-    name = value.get("__function__") if isinstance(value, Mapping) else None
-    return str(name) if name is not None else None
-
-
-def _hub_dataset(config: Mapping[str, Any]) -> str:
-    """A hub dataset as a person loads it: ``ID (config NAME): load_dataset("ID", "NAME", split="SPLIT")``."""
-    path, name = str(config["dataset_path"]), config.get("dataset_name")
-    split = str(config.get("test_split") or config.get("validation_split") or SPLIT)
-    args = ", ".join([json.dumps(path), *([json.dumps(str(name))] if name else []), f"split={json.dumps(split)}"])
-    return path + (f" (config {name})" if name else "") + f": datasets.load_dataset({args})"
-
-
-def _declared_source(upstream: Upstream, local: LocalLayout | None) -> str:
-    """The hub dataset of a benchmark whose task YAMLs name ``vdg_tasks.sources`` values, read from its
-    declaration: the dataset of the lmms-eval task it copies (``Benchmark.upstream``), and the files of the
-    local copy the questions were read from when ``$VDG_LOCAL_DATA`` holds one (``Benchmark.local``)."""
-    from vdg_tasks.data.upstream import task_config
-
-    config = task_config(upstream.folder, upstream.config)
-    hub = _hub_dataset(config)
-    fields = dataset_fields(config, local)
-    if fields["dataset_path"] == config["dataset_path"]:
-        return hub
-    files = fields["dataset_kwargs"].get("data_files") or {}
-    paths = ", ".join(str(Path(p).resolve()) for ps in files.values() for p in ps)
-    return f"{hub}; read from its local copy (${LOCAL_DATA_ENV}, {fields['dataset_path']} files): {paths}"
-
-
-def _source_dataset(benchmark: str, task: str, yaml_root: Path | None) -> str:
-    """Where the benchmark's questions were read, as a person would load them: the hub dataset id and
-    config (``datasets.load_dataset(...)``), or local data files."""
-    from vdg_tasks.jobs.materialize import local_data_files, vdg_task_config
-    from vdg_tasks.lmms.yamlgen import YAML_ROOT
-
-    try:
-        config, folder = vdg_task_config(Path(yaml_root) if yaml_root is not None else YAML_ROOT, benchmark, task)
-    except Exception:
-        return "unknown"
-    files = local_data_files(config, folder)
-    if files is not None:
-        paths = ", ".join(str(p.resolve()) for ps in files.values() for p in ps)
-        return f"local files ({config.get('dataset_path')}): {paths}"
-    functions = [f for f in (_function_name(config.get(k)) for k in ("dataset_path", "dataset_name")) if f]
-    spec = BENCHMARKS.get(benchmark)
-    # vdg's own YAMLs name values of vdg_tasks.sources (hub or local copy, chosen when lmms-eval loads the task).
-    declared = {f"vdg_tasks.sources.{benchmark}__{field}" for field in ("dataset_path", "dataset_name")}
-    if functions and spec is not None and spec.upstream is not None and set(functions) <= declared:
-        try:
-            return _declared_source(spec.upstream, spec.local)
-        except Exception as exc:
-            return f"unknown ({benchmark}'s declared source cannot be read: {_describe(exc)})"
-    if functions:
-        return f"unknown (computed when lmms-eval loads the task, by {' and '.join(functions)})"
-    if not isinstance(config.get("dataset_path"), str):
-        return "unknown"
-    return _hub_dataset(config)
-
-
-def _params_text(params: Mapping[str, Any]) -> str:
-    return ", ".join(f"`{k}={json.dumps(v)}`" for k, v in params.items()) or "none"
-
-
-def _card(manifest: Mapping[str, Any], out: Path) -> str:
-    tasks: list[str] = list(manifest["tasks"])
-    benchmarks: list[str] = list(manifest["benchmarks"])
-    licenses = {LICENSES.get(b, "other") for b in benchmarks}
-    front = {
-        "configs": [{"config_name": t, "data_files": [{"split": SPLIT, "path": f"data/{t}.jsonl"}]} for t in tasks],
-        "license": licenses.pop() if len(licenses) == 1 else "other",
-        "tags": ["vdg", "video", "video-question-answering", "robustness", *benchmarks],
-        "task_categories": ["video-text-to-text"],
-        "pretty_name": f"vdg export {manifest['name']}",
-    }
-    import yaml
-
-    built = manifest["built_by"]
-    name, revision = manifest["name"], manifest["revision"]
-    lines = [
-        "---",
-        yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n"),
-        "---",
-        "",
-        f"# {name}: {', '.join(benchmarks)} under vdg conditions",
-        "",
-        "Each config is one vdg task (`<benchmark>_vdg_<condition>`): every question of the benchmark, with the "
-        "video a model is shown under that condition. vdg asks whether a video benchmark's score measures "
-        "watching the video or guessing from the text.",
-        "",
-        "## Source",
-        "",
-    ]
-    for bench in benchmarks:
-        lines.append(f"- `{bench}`: {BENCHMARKS[bench].description} Questions from {manifest['sources'][bench]}.")
-    if "other" in {LICENSES.get(b, "other") for b in benchmarks}:
-        lines += ["", "License: the source benchmark's terms apply to its questions and videos."]
-    lines += [
-        "",
-        "## Conditions",
-        "",
-        "| config | condition | shown to the model | parameters | rows | errors |",
-        "|---|---|---|---|---|---|",
-    ]
-    for task in tasks:
-        cond = manifest["conditions"][parse_task_name(task)[1]]
-        lines.append(
-            f"| `{task}` | `{parse_task_name(task)[1]}` | {cond['description']} | {_params_text(cond['params'])} | "
-            f"{manifest['n_rows'][task]} | {manifest['n_errors_per_task'][task]} |"
-        )
-    lines += [
-        "",
-        'A row whose video could not be built has `vdg_export.video_file == ""` and the reason in '
-        "`vdg_export.error`; evaluating it logs an error row (never scored).",
-        "",
-        "## Versions",
-        "",
-        f"- transform version: {manifest['transform_version']}",
-        f"- vdg {built.get('vdg', '?')}, PyAV {built.get('pyav', '?')}, libavcodec {built.get('libavcodec', '?')}, "
-        f"libx264 {built.get('libx264', '?')} (this export; each row's `vdg_export.provenance.built_by` names "
-        "what built its video)",
-        f"- revision: `{revision}`: the first {REVISION_HEX} hex digits of the sha256 over the sorted lines "
-        "`<path>\\t<sha256>` of `data/*.jsonl` (rows in canonical JSON with `vdg_export.revision` blank) and "
-        "`videos/**` (bytes); recompute with `vdg_tasks.export.compute_revision(folder)`.",
-        "",
-        "## Rows",
-        "",
-        "Every field of the benchmark's doc, plus `vdg_export`: `name`, `revision`, `task`, `condition`, "
-        "`video_file` (relative to the export root), `error`, `visual_key` (vdg cache key; empty when the source "
-        "is shown as it is), `condition_params`, `bound_params`, `effective_params`, `provenance` (source digest, "
-        "condition, the condition's parameters with the question's own, transform version, `built_by`: the "
-        "versions that built the video, null when the source is shown as it is).",
-        "",
-        "## How it was made",
-        "",
-        "```",
-        f"vdg export --tasks {','.join(tasks)} --out {out.name} --name {name}",
-        "```",
-        "",
-        "## Evaluate from it",
-        "",
-        "The task YAMLs in `tasks/` read this folder where it was written; vdg's hooks find the videos under "
-        f"`$VDG_EXPORTS/{name}` or else `$HF_HOME/vdg_exports/{name}`, which `vdg export` links here:",
-        "",
-        "```",
-        f"lmms-eval --model MODEL --include_path {out.name}/tasks --tasks {','.join(tasks)} --log_samples "
-        "--output_path runs/MODEL",
-        "```",
-        "",
-        "After moving the folder, or for a copy on the Hugging Face Hub, (re)write the tasks first:",
-        "",
-        "```",
-        'python -c "from pathlib import Path; from vdg_tasks.export import write_export_tasks; '
-        f"write_export_tasks('FOLDER_OR_REPO_ID', Path('tasks'), '{name}')\"",
-        "lmms-eval --model MODEL --include_path tasks --tasks ... --log_samples --output_path runs/MODEL",
-        "```",
-        "",
-        "For a repo id, lmms-eval downloads the repo and links it at that same path. Each logged record names "
-        "the export (`provenance.export`: name and revision).",
-        "",
-        f'The rows load with `datasets`: `load_dataset(FOLDER_OR_REPO_ID, name="{tasks[0]}", split="{SPLIT}")`.',
-        "",
-    ]
-    return "\n".join(lines)
-
-
 # -- task YAMLs -----------------------------------------------------------------------------------
 
 
@@ -577,8 +369,6 @@ def _render_tasks(
     tasks: Sequence[str], dataset_path: str, dataset_kwargs: Mapping[str, Any], export: Mapping[str, str]
 ) -> dict[Path, str]:
     """Relative path -> text of the task YAMLs that evaluate ``tasks`` from an export."""
-    from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, dump_yaml, leaf, template
-
     by_bench: dict[str, list[str]] = {}
     for task in tasks:
         bench, cond = parse_task_name(task)
@@ -643,7 +433,7 @@ def write_export_tasks(
     local = Path(export_dir_or_repo).expanduser()
     if local.is_dir():
         folder = local.absolute()
-        manifest = _read_manifest(folder)
+        manifest = read_manifest(folder)
         if manifest is None:
             raise ExportError(f"{folder} is not a vdg export (no readable {MANIFEST})")
         name = name or str(manifest["name"])
@@ -654,7 +444,7 @@ def write_export_tasks(
             raise ExportError(
                 f"{folder} has no config for {', '.join(unknown)}; it holds {', '.join(manifest['tasks'])}"
             )
-        _link(export_root(name), folder)
+        link(export_root(name), folder)
         files = _render_tasks(
             tasks or manifest["tasks"],
             str(folder),
@@ -669,6 +459,7 @@ def write_export_tasks(
 
 
 def _hub_manifest(repo_id: str, revision: str | None) -> dict[str, Any]:
+    # huggingface_hub only when a hub repo's manifest is read (kept off local exports)
     from huggingface_hub import hf_hub_download
 
     path = hf_hub_download(repo_id, MANIFEST, repo_type="dataset", revision=revision)
@@ -696,10 +487,11 @@ def push_to_hub(out: Path, repo_id: str, private: bool = False, token: str | Non
 
     Evaluate it with tasks from ``write_export_tasks(repo_id, ...)``.
     """
+    # huggingface_hub only when pushing (kept off the local export and compute_revision)
     from huggingface_hub import HfApi
 
     out = Path(out)
-    manifest = _read_manifest(out)
+    manifest = read_manifest(out)
     if manifest is None:
         raise ExportError(f"{out} is not a vdg export (no readable {MANIFEST})")
     api = HfApi(token=token)
@@ -737,18 +529,13 @@ def export(
         ExportError: ``out`` holds something else, or ``export_root(name)`` is a real folder elsewhere.
         CacheUnwritable: the vdg cache cannot be written.
     """
-    from tqdm import tqdm
-
-    from vdg_tasks.jobs.materialize import TaskError, benchmark_docs, expand_tasks, plan, run_jobs
-    from vdg_tasks.perturb.provenance import builder_versions
-
     names = expand_tasks(tasks)
     if not names:
         raise TaskError("no tasks to export")
     out = Path(os.path.abspath(Path(out).expanduser()))
     name = sanitize_name(name if name is not None else out.name)
     _check_out(out, name)
-    _check_link(export_root(name), out)
+    check_link(export_root(name), out)
 
     jobs, _unavailable = plan(names, yaml_root)
     outcomes = run_jobs(jobs, workers=workers, progress=progress)
@@ -769,7 +556,7 @@ def export(
             by_bench.setdefault(parse_task_name(task)[0], []).append(task)
         for bench, bench_tasks in by_bench.items():
             docs = benchmark_docs(bench, bench_tasks[0], yaml_root)
-            sources[bench] = _source_dataset(bench, bench_tasks[0], yaml_root)
+            sources[bench] = source_dataset(bench, bench_tasks[0], yaml_root)
             for task in bench_tasks:
                 condition = CONDITIONS[parse_task_name(task)[1]]
                 rows[task] = []
@@ -822,7 +609,7 @@ def export(
             "command": " ".join(["vdg", "export", "--tasks", ",".join(names), "--out", str(out), "--name", name]),
         }
         (staging / MANIFEST).write_text(json.dumps(_jsonable(manifest, "manifest"), indent=1) + "\n", encoding="utf-8")
-        (staging / "README.md").write_text(_card(manifest, out), encoding="utf-8")
+        (staging / "README.md").write_text(card(manifest, out), encoding="utf-8")
         files = _render_tasks(names, str(out), _local_kwargs(name), {"name": name, "revision": revision})
         _write_tasks(files, staging / "tasks")
         _check_out(out, name)  # nothing else appeared there meanwhile
@@ -830,6 +617,6 @@ def export(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _link(export_root(name), out)
+    link(export_root(name), out)
     n_rows = sum(len(r) for r in rows.values())
     return ExportResult(out, name, revision, n_rows, sum(n_errors.values()), out / "tasks")

@@ -25,6 +25,7 @@ the jobs it took with it are retried once, each alone in a new worker process.
 
 from __future__ import annotations
 
+import ctypes
 import difflib
 import json
 import multiprocessing as mp
@@ -40,9 +41,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+from filelock import FileLock, Timeout
+from loguru import logger
+from tqdm import tqdm
+
 from vdg_tasks.data.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
+from vdg_tasks.lmms import yamlgen  # the module: YAML_ROOT is read when used (tests point it elsewhere)
+from vdg_tasks.lmms.hooks import make_process_docs
+from vdg_tasks.lmms.sources import LocalCopyError, hub_problem, local_files, missing_dataset_message
+from vdg_tasks.perturb.cache import materialize, remove_temps_in_progress, sweep_stale_temps
 from vdg_tasks.perturb.shown import RequestError, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, families
+from vdg_tasks.vocabulary.paths import cache_dir, ensure_writable
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
@@ -148,12 +159,10 @@ def _unknown_benchmark(task: str, name: str) -> TaskError:
 
 def _tag_members(bench: str) -> dict[str, list[str]]:
     """Tag suffix (family or protocol) -> the benchmark's conditions carrying that tag."""
-    from vdg_tasks.lmms.yamlgen import tags
-
     grouped: dict[str, list[str]] = {}
     prefix = f"{BENCHMARKS[bench].report_name}_vdg_"
     for cond in BENCHMARKS[bench].conditions():
-        for tag in tags(bench, cond)[1:]:
+        for tag in yamlgen.tags(bench, cond)[1:]:
             grouped.setdefault(tag.removeprefix(prefix), []).append(cond.name)
     return grouped
 
@@ -206,14 +215,11 @@ def expand_tasks(names: Iterable[str]) -> list[str]:
 
 def vdg_task_config(yaml_root: Path, benchmark: str, task: str) -> tuple[dict[str, Any], Path]:
     """A derived task's YAML with its ``include`` merged (shallow, as lmms-eval does), and its folder."""
-    import yaml
 
     class Loader(yaml.SafeLoader):
         pass
 
     Loader.add_constructor("!function", lambda loader, node: {"__function__": loader.construct_scalar(node)})
-    from vdg_tasks.data.benchmarks import BENCHMARKS
-
     folder = BENCHMARKS[benchmark].report_name if benchmark in BENCHMARKS else benchmark
     path = yaml_root / folder / f"{task}.yaml"
     if not path.is_file():
@@ -283,9 +289,7 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
             copy in ``$VDG_LOCAL_DATA`` cannot be read, or a hub dataset could not be downloaded
             (``vdg_tasks.lmms.sources.hub_problem``, ``missing_dataset_message``).
     """
-    from vdg_tasks.lmms.yamlgen import YAML_ROOT
-
-    root = Path(yaml_root) if yaml_root is not None else YAML_ROOT
+    root = Path(yaml_root) if yaml_root is not None else yamlgen.YAML_ROOT
     config, folder = vdg_task_config(root, benchmark, any_task)
     files = local_data_files(config, folder)
     if files is not None:
@@ -302,6 +306,7 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
                     "ANNOTATIONS --videos DIR` on a local copy of InfiniBench, or `vdg synth-episodes`"
                 )
             raise TaskError(f"{benchmark}: dataset file {missing[0]} does not exist")
+        # datasets (~2 s) only to load a local dataset's docs, not on import of this module
         import datasets
 
         split = config.get("test_split") or config.get("validation_split") or "test"
@@ -311,14 +316,11 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
             split=split,
         )
         if benchmark in BENCHMARKS:  # the hook lmms-eval runs on these docs: the fixed question set
-            from vdg_tasks.lmms.hooks import make_process_docs
-
             data = make_process_docs(BENCHMARKS[benchmark])(data)
         return [dict(d) for d in data]
 
+    # lmms_eval (torch, transformers; ~12 s) only for a hub benchmark's docs, not for local datasets
     from lmms_eval.tasks import TaskManager, get_task_dict
-
-    from vdg_tasks.lmms.sources import LocalCopyError, hub_problem, local_files, missing_dataset_message
 
     if benchmark in BENCHMARKS:
         try:  # here, not inside lmms-eval, which would wrap vdg's message in an ImportError
@@ -377,8 +379,6 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
 
 def _run(job: Job) -> Outcome:
     """Build one job; any exception is this job's failure, never the run's."""
-    from vdg_tasks.perturb.cache import materialize
-
     try:
         condition = CONDITIONS[job.condition]
         result = materialize(job.source, condition.bound(**dict(job.bound)) if job.bound else condition, job.video_id)
@@ -396,8 +396,6 @@ def _die_with_parent(parent_pid: int) -> None:
     """Linux: have the kernel send this process SIGTERM when its parent dies (even by SIGKILL)."""
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
-
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
@@ -408,8 +406,6 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _worker_terminated(signum: int, frame: Any) -> None:
-    from vdg_tasks.perturb.cache import remove_temps_in_progress
-
     remove_temps_in_progress()
     os._exit(128 + signum)
 
@@ -419,6 +415,7 @@ def _init_worker(parent_pid: int, codec_threads: int = 0) -> None:
     signal.signal(signal.SIGTERM, _worker_terminated)
     _die_with_parent(parent_pid)
     if codec_threads:
+        # vdg_tasks.perturb.video (PyAV, ~0.08 s) only in a worker given codec threads, not in the parent that plans
         from vdg_tasks.perturb.video.transforms import set_codec_threads
 
         set_codec_threads(codec_threads)
@@ -476,11 +473,6 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
     one whose worker dies again is a failed outcome (the others are not taken down with it).
     SIGINT / SIGTERM stop the workers and re-raise (see the module docstring).
     """
-    from tqdm import tqdm
-
-    from vdg_tasks.perturb.cache import sweep_stale_temps
-    from vdg_tasks.vocabulary.paths import cache_dir, ensure_writable
-
     needs_cache = any(CONDITIONS[j.condition].transform != "identity" for j in jobs)
     if needs_cache:
         ensure_writable()
@@ -498,8 +490,6 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1, progress: bool = True) -> li
             done, lost = _pool_round(ordered, min(workers, len(ordered)), bar)
             outcomes += done
             if lost:
-                from loguru import logger
-
                 logger.warning(
                     f"vdg materialize: a worker process died; retrying the {len(lost)} jobs it left unfinished"
                 )
@@ -559,8 +549,6 @@ def remove_idle_locks(folder: Path) -> list[Path]:
     it unlinked (``st_nlink == 0``); filelock then drops that lock and retries on the path, so two
     processes never hold one key's lock at once.
     """
-    from filelock import FileLock, Timeout
-
     removed = []
     for path in sorted(folder.rglob("*.lock")):
         try:

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vdg_tasks.lmms import yamlgen  # the module: YAML_ROOT is read when used (tests point it elsewhere)
 from vdg_tasks.perturb.shown import SAMPLING_ENV
 
 __all__ = [
@@ -137,8 +138,6 @@ def sampling_sweep(
         ValueError: not exactly one of ``frames`` and ``fps``, bad values, or ``model_args``
             already setting the swept argument.
     """
-    from vdg_tasks.lmms.yamlgen import YAML_ROOT
-
     if (frames is None) == (fps is None):
         raise ValueError("give exactly one of --frames (frames per video) and --fps (frames per second)")
     if frames is not None:
@@ -165,7 +164,7 @@ def sampling_sweep(
             "--tasks",
             tasks,
             "--include_path",
-            str(include_path or YAML_ROOT),
+            str(include_path or yamlgen.YAML_ROOT),
             "--log_samples",
             "--output_path",
             str(out),

@@ -17,39 +17,47 @@ finds the doc fields holding the question id, options, answer, video id, task ty
 Deriving executes nothing of the base task: its module is read as text. A task that cannot be
 derived (not ``generate_until``, frames or images instead of video paths, no options or answer
 field, an unknown name) raises :class:`DeriveError` naming the task and the reason.
+
+This module plans (which tasks, fields and conditions) and writes the folder; the spec and the hooks'
+run-time side are in :mod:`vdg_tasks.lmms.derive_spec`, the reading of the base's source in
+:mod:`vdg_tasks.lmms.derive_source`.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
-import functools
-import importlib
-import importlib.util
-import inspect
-import itertools
 import json
 import os
-import re
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from loguru import logger
 
-from vdg_tasks.data.benchmarks import Benchmark, VideoUnavailable, task_name
-from vdg_tasks.data.local_copies import require_video_path
+from vdg_tasks.data.benchmarks import task_name
 from vdg_tasks.data.upstream import Function, load_config
-from vdg_tasks.lmms.hooks import make_doc_to_text, make_doc_to_visual, make_process_docs, make_process_results
+from vdg_tasks.lmms.derive_source import KNOWN_FIELDS, base_sources, closure_text, detect_fields, is_fn, offline_safe
+from vdg_tasks.lmms.derive_spec import (
+    ALTERNATIVE,
+    DEFAULT_FRAME_FOLDER_FPS,
+    HOOKS_MODULE,
+    NUMBERED,
+    PROVIDES,
+    SPEC_FILE,
+    DeriveError,
+    DeriveSpec,
+    Fields,
+    answer_letter,
+    derived_benchmark,
+    hooks_for,
+    native_name,
+    read_options,
+    write_options,
+)
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, condition_metadata, dump_yaml, vdg_metrics
-from vdg_tasks.perturb.text import option_text
-from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement, families, get_condition
-from vdg_tasks.vocabulary.parse import LETTERS
-from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
-from vdg_tasks.vocabulary.seeding import stable_seed
+from vdg_tasks.vocabulary.conditions import CONDITIONS, families, get_condition
 
 __all__ = [
     "DeriveError",
@@ -65,535 +73,16 @@ __all__ = [
     "write_options",
 ]
 
-SPEC_FILE = "vdg_derive.json"
-HOOKS_MODULE = "vdg_derived"
-#: Where the view keeps the raw doc (the base's own functions are called on it).
-RAW_KEY = "vdg_raw_doc"
-#: Marks an options spec of numbered fields: ``option{i}`` = option0, option1, ...
-NUMBERED = "{i}"
-#: Separates alternative fields (``candidates|options``): the first one a doc has is read.
-ALTERNATIVE = "|"
-#: The rate of a source that is a folder of frames (``--frame-folder-fps``).
-DEFAULT_FRAME_FOLDER_FPS = 1.0
-#: What derived docs carry: options only (no characters, titles or subtitles).
-PROVIDES: frozenset[Requirement] = frozenset({"options"})
-GENERIC_POST_PROMPT = "Answer with the option's letter from the given choices directly."
 #: Base config keys vdg replaces (or that name the base task itself).
 _REPLACED = frozenset(
     {"task", "tag", "group", "group_alias", "task_alias", "include", "class"}
     | {"doc_to_visual", "process_results", "process_docs", "metric_list", "metadata"}
 )
 _LOCAL_BUILDERS = frozenset({"csv", "json", "parquet", "text", "pandas", "arrow"})
-
-#: Field -> the names looked for in the base's source, most likely first.
-KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "question_id": ("question_id", "qid", "id", "question_idx", "uid", "key", "q_id"),
-    "options": ("options", "candidates", "choices", "option", "answer_choices", "candidate_answers"),
-    "answer": (
-        "answer",
-        "correct_choice",
-        "answer_idx",
-        "answer_id",
-        "answer_index",
-        "correct_answer",
-        "gt_answer",
-        "gt",
-        "label",
-        "truth",
-    ),
-    "video_id": (
-        "videoID",
-        "video_id",
-        "video_idx",
-        "video_uid",
-        "vid",
-        "video_name",
-        "video",
-        "video_path",
-        "video_file",
-    ),
-    "task_type": ("task_type", "question_type", "type", "category", "question_category", "dim", "area", "skill"),
-    "question": ("question", "query", "prompt"),
-}
 #: In a doc_to_visual (or what it calls): it decodes frames or images instead of returning a video path.
 _FRAME_MARKERS = ("VideoReader", "Image.fromarray", "Image.open", ".get_batch(", "cv2.", ".asnumpy(", "torchvision.io")
 #: In a doc_to_visual that reads no video: it returns images (an image task).
 _IMAGE_MARKERS = (".convert(", "Image.", "PIL")
-#: Names that reach the network or write a submission: a scorer or aggregation using one is not kept.
-_UNSAFE_NAMES = frozenset(
-    {"requests", "urllib", "httpx", "aiohttp", "openai", "OpenAI", "AzureOpenAI", "anthropic"}
-    | {"generate_submission_file", "hf_hub_download", "snapshot_download", "HfApi"}
-)
-_DOC_KEY = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*["']([^"'\n]+)["']""")
-_DOC_NUMBERED = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*f["']([A-Za-z_]\w*?)\{\w*\}["']""")
-_LITERAL = re.compile(r"""["']([A-Za-z_]\w*)["']""")
-_IDENT = re.compile(r"[A-Za-z_][\w-]*")
-
-
-class DeriveError(ValueError):
-    """A task that cannot be derived, or a bad request (the message names the task and the reason;
-    ``short``: the reason in a few words, for a group's list)."""
-
-    def __init__(self, message: str, short: str = "") -> None:
-        super().__init__(message)
-        self.short = short or message
-
-
-@dataclass(frozen=True)
-class Fields:
-    """The doc fields of a base task (None: it has none). ``options`` is a field holding a list, a
-    newline-separated string or a letter -> text mapping, or numbered fields (``option{i}``)."""
-
-    question_id: str | None = None
-    options: str | None = None
-    answer: str | None = None
-    video_id: str | None = None
-    task_type: str | None = None
-    question: str | None = None
-
-
-@dataclass(frozen=True)
-class DeriveSpec:
-    """Everything the derived tasks' hooks need (``vdg_derive.json``).
-
-    Attributes:
-        task: the base task; the derived tasks are ``<task>_vdg_<condition>``.
-        yaml_path: the base task's YAML.
-        fields: its doc fields.
-        doc_to_visual, doc_to_text: its video lookup and prompt builder (dotted or file-path names).
-        process_results: its scorer, logged beside vdg's record; None when absent or not offline-safe.
-        process_docs: its own ``process_docs``, applied before vdg's question-set filter.
-        visual_kwargs: its ``lmms_eval_specific_kwargs`` (default entry merged), for a 2-parameter
-            doc_to_visual; None when it has none.
-        conditions: the derived conditions.
-        group: the group (or tag) it was derived as a member of, "" for none.
-        frame_folder_fps: the rate of a source that is a folder of frames.
-    """
-
-    task: str
-    yaml_path: str
-    fields: Fields
-    doc_to_visual: str
-    doc_to_text: str
-    process_results: str | None
-    process_docs: str | None
-    visual_kwargs: dict[str, Any] | None
-    conditions: tuple[str, ...]
-    group: str = ""
-    frame_folder_fps: float = DEFAULT_FRAME_FOLDER_FPS
-
-    def to_json(self) -> str:
-        return json.dumps({"version": 1, **dataclasses.asdict(self)}, indent=1, default=str) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> DeriveSpec:
-        data = json.loads(text)
-        data.pop("version", None)
-        return cls(**{**data, "fields": Fields(**data["fields"]), "conditions": tuple(data["conditions"])})
-
-
-# --- reading the base's source (never executed) ----------------------------------------------------
-
-
-@functools.lru_cache(maxsize=256)
-def _module(module: str) -> tuple[str, ast.Module] | None:
-    """(source, tree) of a module named dotted or by file path (``/dir/utils``); None when unreadable."""
-    try:
-        if "/" in module or os.sep in module:
-            path = Path(f"{module}.py")
-        else:
-            found = importlib.util.find_spec(module)
-            path = Path(found.origin) if found is not None and found.origin else None
-        if path is None or not path.is_file():
-            return None
-        text = path.read_text(encoding="utf-8")
-        return text, ast.parse(text)
-    except (ImportError, ValueError, SyntaxError, OSError):
-        return None
-
-
-def _closure(ref: str) -> list[ast.FunctionDef]:
-    """The function ``ref`` names and every function of its module it calls, transitively."""
-    module, _, name = str(ref).rpartition(".")
-    loaded = _module(module)
-    if loaded is None:
-        return []
-    defs = {n.name: n for n in loaded[1].body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    todo, seen = [name], {}
-    while todo:
-        current = todo.pop()
-        if current in seen or current not in defs:
-            continue
-        seen[current] = defs[current]
-        todo += [n.id for n in ast.walk(defs[current]) if isinstance(n, ast.Name) and n.id in defs]
-    return list(seen.values())
-
-
-def _closure_text(ref: str) -> str:
-    loaded = _module(str(ref).rpartition(".")[0])
-    if loaded is None:
-        return ""
-    return "\n".join(ast.get_source_segment(loaded[0], node) or "" for node in _closure(ref))
-
-
-def _offline_safe(ref: str) -> bool:
-    """Whether the function (and what it calls) stays offline: no network client, upload or submission file.
-    Docstrings are not read (they cite papers' URLs)."""
-    for node in _closure(ref):
-        docstring = ast.get_docstring(node, clean=False)
-        for sub in ast.walk(node):
-            name = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
-            if name and (name in _UNSAFE_NAMES or name.lower().startswith(("upload", "submit"))):
-                return False
-            value = sub.value if isinstance(sub, ast.Constant) else None
-            if isinstance(value, str) and value != docstring and value.startswith(("http://", "https://")):
-                return False
-    return True
-
-
-def base_sources(config: Mapping[str, Any]) -> list[str]:
-    """The base's source in the order fields are looked for: its doc functions (and what they call),
-    then their whole modules."""
-    keys = ("doc_to_text", "doc_to_visual", "process_results", "doc_to_target")
-    refs = [config[k] for k in keys if _is_fn(config.get(k))]
-    modules = dict.fromkeys(str(r).rpartition(".")[0] for r in refs)
-    whole = [loaded[0] for loaded in map(_module, modules) if loaded is not None]
-    return ["\n".join(_closure_text(r) for r in refs), "\n".join(whole)]
-
-
-def _is_fn(value: Any) -> bool:
-    return isinstance(value, Function)
-
-
-# --- fields -------------------------------------------------------------------------------------------
-
-
-def _find(field: str, tiers: Sequence[str]) -> str | None:
-    """The known names of ``field`` read from ``doc`` in the first tier that reads any ("a|b": the first
-    a doc has), else (not for ids and options: a wrong guess there merges or misreads questions) the
-    known names mentioned at all."""
-    names = KNOWN_FIELDS[field]
-    # Options only from the task's own functions: a module shared with an open-ended task reads them elsewhere.
-    for text in tiers[:1] if field == "options" else tiers:
-        keys = set(_DOC_KEY.findall(text))
-        numbered = _DOC_NUMBERED.search(text) if field == "options" else None
-        hits = [n for n in names if n in keys] + ([f"{numbered.group(1)}{NUMBERED}"] if numbered else [])
-        if hits:
-            return ALTERNATIVE.join(hits)
-    if field in ("question_id", "options"):
-        return None
-    for text in tiers:
-        hits = [n for n in names if n in set(_LITERAL.findall(text))]
-        if hits:
-            return ALTERNATIVE.join(hits)
-    return None
-
-
-def detect_fields(config: Mapping[str, Any], source: str | Sequence[str]) -> Fields:
-    """The base's doc fields: ``doc_to_target`` / ``doc_to_text`` when they name a field, else the
-    known names (``KNOWN_FIELDS``) the source reads from ``doc`` (``source``: one text, or texts in
-    the order to search), else the known names it mentions at all (not for the question id)."""
-    tiers = [source] if isinstance(source, str) else list(source)
-    hints = {"answer": config.get("doc_to_target"), "question": config.get("doc_to_text")}
-    found = {}
-    for field in KNOWN_FIELDS:
-        hint = hints.get(field)
-        plain = isinstance(hint, str) and not _is_fn(hint) and _IDENT.fullmatch(hint)
-        found[field] = hint if plain else _find(field, tiers)
-    return Fields(**found)
-
-
-# --- options and answers ------------------------------------------------------------------------------
-
-
-def _numbered_keys(doc: Mapping[str, Any], field: str) -> dict[int, str]:
-    prefix, n = field.replace(NUMBERED, ""), len(field) - len(NUMBERED)
-    return {int(k[n:]): k for k in map(str, doc) if k.startswith(prefix) and k[n:].isdigit()}
-
-
-def _absent(value: Any) -> bool:
-    return value is None or str(value).strip() in ("", "N/A")
-
-
-def chosen_field(doc: Mapping[str, Any], field: str | None) -> str | None:
-    """The alternative of ``field`` (``a|b``) that ``doc`` has (not None; numbered: any of them); None if none."""
-    for name in (field or "").split(ALTERNATIVE):
-        present = _numbered_keys(doc, name) if NUMBERED in name else doc.get(name) is not None
-        if name and present:
-            return name
-    return None
-
-
-def read_options(doc: Mapping[str, Any], field: str | None) -> list[str]:
-    """The options as the doc holds them (labels kept): a list, a newline-separated string, a mapping's
-    values, or numbered fields (``option{i}``: from 0 or 1, up to the first missing or "N/A")."""
-    name = chosen_field(doc, field)
-    if name is None:
-        return []
-    if NUMBERED in name:
-        keys = _numbered_keys(doc, name)
-        present = itertools.takewhile(lambda i: i in keys and not _absent(doc[keys[i]]), itertools.count(min(keys)))
-        return [str(doc[keys[i]]) for i in present]
-    value = doc[name]
-    if isinstance(value, str):
-        return [line.strip() for line in value.splitlines() if line.strip()]
-    if isinstance(value, Mapping):
-        return [str(v) for v in value.values()]
-    return [str(v) for v in value] if isinstance(value, list | tuple) else []
-
-
-def _style(options: Sequence[str]) -> str:
-    """The label format of the base's options ("{}. ", "({}) ", "{}) "), "" for plain texts."""
-    for style in ("{}. ", "({}) ", "{}) "):
-        labels = [style.format(L).strip() for L in LETTERS]
-        if options and all(str(o).strip().startswith(label) for label, o in zip(labels, options, strict=False)):
-            return style
-    return ""
-
-
-def option_texts(options: Sequence[str]) -> list[str]:
-    """The options' texts, their labels removed when they are lettered in order."""
-    return [option_text(o) for o in options] if _style(options) else [str(o).strip() for o in options]
-
-
-def answer_letter(value: Any, options: Sequence[str]) -> str:
-    """The answer as a letter: given as a letter, a 0-based index (int or digit string), an option's
-    text, or a label ("B. text", "(B)"); "" when it names none of ``options``."""
-    n = min(len(options), len(LETTERS))
-    if value is None or isinstance(value, bool):
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) or hasattr(value, "__index__"):
-        index = int(value)
-        return LETTERS[index] if 0 <= index < n else ""
-    text = str(value).strip()
-    if len(text) == 1 and text in LETTERS[:n]:
-        return text
-    # An option's text before an index: a digit string equal to one option ("3" of 1, 2, 3) is that option.
-    norm = " ".join(text.lower().split())
-    texts = [" ".join(t.lower().split()) for t in option_texts(options)[:n]]
-    if norm and texts.count(norm) == 1:
-        return LETTERS[texts.index(norm)]
-    if text.isdigit():
-        return LETTERS[int(text)] if int(text) < n else ""
-    label = re.match(r"^\(?([A-H])(?:[.):]|$)", text)
-    return label.group(1) if label and label.group(1) in LETTERS[:n] else ""
-
-
-def write_options(doc: Mapping[str, Any], field: str, options: Sequence[str]) -> dict[str, Any]:
-    """``doc`` with ``options`` (lettered, as views hold them) written into ``field`` in the format of
-    the doc's own options: the same container, lettered the same way or plain."""
-    name = chosen_field(doc, field) or field.split(ALTERNATIVE)[0]
-    style = _style(read_options(doc, name))
-    shown = [f"{style.format(L)}{option_text(o)}" for L, o in zip(LETTERS, options, strict=False)]
-    new = dict(doc)
-    if NUMBERED in name:
-        keys = _numbered_keys(doc, name)
-        start = min(keys, default=0)
-        filler = "N/A" if any(str(doc[k]).strip() == "N/A" for k in keys.values()) else None
-        for i in sorted(set(keys) | set(range(start, start + len(shown)))):
-            key = keys.get(i, name.replace(NUMBERED, str(i)))
-            if i - start < len(shown):
-                new[key] = shown[i - start]
-            elif filler is None:
-                new.pop(key, None)
-            else:
-                new[key] = filler
-        return new
-    value = doc.get(name)
-    if isinstance(value, str):
-        new[name] = "\n".join(shown)
-    elif isinstance(value, Mapping):
-        new[name] = dict(zip(LETTERS, shown, strict=False))
-    else:
-        new[name] = shown
-    return new
-
-
-# --- the derived benchmark --------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _load_module(module: str) -> Any:
-    # One module object per file, shared by its functions (some keep state at module level).
-    if "/" not in module and os.sep not in module:
-        return importlib.import_module(module)
-    spec = importlib.util.spec_from_file_location(Path(module).name, f"{module}.py")
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {module}.py")
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
-
-
-def load_function(ref: str) -> Callable[..., Any]:
-    """The function a dotted (``pkg.mod.fn``) or file-path (``/dir/utils.fn``) name names."""
-    module, _, name = ref.rpartition(".")
-    return getattr(_load_module(module), name)
-
-
-def _n_params(fn: Callable[..., Any]) -> int:
-    try:
-        return len(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return 1
-
-
-def _text(doc: Mapping[str, Any], field: str | None) -> str:
-    name = chosen_field(doc, field)
-    value = doc.get(name) if name else None
-    if value is None:
-        return ""
-    return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
-
-
-def _view(fields: Fields) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    def view(doc: Mapping[str, Any]) -> dict[str, Any]:
-        texts = option_texts(read_options(doc, fields.options))
-        question = _text(doc, fields.question)
-        video = _text(doc, fields.video_id)
-        digest = f"{stable_seed(question, *texts) & 0xFFFFFFFF:08x}"
-        question_id = _text(doc, fields.question_id) or (f"{video}#{digest}" if video else digest)
-        return {
-            **doc,
-            "question_id": question_id,
-            "videoID": video or question_id,
-            "task_type": _text(doc, fields.task_type),
-            "duration": "",
-            "question": question,
-            "options": [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=False)],
-            "answer": answer_letter(doc.get(chosen_field(doc, fields.answer) or ""), texts),
-            RAW_KEY: doc,
-        }
-
-    return view
-
-
-def _source(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], Path]:
-    def source(view: Mapping[str, Any]) -> Path:
-        raw = view.get(RAW_KEY, view)
-        try:
-            lookup = load_function(spec.doc_to_visual)
-            two = spec.visual_kwargs is not None and _n_params(lookup) == 2
-            visuals = lookup(raw, dict(spec.visual_kwargs or {})) if two else lookup(raw)
-        except SystemExit as exc:  # lmms-eval's lookups exit on a missing file: this question's error only
-            raise VideoUnavailable(str(exc.code)) from None
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            raise VideoUnavailable(f"{spec.task}'s doc_to_visual failed: {reason}") from None
-        first = visuals[0] if isinstance(visuals, list | tuple) and visuals else visuals
-        if not isinstance(first, str | os.PathLike):
-            raise VideoUnavailable(
-                f"{spec.task}'s doc_to_visual returned {type(first).__name__}, not a video path: "
-                "vdg perturbs video files"
-            )
-        return require_video_path(Path(first))
-
-    return source
-
-
-def _shows_options(prompt: str, options: Sequence[str]) -> bool:
-    """Whether ``prompt`` shows every option with its letter ("B. text", "(B) text")."""
-    for letter, text in zip(LETTERS, option_texts(options), strict=False):
-        if text and not re.search(rf"(?<![A-Za-z]){letter}\s*[.):]\s*{re.escape(text)}", prompt):
-            return False
-    return True
-
-
-def generic_prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
-    """Question, one lettered option per line, the post prompt (vdg's own when it is not text)."""
-    kwargs = dict(lmms_eval_specific_kwargs or {})
-    pre = kwargs.get("pre_prompt") if isinstance(kwargs.get("pre_prompt"), str) else ""
-    post = kwargs.get("post_prompt")
-    post = post.strip("\n") if isinstance(post, str) and post.strip() else GENERIC_POST_PROMPT
-    options = "\n".join(str(o) for o in view.get("options") or [])
-    return f"{pre}{view.get('question', '')}\n{options}\n{post}"
-
-
-def _prompt(spec: DeriveSpec) -> Callable[..., str]:
-    def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
-        options = list(view.get("options") or [])
-        raw = view.get(RAW_KEY, view)
-        doc = write_options(raw, str(spec.fields.options), options)
-        question_field = chosen_field(raw, spec.fields.question)
-        if question_field:
-            doc[question_field] = view.get("question", "")
-        kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
-        try:
-            build = load_function(spec.doc_to_text)
-            text = build(doc, kwargs) if _n_params(build) >= 2 else build(doc)
-        except Exception as exc:
-            logger.warning(f"vdg: {spec.task}: its doc_to_text failed on the changed question ({exc!r})")
-            text = None
-        # The base's builder may show a fixed number of options (5 of NExT-QA, 3 of PerceptionTest):
-        # an added option it drops or mislabels would silently change the question.
-        if isinstance(text, str) and _shows_options(text, options):
-            return text
-        return generic_prompt(view, lmms_eval_specific_kwargs)
-
-    return prompt
-
-
-def _native_name(metric: str) -> str:
-    """A base metric named like vdg's own keys (``accuracy``, ``vdg``) is renamed ``native_<name>``."""
-    return f"native_{metric}" if metric in (METRIC_KEY, RECORD_KEY) else metric
-
-
-def _native(spec: DeriveSpec) -> Callable[[Mapping[str, Any], list[str]], dict[str, Any]]:
-    def native_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-        out = load_function(str(spec.process_results))(doc, results)
-        return {_native_name(k): v for k, v in dict(out).items()}
-
-    return native_results
-
-
-def derived_benchmark(spec: DeriveSpec) -> Benchmark:
-    """The Benchmark of a derived task: the base's video lookup, prompt builder and scorer behind the
-    Video-MME view vdg's hooks read."""
-    return Benchmark(
-        spec.task,
-        _source(spec),
-        f"lmms-eval's `{spec.task}`, derived by `vdg derive` (same dataset, prompt builder and video lookup).",
-        _native(spec) if spec.process_results else None,
-        prompt=_prompt(spec),
-        provides=PROVIDES,
-        view=_view(spec.fields),
-        frame_folder_fps=spec.frame_folder_fps,
-    )
-
-
-def _process_docs(spec: DeriveSpec, benchmark: Benchmark) -> Callable[[Any], Any]:
-    question_set = make_process_docs(benchmark)
-
-    def process_docs(dataset: Any) -> Any:
-        if spec.process_docs:
-            dataset = load_function(spec.process_docs)(dataset)
-        return question_set(dataset)
-
-    process_docs.__name__ = f"{spec.task}__process_docs"
-    return process_docs
-
-
-@functools.lru_cache(maxsize=64)
-def _hooks(path: str, _mtime_ns: int) -> dict[str, Callable[..., Any]]:
-    spec = DeriveSpec.from_json(Path(path).read_text(encoding="utf-8"))
-    bench = derived_benchmark(spec)
-    hooks: dict[str, Callable[..., Any]] = {"process_docs": _process_docs(spec, bench)}
-    for name in spec.conditions:
-        cond = CONDITIONS[name]
-        hooks[f"{name}__doc_to_visual"] = make_doc_to_visual(bench, cond)
-        hooks[f"{name}__process_results"] = make_process_results(bench, cond)
-        if cond.modality == "text":
-            hooks[f"{name}__doc_to_text"] = make_doc_to_text(bench, cond)
-    return hooks
-
-
-def hooks_for(spec_file: str | os.PathLike[str]) -> dict[str, Callable[..., Any]]:
-    """The hooks a derived folder's leaves name (``vdg_derived.<hook>``), from its spec file; built once
-    per process (lmms-eval executes ``vdg_derived.py`` again for every ``!function``)."""
-    path = Path(spec_file).resolve()
-    return dict(_hooks(str(path), path.stat().st_mtime_ns))
 
 
 # --- planning: which tasks, which fields, which conditions --------------------------------------------
@@ -628,6 +117,7 @@ def resolve_conditions(names: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _manager(include_path: str | os.PathLike[str] | None) -> Any:
+    # lmms_eval's TaskManager (~2 s) only when `vdg derive` reads the task index, not on the hooks' import
     from lmms_eval.tasks import TaskManager
 
     logger.info("vdg derive: reading lmms-eval's task index (its YAMLs: some seconds)...")
@@ -677,9 +167,9 @@ def analyse(
             f"output_type {output_type}",
         )
     visual, build = config.get("doc_to_visual"), config.get("doc_to_text")
-    if not _is_fn(visual):
+    if not is_fn(visual):
         raise _refuse(task, "it has no doc_to_visual function (not a video task)", "no doc_to_visual")
-    code = _closure_text(visual)
+    code = closure_text(visual)
     images = [m.strip(".(") for m in _IMAGE_MARKERS if m in code]
     if images and "video" not in code.lower():
         raise _refuse(
@@ -695,7 +185,7 @@ def analyse(
             "vdg perturbs the video file",
             "frames or images, not video paths",
         )
-    if not _is_fn(build):
+    if not is_fn(build):
         raise _refuse(
             task,
             f"its doc_to_text is {build!r}, not a prompt-building function vdg can give changed options",
@@ -728,8 +218,8 @@ def analyse(
         fields=found,
         doc_to_visual=str(visual),
         doc_to_text=str(build),
-        process_results=str(results) if _is_fn(results) and _offline_safe(results) else None,
-        process_docs=str(docs) if _is_fn(docs) else None,
+        process_results=str(results) if is_fn(results) and offline_safe(results) else None,
+        process_docs=str(docs) if is_fn(docs) else None,
         visual_kwargs=_visual_kwargs(config),
         conditions=conditions,
         group=group,
@@ -847,10 +337,10 @@ def _metrics(spec: DeriveSpec, config: Mapping[str, Any]) -> tuple[list[dict[str
         name, aggregation = str(entry.get("metric")), entry.get("aggregation")
         if spec.process_results is None:
             notes.append(f"`{name}` dropped: the base's process_results is absent or reaches the network")
-        elif _is_fn(aggregation) and not _offline_safe(aggregation):
+        elif is_fn(aggregation) and not offline_safe(aggregation):
             notes.append(f"`{name}` dropped: its aggregation {aggregation} uploads, submits or reaches the network")
         else:
-            renamed = _native_name(name)
+            renamed = native_name(name)
             kept.append(_yaml_value({**entry, "metric": renamed}))
             notes.append(f"`{renamed}` kept (the base's `{name}`, on the answered video-condition questions)")
     return kept, notes
@@ -899,7 +389,7 @@ lmms-eval loads this file for every `!function vdg_derived.<hook>`; the hooks ar
 
 from pathlib import Path
 
-import vdg_tasks.lmms.derive
+import vdg_tasks.derive
 
 globals().update(vdg_tasks.derive.hooks_for(Path(__file__).with_name("vdg_derive.json")))
 '''

@@ -37,6 +37,8 @@ from loguru import logger
 from msgspec.structs import replace
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
+from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
+from vdg_tasks.lmms.register import stale_registration_warning
 from vdg_tasks.perturb.provenance import provenance
 from vdg_tasks.perturb.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
 from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter
@@ -71,6 +73,7 @@ def _describe(exc: BaseException) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
+    # vdg_tasks.perturb.cache (filelock, ~0.06 s) only when a video is resolved, not when lmms-eval imports hooks
     from vdg_tasks.perturb.cache import built_by, materialize
 
     condition = request.applied
@@ -131,6 +134,7 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
 def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[dict], list[str]]:
     def doc_to_visual(doc: dict) -> list[str]:
         # Never raises: an exception here would end the user's whole lmms-eval run.
+        # vdg_tasks.perturb.cache (filelock, ~0.06 s) only for a placeholder, not when lmms-eval imports the hooks
         from vdg_tasks.perturb.cache import placeholder_video
 
         try:
@@ -197,8 +201,6 @@ def _duration_s(doc: Mapping[str, Any]) -> float | None:
 
 
 def _question_set(benchmark: Benchmark) -> str:
-    from vdg_tasks.data.question_sets import active_digest
-
     return active_digest(benchmark.report_name)
 
 
@@ -323,8 +325,6 @@ def make_process_docs(benchmark: Benchmark) -> Callable[[Any], Any]:
         # The questions of $VDG_QUESTION_SET when one is selected for this benchmark. A set that cannot be
         # read, or keeps none of the questions, raises here, while lmms-eval builds the task and before
         # anything is evaluated: a run on the wrong questions would be worse than none.
-        from vdg_tasks.data.question_sets import active, restrict_ids
-
         chosen = active(benchmark.report_name)
         if chosen is None:
             return dataset
@@ -394,8 +394,6 @@ globals().update(_generate_hooks())
 def _warn_if_registration_is_stale() -> None:
     # Registered copies (`vdg register`) do not follow an upgrade of vdg: say so once per process.
     try:
-        from vdg_tasks.lmms.register import stale_registration_warning
-
         message = stale_registration_warning()
     except Exception:  # a warning only; never in the way of a run
         return

@@ -40,8 +40,10 @@ import re
 import stat
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 from filelock import FileLock
 from loguru import logger
 
@@ -131,6 +133,7 @@ def _remember(memo: Path, digest: str) -> None:
 @functools.lru_cache(maxsize=65536)
 def _source_problem(path: str, size: int, mtime_ns: int, inode: int) -> str | None:
     # Memoized per source identity, failures included: every condition of a question gets one status.
+    # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to check or build a video, not on import of this module
     from vdg_tasks.perturb.video import VideoDecodeError, validate
 
     try:
@@ -147,6 +150,7 @@ def check_source(path: str | os.PathLike[str]) -> None:
         VideoDecodeError: naming the file, when it is missing or fails validation (the same
             message for every condition that asks).
     """
+    # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to check or build a video, not on import of this module
     from vdg_tasks.perturb.video import VideoDecodeError
 
     p = Path(os.path.abspath(path))
@@ -331,6 +335,7 @@ def _write_failure(exc: BaseException, tmp: Path) -> OSError | None:
 
 def _build(src: Path, condition: Condition, seed: int, video_id: str, key: str, out: Path, folder: Path) -> None:
     """Render ``out`` and its sidecar aside, then publish both (sidecar first); nothing is left on failure."""
+    # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to build a video, not on import of this module
     from vdg_tasks.perturb.video import VideoDecodeError, render
 
     pid = os.getpid()
@@ -460,8 +465,8 @@ def write_placeholder(path: str | os.PathLike[str]) -> Path:
     128 frames: a sampler asking for up to 128 frames (qwen_vl_utils raises when asked for more
     frames than a video has, which would end the run) still reads it.
     """
+    # PyAV (~0.26 s) only to write a placeholder, not on import of this module
     import av
-    import numpy as np
 
     with av.open(os.fspath(path), "w", format="mp4") as container:
         stream = container.add_stream("libx264", rate=16)
@@ -490,10 +495,8 @@ def frame_folder_video(folder: str | os.PathLike[str], fps: float) -> Path:
         ValueError: no frames, or a frame that cannot be read (naming it).
         CacheUnwritable: the cache cannot be written.
     """
-    from fractions import Fraction
-
+    # PyAV and PIL.Image (~0.27 s) only to encode a frame folder, not on import of this module
     import av
-    import numpy as np
     from PIL import Image
 
     src = Path(folder)

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 __all__ = ["builder_versions", "provenance", "x264_version"]
 
 _X264_BANNER = re.compile(rb"x264 - core (\d+)(?: r(\d+))?")
@@ -26,8 +28,8 @@ _X264_BANNER = re.compile(rb"x264 - core (\d+)(?: r(\d+))?")
 def x264_version() -> str:
     """The libx264 build PyAV links, read from the banner x264 writes into its first packet
     (``"core 165 r3222"``); ``"unavailable"`` when libx264 cannot encode here."""
+    # PyAV (~0.26 s) only to read the x264 banner, not on import of vdg_tasks.lmms.hooks
     import av
-    import numpy as np
 
     try:
         codec = av.CodecContext.create("libx264", "w")
@@ -47,6 +49,7 @@ def x264_version() -> str:
 @functools.lru_cache(maxsize=1)
 def builder_versions() -> dict[str, str]:
     """The versions of what builds vdg's videos: vdg, PyAV, libavcodec, libx264."""
+    # PyAV (~0.26 s) only when versions are recorded, not on import of vdg_tasks.lmms.hooks
     import av
 
     try:

@@ -89,6 +89,7 @@ def bound_params(
         return (("k", int(value)),)
     if source is None:
         raise ValueError(f"{SAMPLING_ENV}=fps:{value:g}: K follows each video's duration, and no video was given")
+    # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to probe a source, not on import of vdg_tasks.lmms.hooks
     from vdg_tasks.perturb.video import probe
 
     return (("k", max(1, round(value * probe(source).duration))),)
@@ -104,6 +105,7 @@ def source_path(benchmark: Benchmark, view: Mapping[str, Any]) -> Path:
     if path.is_dir():
         if benchmark.frame_folder_fps is None:
             raise VideoUnavailable(f"{path} is a folder, not a video")
+        # vdg_tasks.perturb.cache (filelock, ~0.06 s) only for a frame folder, not on import of vdg_tasks.lmms.hooks
         from vdg_tasks.perturb.cache import frame_folder_video
 
         return frame_folder_video(path, benchmark.frame_folder_fps)
@@ -113,6 +115,7 @@ def source_path(benchmark: Benchmark, view: Mapping[str, Any]) -> Path:
 def shown_from(condition: Condition, source: str) -> tuple[dict[str, Any], int]:
     """(effective parameters, video stream index) of what ``condition`` shows from ``source``: a hold's ``k``
     capped at the source's frame count, and the stream the models' decoders read."""
+    # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to probe a source, not on import of vdg_tasks.lmms.hooks
     from vdg_tasks.perturb.video import effective_k, probe
 
     info = probe(source)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vdg_tasks.data.infinibench import parse_srt
 from vdg_tasks.vocabulary.conditions import Condition
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.seeding import rng_for
@@ -156,8 +157,6 @@ def _metadata(doc: Mapping[str, Any], condition: Condition) -> TextChange:
 
 
 def _subtitles(doc: Mapping[str, Any], condition: Condition) -> TextChange:
-    from vdg_tasks.data.infinibench import parse_srt
-
     path = str(doc.get("subtitles") or "")
     if not path:
         raise TextUnavailable(f"question {_qid(doc)}: has no subtitle file (field 'subtitles')")

@@ -1,0 +1,401 @@
+"""The derive spec (``vdg_derive.json``) and the run-time side of a derived folder: a doc's options and
+answer, the derived :class:`~vdg_tasks.data.benchmarks.Benchmark` and the hooks ``vdg_derived.py`` holds.
+
+Part of ``vdg derive`` (:mod:`vdg_tasks.lmms.derive`); lmms-eval imports this on every derived task's load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from vdg_tasks.data.benchmarks import Benchmark, VideoUnavailable
+from vdg_tasks.data.local_copies import require_video_path
+from vdg_tasks.lmms.hooks import make_doc_to_text, make_doc_to_visual, make_process_docs, make_process_results
+from vdg_tasks.perturb.text import option_text
+from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
+from vdg_tasks.vocabulary.parse import LETTERS
+from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
+from vdg_tasks.vocabulary.seeding import stable_seed
+
+SPEC_FILE = "vdg_derive.json"
+HOOKS_MODULE = "vdg_derived"
+#: Where the view keeps the raw doc (the base's own functions are called on it).
+RAW_KEY = "vdg_raw_doc"
+#: Marks an options spec of numbered fields: ``option{i}`` = option0, option1, ...
+NUMBERED = "{i}"
+#: Separates alternative fields (``candidates|options``): the first one a doc has is read.
+ALTERNATIVE = "|"
+#: The rate of a source that is a folder of frames (``--frame-folder-fps``).
+DEFAULT_FRAME_FOLDER_FPS = 1.0
+#: What derived docs carry: options only (no characters, titles or subtitles).
+PROVIDES: frozenset[Requirement] = frozenset({"options"})
+GENERIC_POST_PROMPT = "Answer with the option's letter from the given choices directly."
+
+
+class DeriveError(ValueError):
+    """A task that cannot be derived, or a bad request (the message names the task and the reason;
+    ``short``: the reason in a few words, for a group's list)."""
+
+    def __init__(self, message: str, short: str = "") -> None:
+        super().__init__(message)
+        self.short = short or message
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The doc fields of a base task (None: it has none). ``options`` is a field holding a list, a
+    newline-separated string or a letter -> text mapping, or numbered fields (``option{i}``)."""
+
+    question_id: str | None = None
+    options: str | None = None
+    answer: str | None = None
+    video_id: str | None = None
+    task_type: str | None = None
+    question: str | None = None
+
+
+@dataclass(frozen=True)
+class DeriveSpec:
+    """Everything the derived tasks' hooks need (``vdg_derive.json``).
+
+    Attributes:
+        task: the base task; the derived tasks are ``<task>_vdg_<condition>``.
+        yaml_path: the base task's YAML.
+        fields: its doc fields.
+        doc_to_visual, doc_to_text: its video lookup and prompt builder (dotted or file-path names).
+        process_results: its scorer, logged beside vdg's record; None when absent or not offline-safe.
+        process_docs: its own ``process_docs``, applied before vdg's question-set filter.
+        visual_kwargs: its ``lmms_eval_specific_kwargs`` (default entry merged), for a 2-parameter
+            doc_to_visual; None when it has none.
+        conditions: the derived conditions.
+        group: the group (or tag) it was derived as a member of, "" for none.
+        frame_folder_fps: the rate of a source that is a folder of frames.
+    """
+
+    task: str
+    yaml_path: str
+    fields: Fields
+    doc_to_visual: str
+    doc_to_text: str
+    process_results: str | None
+    process_docs: str | None
+    visual_kwargs: dict[str, Any] | None
+    conditions: tuple[str, ...]
+    group: str = ""
+    frame_folder_fps: float = DEFAULT_FRAME_FOLDER_FPS
+
+    def to_json(self) -> str:
+        return json.dumps({"version": 1, **dataclasses.asdict(self)}, indent=1, default=str) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> DeriveSpec:
+        data = json.loads(text)
+        data.pop("version", None)
+        return cls(**{**data, "fields": Fields(**data["fields"]), "conditions": tuple(data["conditions"])})
+
+
+# --- options and answers ------------------------------------------------------------------------------
+
+
+def _numbered_keys(doc: Mapping[str, Any], field: str) -> dict[int, str]:
+    prefix, n = field.replace(NUMBERED, ""), len(field) - len(NUMBERED)
+    return {int(k[n:]): k for k in map(str, doc) if k.startswith(prefix) and k[n:].isdigit()}
+
+
+def _absent(value: Any) -> bool:
+    return value is None or str(value).strip() in ("", "N/A")
+
+
+def chosen_field(doc: Mapping[str, Any], field: str | None) -> str | None:
+    """The alternative of ``field`` (``a|b``) that ``doc`` has (not None; numbered: any of them); None if none."""
+    for name in (field or "").split(ALTERNATIVE):
+        present = _numbered_keys(doc, name) if NUMBERED in name else doc.get(name) is not None
+        if name and present:
+            return name
+    return None
+
+
+def read_options(doc: Mapping[str, Any], field: str | None) -> list[str]:
+    """The options as the doc holds them (labels kept): a list, a newline-separated string, a mapping's
+    values, or numbered fields (``option{i}``: from 0 or 1, up to the first missing or "N/A")."""
+    name = chosen_field(doc, field)
+    if name is None:
+        return []
+    if NUMBERED in name:
+        keys = _numbered_keys(doc, name)
+        present = itertools.takewhile(lambda i: i in keys and not _absent(doc[keys[i]]), itertools.count(min(keys)))
+        return [str(doc[keys[i]]) for i in present]
+    value = doc[name]
+    if isinstance(value, str):
+        return [line.strip() for line in value.splitlines() if line.strip()]
+    if isinstance(value, Mapping):
+        return [str(v) for v in value.values()]
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+def _style(options: Sequence[str]) -> str:
+    """The label format of the base's options ("{}. ", "({}) ", "{}) "), "" for plain texts."""
+    for style in ("{}. ", "({}) ", "{}) "):
+        labels = [style.format(L).strip() for L in LETTERS]
+        if options and all(str(o).strip().startswith(label) for label, o in zip(labels, options, strict=False)):
+            return style
+    return ""
+
+
+def option_texts(options: Sequence[str]) -> list[str]:
+    """The options' texts, their labels removed when they are lettered in order."""
+    return [option_text(o) for o in options] if _style(options) else [str(o).strip() for o in options]
+
+
+def answer_letter(value: Any, options: Sequence[str]) -> str:
+    """The answer as a letter: given as a letter, a 0-based index (int or digit string), an option's
+    text, or a label ("B. text", "(B)"); "" when it names none of ``options``."""
+    n = min(len(options), len(LETTERS))
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) or hasattr(value, "__index__"):
+        index = int(value)
+        return LETTERS[index] if 0 <= index < n else ""
+    text = str(value).strip()
+    if len(text) == 1 and text in LETTERS[:n]:
+        return text
+    # An option's text before an index: a digit string equal to one option ("3" of 1, 2, 3) is that option.
+    norm = " ".join(text.lower().split())
+    texts = [" ".join(t.lower().split()) for t in option_texts(options)[:n]]
+    if norm and texts.count(norm) == 1:
+        return LETTERS[texts.index(norm)]
+    if text.isdigit():
+        return LETTERS[int(text)] if int(text) < n else ""
+    label = re.match(r"^\(?([A-H])(?:[.):]|$)", text)
+    return label.group(1) if label and label.group(1) in LETTERS[:n] else ""
+
+
+def write_options(doc: Mapping[str, Any], field: str, options: Sequence[str]) -> dict[str, Any]:
+    """``doc`` with ``options`` (lettered, as views hold them) written into ``field`` in the format of
+    the doc's own options: the same container, lettered the same way or plain."""
+    name = chosen_field(doc, field) or field.split(ALTERNATIVE)[0]
+    style = _style(read_options(doc, name))
+    shown = [f"{style.format(L)}{option_text(o)}" for L, o in zip(LETTERS, options, strict=False)]
+    new = dict(doc)
+    if NUMBERED in name:
+        keys = _numbered_keys(doc, name)
+        start = min(keys, default=0)
+        filler = "N/A" if any(str(doc[k]).strip() == "N/A" for k in keys.values()) else None
+        for i in sorted(set(keys) | set(range(start, start + len(shown)))):
+            key = keys.get(i, name.replace(NUMBERED, str(i)))
+            if i - start < len(shown):
+                new[key] = shown[i - start]
+            elif filler is None:
+                new.pop(key, None)
+            else:
+                new[key] = filler
+        return new
+    value = doc.get(name)
+    if isinstance(value, str):
+        new[name] = "\n".join(shown)
+    elif isinstance(value, Mapping):
+        new[name] = dict(zip(LETTERS, shown, strict=False))
+    else:
+        new[name] = shown
+    return new
+
+
+# --- the derived benchmark --------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _load_module(module: str) -> Any:
+    # One module object per file, shared by its functions (some keep state at module level).
+    if "/" not in module and os.sep not in module:
+        return importlib.import_module(module)
+    spec = importlib.util.spec_from_file_location(Path(module).name, f"{module}.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {module}.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def load_function(ref: str) -> Callable[..., Any]:
+    """The function a dotted (``pkg.mod.fn``) or file-path (``/dir/utils.fn``) name names."""
+    module, _, name = ref.rpartition(".")
+    return getattr(_load_module(module), name)
+
+
+def _n_params(fn: Callable[..., Any]) -> int:
+    try:
+        return len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return 1
+
+
+def _text(doc: Mapping[str, Any], field: str | None) -> str:
+    name = chosen_field(doc, field)
+    value = doc.get(name) if name else None
+    if value is None:
+        return ""
+    return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def _view(fields: Fields) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def view(doc: Mapping[str, Any]) -> dict[str, Any]:
+        texts = option_texts(read_options(doc, fields.options))
+        question = _text(doc, fields.question)
+        video = _text(doc, fields.video_id)
+        digest = f"{stable_seed(question, *texts) & 0xFFFFFFFF:08x}"
+        question_id = _text(doc, fields.question_id) or (f"{video}#{digest}" if video else digest)
+        return {
+            **doc,
+            "question_id": question_id,
+            "videoID": video or question_id,
+            "task_type": _text(doc, fields.task_type),
+            "duration": "",
+            "question": question,
+            "options": [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=False)],
+            "answer": answer_letter(doc.get(chosen_field(doc, fields.answer) or ""), texts),
+            RAW_KEY: doc,
+        }
+
+    return view
+
+
+def _source(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], Path]:
+    def source(view: Mapping[str, Any]) -> Path:
+        raw = view.get(RAW_KEY, view)
+        try:
+            lookup = load_function(spec.doc_to_visual)
+            two = spec.visual_kwargs is not None and _n_params(lookup) == 2
+            visuals = lookup(raw, dict(spec.visual_kwargs or {})) if two else lookup(raw)
+        except SystemExit as exc:  # lmms-eval's lookups exit on a missing file: this question's error only
+            raise VideoUnavailable(str(exc.code)) from None
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise VideoUnavailable(f"{spec.task}'s doc_to_visual failed: {reason}") from None
+        first = visuals[0] if isinstance(visuals, list | tuple) and visuals else visuals
+        if not isinstance(first, str | os.PathLike):
+            raise VideoUnavailable(
+                f"{spec.task}'s doc_to_visual returned {type(first).__name__}, not a video path: "
+                "vdg perturbs video files"
+            )
+        return require_video_path(Path(first))
+
+    return source
+
+
+def _shows_options(prompt: str, options: Sequence[str]) -> bool:
+    """Whether ``prompt`` shows every option with its letter ("B. text", "(B) text")."""
+    for letter, text in zip(LETTERS, option_texts(options), strict=False):
+        if text and not re.search(rf"(?<![A-Za-z]){letter}\s*[.):]\s*{re.escape(text)}", prompt):
+            return False
+    return True
+
+
+def generic_prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    """Question, one lettered option per line, the post prompt (vdg's own when it is not text)."""
+    kwargs = dict(lmms_eval_specific_kwargs or {})
+    pre = kwargs.get("pre_prompt") if isinstance(kwargs.get("pre_prompt"), str) else ""
+    post = kwargs.get("post_prompt")
+    post = post.strip("\n") if isinstance(post, str) and post.strip() else GENERIC_POST_PROMPT
+    options = "\n".join(str(o) for o in view.get("options") or [])
+    return f"{pre}{view.get('question', '')}\n{options}\n{post}"
+
+
+def _prompt(spec: DeriveSpec) -> Callable[..., str]:
+    def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+        options = list(view.get("options") or [])
+        raw = view.get(RAW_KEY, view)
+        doc = write_options(raw, str(spec.fields.options), options)
+        question_field = chosen_field(raw, spec.fields.question)
+        if question_field:
+            doc[question_field] = view.get("question", "")
+        kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
+        try:
+            build = load_function(spec.doc_to_text)
+            text = build(doc, kwargs) if _n_params(build) >= 2 else build(doc)
+        except Exception as exc:
+            logger.warning(f"vdg: {spec.task}: its doc_to_text failed on the changed question ({exc!r})")
+            text = None
+        # The base's builder may show a fixed number of options (5 of NExT-QA, 3 of PerceptionTest):
+        # an added option it drops or mislabels would silently change the question.
+        if isinstance(text, str) and _shows_options(text, options):
+            return text
+        return generic_prompt(view, lmms_eval_specific_kwargs)
+
+    return prompt
+
+
+def native_name(metric: str) -> str:
+    """A base metric named like vdg's own keys (``accuracy``, ``vdg``) is renamed ``native_<name>``."""
+    return f"native_{metric}" if metric in (METRIC_KEY, RECORD_KEY) else metric
+
+
+def _native(spec: DeriveSpec) -> Callable[[Mapping[str, Any], list[str]], dict[str, Any]]:
+    def native_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
+        out = load_function(str(spec.process_results))(doc, results)
+        return {native_name(k): v for k, v in dict(out).items()}
+
+    return native_results
+
+
+def derived_benchmark(spec: DeriveSpec) -> Benchmark:
+    """The Benchmark of a derived task: the base's video lookup, prompt builder and scorer behind the
+    Video-MME view vdg's hooks read."""
+    return Benchmark(
+        spec.task,
+        _source(spec),
+        f"lmms-eval's `{spec.task}`, derived by `vdg derive` (same dataset, prompt builder and video lookup).",
+        _native(spec) if spec.process_results else None,
+        prompt=_prompt(spec),
+        provides=PROVIDES,
+        view=_view(spec.fields),
+        frame_folder_fps=spec.frame_folder_fps,
+    )
+
+
+def _process_docs(spec: DeriveSpec, benchmark: Benchmark) -> Callable[[Any], Any]:
+    question_set = make_process_docs(benchmark)
+
+    def process_docs(dataset: Any) -> Any:
+        if spec.process_docs:
+            dataset = load_function(spec.process_docs)(dataset)
+        return question_set(dataset)
+
+    process_docs.__name__ = f"{spec.task}__process_docs"
+    return process_docs
+
+
+@functools.lru_cache(maxsize=64)
+def _hooks(path: str, _mtime_ns: int) -> dict[str, Callable[..., Any]]:
+    spec = DeriveSpec.from_json(Path(path).read_text(encoding="utf-8"))
+    bench = derived_benchmark(spec)
+    hooks: dict[str, Callable[..., Any]] = {"process_docs": _process_docs(spec, bench)}
+    for name in spec.conditions:
+        cond = CONDITIONS[name]
+        hooks[f"{name}__doc_to_visual"] = make_doc_to_visual(bench, cond)
+        hooks[f"{name}__process_results"] = make_process_results(bench, cond)
+        if cond.modality == "text":
+            hooks[f"{name}__doc_to_text"] = make_doc_to_text(bench, cond)
+    return hooks
+
+
+def hooks_for(spec_file: str | os.PathLike[str]) -> dict[str, Callable[..., Any]]:
+    """The hooks a derived folder's leaves name (``vdg_derived.<hook>``), from its spec file; built once
+    per process (lmms-eval executes ``vdg_derived.py`` again for every ``!function``)."""
+    path = Path(spec_file).resolve()
+    return dict(_hooks(str(path), path.stat().st_mtime_ns))
