@@ -15,8 +15,8 @@ import postprocess
 import vdg_tasks
 from postprocess import analyses
 from postprocess.analyses.base import Options
-from tests.fakelogs import sample, write_run
-from tests.reference_data import ORIG_BLACK, reference_frame
+from tests.helpers.fakelogs import sample, write_run
+from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 
 PACKAGES = [postprocess, vdg_tasks]
 FAST = Options(n_resamples=50, stability_resamples=20)

@@ -188,15 +188,6 @@ FRONTS: dict[str, frozenset[str]] = {
         ]
     },
 }
-#: Imports the contract allows against the rooms above, each with its reason.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("postprocess.analyses.skipped", "vdg_tasks.data.benchmarks"): (
-        "the skipped-analyses table says whether a benchmark vdg declares offers the conditions a table needs "
-        "(Benchmark.provides); the declarations are benchmark data"
-    ),
-}
-
-
 def room_of(module: str) -> str | None:
     return next((room for room in ROOMS if module == room or module.startswith(f"{room}.")), None)
 
@@ -214,7 +205,7 @@ def contract_breaches(graph: dict[str, set[str]]) -> list[str]:
             continue
         for target in sorted(targets):
             target_room = room_of(target) or target
-            if target_room != room and target_room not in ROOMS[room] and (module, target) not in EXCEPTIONS:
+            if target_room != room and target_room not in ROOMS[room]:
                 found.append(f"{module} -> {target}")
     return found
 
@@ -239,5 +230,3 @@ def test_every_import_of_vdg_follows_the_contract():
     graph = import_graph()
     assert {room_of(m) for m in graph} >= set(ROOMS)  # every room exists
     assert contract_breaches(graph) == []
-    used = {(m, t) for m, targets in graph.items() for t in targets}
-    assert set(EXCEPTIONS) <= used, "an exception no import needs any more: remove it"

@@ -1,7 +1,7 @@
 """mypy on the public Python API, so `make test` (what CI runs) type-checks it too.
 
 The scope is ``[tool.mypy]`` in pyproject.toml: ``postprocess/__init__.py``, ``postprocess/api.py``,
-``vdg_tasks/__init__.py`` and ``tests/api_types.py`` (what a caller sees through the lazy
+``vdg_tasks/__init__.py`` and ``tests/helpers/api_types.py`` (what a caller sees through the lazy
 re-exports), strict; the modules they re-export are followed for their signatures only.
 """
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
 from postprocess.analyses.registry import ANALYSES
-from vdg_tasks.data.benchmarks import members
+from vdg_tasks.vocabulary.catalogue import offered_conditions
 
 COLUMNS: dict[str, str] = {
     "analysis": "the table concerned",
@@ -44,11 +44,8 @@ def conditions_run(frame: pd.DataFrame, options: Options = Options()) -> dict[st
 def offers(benchmark: str, conditions: tuple[str, ...]) -> bool:
     """Whether ``benchmark`` offers every one of ``conditions``: a benchmark vdg declares offers the conditions
     its docs provide for (``Benchmark.conditions``); any other (a derived task, a prediction file) is assumed to."""
-    declared = members(benchmark)
-    if not declared:
-        return True
-    offered = {c.name for b in declared for c in b.conditions()}
-    return set(conditions) <= offered
+    offered = offered_conditions(benchmark)
+    return offered is None or set(conditions) <= offered
 
 
 def _left_out(analysis: Analysis, runs: dict[str, dict[str, frozenset[str]]]) -> list[dict[str, object]]:

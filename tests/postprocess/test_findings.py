@@ -15,7 +15,7 @@ from scipy import stats
 
 from postprocess.analyses import Options, run_all
 from postprocess.render import render_html, render_markdown
-from tests.reference_data import ORIG_BLACK, reference_frame
+from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 
 FAST = Options(n_resamples=200, stability_resamples=50)
 

@@ -11,7 +11,7 @@ from postprocess.frame import VIDEO_ID_FIELDS, sources
 from postprocess.io import load_frame
 from postprocess.predictions import QUESTION_ID_FIELDS, read_predictions
 from postprocess.reading import LogError
-from tests.postprocess.prediction_files import five_option_records, write_records
+from tests.helpers.prediction_files import five_option_records, write_records
 
 BASE = {"condition": "orig", "task_type": "T", "ground_truth": "A", "prediction": "A"}
 

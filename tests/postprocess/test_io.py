@@ -10,7 +10,7 @@ import postprocess.reading
 from postprocess.io import load_frame, read_samples
 from postprocess.reading import LogError
 from postprocess.run_labels import RunDir, model_label
-from tests.fakelogs import sample, write_run
+from tests.helpers.fakelogs import sample, write_run
 
 
 def _two_conditions(tmp_path, model="m", model_args="", black_ids=("q1-1", "q2-1")):

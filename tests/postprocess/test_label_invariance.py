@@ -13,7 +13,7 @@ from postprocess.analyses.accuracy import accuracy_table
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import vdg_table
-from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 
 CONDITIONS = {"orig": 0.8, "black": 0.35, "single": 0.5, "shuffled": 0.65}
 #: Tables with one row per model (and benchmark, condition, task type): their values must not move.

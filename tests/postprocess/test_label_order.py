@@ -6,7 +6,7 @@ import pytest
 
 from postprocess.analyses import Options, run_all
 from postprocess.plots import plot_ladder, plot_vdg_by_task
-from tests.reference_data import FILES, reference_frame
+from tests.helpers.reference_data import FILES, reference_frame
 
 #: The reference models under sweep-like labels; lexicographically m@16f < m@2f < m@8f.
 LABELS = {"qwen2vl": "m@16f", "llava": "m@8f", "internvl2": "m@2f"}

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from postprocess.leaderboard import LEADERBOARD_COLUMNS, leaderboard_table, write_leaderboard
-from tests.postprocess.test_report import reference_tables
+from tests.helpers.report_tables import reference_tables
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from postprocess.choices import KNOWN_OPTION_COUNTS, benchmark_key, declared_opt
 from postprocess.frame import sources
 from postprocess.io import load_frame
 from postprocess.reading import LogError
-from tests.postprocess.prediction_files import five_option_records, letter_counts, write_records
+from tests.helpers.prediction_files import five_option_records, letter_counts, write_records
 
 FAST = Options(n_resamples=100, stability_resamples=20)
 

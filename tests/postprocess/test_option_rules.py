@@ -21,8 +21,8 @@ from postprocess.analyses.letters import letters_table
 from postprocess.analyses.option_counts import option_counts_table
 from postprocess.io import load_frame
 from postprocess.reading import LogError
-from tests.fakelogs import sample, write_run
-from tests.postprocess.prediction_files import write_records
+from tests.helpers.fakelogs import sample, write_run
+from tests.helpers.prediction_files import write_records
 from vdg_tasks.cli import main
 from vdg_tasks.vocabulary.seeding import rng_for
 

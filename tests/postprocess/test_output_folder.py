@@ -12,7 +12,7 @@ import pytest
 from postprocess.analyses import Options, run_all
 from postprocess.io import load_frame
 from postprocess.report import ReportError, compute_tables, partial_dir, write_report
-from tests.postprocess.prediction_files import five_option_records, write_records
+from tests.helpers.prediction_files import five_option_records, write_records
 
 FAST = Options(n_resamples=50, stability_resamples=10)
 

@@ -15,9 +15,9 @@ from postprocess.analyses import MAX_WORKERS, PARALLEL_ROWS, Analysis, run_all, 
 from postprocess.io import load_frame
 from postprocess.options import Options
 from postprocess.parallel import can_fork, cpus
-from tests.fakelogs import sample, write_run
-from tests.postprocess.test_report import FAST
-from tests.reference_data import reference_frame
+from tests.helpers.fakelogs import sample, write_run
+from tests.helpers.reference_data import reference_frame
+from tests.helpers.report_tables import FAST
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
 

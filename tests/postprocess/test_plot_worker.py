@@ -6,7 +6,7 @@ import pytest
 
 from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots, PlotError
 from postprocess.plots import write_plots
-from tests.postprocess.test_report import reference_tables
+from tests.helpers.report_tables import reference_tables
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from postprocess.plots import (
     plot_vdg_vs_accuracy,
     write_plots,
 )
-from tests.postprocess.test_report import reference_tables
+from tests.helpers.report_tables import reference_tables
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

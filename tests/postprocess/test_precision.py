@@ -8,7 +8,7 @@ import pytest
 from postprocess.io import load_frame
 from postprocess.reading import LogError
 from postprocess.run_labels import precision
-from tests.fakelogs import sample, write_run
+from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main as vdg_main
 
 QIDS = [f"v{i}-{j}" for i in range(6) for j in (1, 2)]

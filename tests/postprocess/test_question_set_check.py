@@ -9,7 +9,7 @@ import pytest
 from postprocess.frame import EXTRA_COLUMNS
 from postprocess.io import load_frame
 from postprocess.reading import LogError
-from tests.fakelogs import sample, write_run
+from tests.helpers.fakelogs import sample, write_run
 
 IDS = [f"v{i}-1" for i in range(4)]
 

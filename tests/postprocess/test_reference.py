@@ -14,7 +14,7 @@ import pytest
 
 from postprocess.analyses import Options, run_all
 from postprocess.analyses.mcnemar import mcnemar_table
-from tests.reference_data import MODEL, expected_rows, reference_frame
+from tests.helpers.reference_data import MODEL, expected_rows, reference_frame
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 
@@ -10,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import ANALYSES, TABLES, Options, run_all
+from postprocess.analyses import ANALYSES, TABLES
 from postprocess.analyses.base import empty
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.formatting import (
@@ -24,19 +23,8 @@ from postprocess.formatting import (
 )
 from postprocess.render import JSON_FORMAT, json_value, render_html, render_json, render_markdown, table_records
 from postprocess.report import compute_tables, partial_dir, write_report
-from tests.reference_data import REFERENCE, reference_frame, reference_predictions
-
-#: Few resamples: these tests check rendering, not the statistics.
-FAST = Options(n_resamples=200, stability_resamples=50)
-
-
-@functools.lru_cache(maxsize=1)
-def _reference_tables() -> dict[str, pd.DataFrame]:
-    return run_all(reference_frame(), FAST)
-
-
-def reference_tables() -> dict[str, pd.DataFrame]:
-    return {name: table.copy() for name, table in _reference_tables().items()}
+from tests.helpers.reference_data import REFERENCE, reference_frame, reference_predictions
+from tests.helpers.report_tables import FAST, reference_tables
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +149,8 @@ def test_markdown_table_aligns_and_drops_columns_empty_everywhere():
         pd.DataFrame({"model": ["m"], "acc_ordered": [np.nan], "acc": [0.5]}),
         pd.DataFrame({"acc": [np.nan, np.nan]}),  # every column blank
         empty(VDG_COLUMNS),
-        _reference_tables()["vdg"],
-        _reference_tables()["coverage"],
+        reference_tables()["vdg"],
+        reference_tables()["coverage"],
     ],
 )
 def test_markdown_table_is_what_the_formatted_frame_renders_to(table):
@@ -272,7 +260,7 @@ def test_html_renders_empty_tables_as_a_note():
 
 
 def test_write_report_without_plots_or_options(tmp_path):
-    tables = {"vdg": _reference_tables()["vdg"]}
+    tables = {"vdg": reference_tables()["vdg"]}
     md = write_report(tables, tmp_path / "out", plots=False)
     assert not (tmp_path / "out" / "plots").exists() and "## Plots" not in md
     assert json.loads((tmp_path / "out" / "report.json").read_text())["options"] is None

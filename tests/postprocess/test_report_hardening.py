@@ -12,7 +12,7 @@ import pytest
 from postprocess.io import load_frame
 from postprocess.reading import LogError
 from postprocess.report import ReportError, write_report
-from tests.fakelogs import sample, write_run
+from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main
 
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from postprocess.judge import OFFLINE_LABEL
-from tests.fakelogs import sample, write_run
-from tests.postprocess.test_judge import FakeServer, chat_reply
+from tests.helpers.fakelogs import sample, write_run
+from tests.helpers.judge_server import FakeServer, chat_reply
 from vdg_tasks.cli import main as vdg_main
 
 TRUTH = "red jacket; blue shirt"

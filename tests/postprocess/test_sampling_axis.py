@@ -12,7 +12,7 @@ from postprocess.analyses.sampling import COLUMNS, parse_setting, run_settings, 
 from postprocess.analyses.vdg import vdg_table
 from postprocess.plots import plot_sampling
 from postprocess.render import render_markdown
-from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 
 OPTIONS = Options(n_resamples=200, min_stratum=1)  # a few questions per run: CIs even so
 N_QUESTIONS = 24
@@ -194,7 +194,7 @@ def test_vdg_sweep_then_vdg_report_on_vdgsynth(tmp_path, monkeypatch):
     The sampling column is read when the runs log it; otherwise each run's setting comes from its label
     (``probe@<N>f``) or its frames argument, so this passes either way.
     """
-    from tests.test_e2e import offline_env
+    from tests.helpers.runs import offline_env
     from vdg_tasks.cli import main as vdg_main
     from vdg_tasks.lmms.yamlgen import write_all
     from vdg_tasks.synthetic.synth import generate

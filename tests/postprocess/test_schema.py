@@ -10,8 +10,8 @@ from postprocess.analyses import TABLES
 from postprocess.leaderboard import LEADERBOARD_COLUMNS
 from postprocess.report import compute_tables, write_report
 from postprocess.schema import SCHEMA_PATH, documented_columns, render_schema, write_schema
-from tests.postprocess.test_report import FAST
-from tests.reference_data import reference_frame
+from tests.helpers.reference_data import reference_frame
+from tests.helpers.report_tables import FAST
 from vdg_tasks.cli import main
 
 

@@ -14,8 +14,8 @@ from postprocess.analyses.selection import PATTERNS, by_field_analyses, select, 
 from postprocess.frame import alignment
 from postprocess.io import load_frame
 from postprocess.reading import LogError
-from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.postprocess.prediction_files import write_records
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.prediction_files import write_records
 
 OPTIONS = Options(n_resamples=50)
 
@@ -234,7 +234,7 @@ def test_prediction_files_keep_extra_fields_and_domain(tmp_path):
 
 
 def test_samples_logs_carry_domain_and_sub_category(tmp_path):
-    from tests.fakelogs import sample, write_run
+    from tests.helpers.fakelogs import sample, write_run
 
     samples = {}
     for condition in ("orig", "black"):

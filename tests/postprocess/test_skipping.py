@@ -16,8 +16,8 @@ from postprocess.analyses.letters import letters_table
 from postprocess.io import load_frame
 from postprocess.reading import LogError
 from postprocess.report import compute_tables, write_report
-from tests.fakelogs import sample, write_run
-from tests.postprocess.prediction_files import five_option_records, write_records
+from tests.helpers.fakelogs import sample, write_run
+from tests.helpers.prediction_files import five_option_records, write_records
 
 FAST = Options(n_resamples=100, stability_resamples=20)
 

@@ -10,9 +10,9 @@ from postprocess.analyses import Options, run_all
 from postprocess.analyses.summary import COLUMNS, FLAGS
 from postprocess.io import load_frame
 from postprocess.render import render_html, render_json, render_markdown
-from tests.postprocess.prediction_files import five_option_records, write_records
-from tests.postprocess.test_report import reference_tables
-from tests.reference_data import reference_frame
+from tests.helpers.prediction_files import five_option_records, write_records
+from tests.helpers.reference_data import reference_frame
+from tests.helpers.report_tables import reference_tables
 
 FAST = Options(n_resamples=100, stability_resamples=20)
 

@@ -12,7 +12,7 @@ from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import COLUMNS, vdg_table
 from postprocess.io import load_frame
 from postprocess.report import write_report
-from tests.fakelogs import sample, write_run
+from tests.helpers.fakelogs import sample, write_run
 
 
 def _random_run(tmp_path, n=120, seed=3, with_error=True):

@@ -5,7 +5,7 @@
 
 BASE and HEAD are commits; each is unpacked under DIR (``git archive``) and runs first on the path.
 With BASE: the small vdgsynth benchmark and its task YAMLs are written, three of its tasks exported,
-the base task of tests/test_derive.py derived, and the YAMLs registered into a copy of the installed
+the base task of tests/helpers/derive_base.py derived, and the YAMLs registered into a copy of the installed
 lmms-eval. With HEAD: ``vdg_probe`` runs each through lmms-eval, the export's revision is recomputed
 and ``vdg register --check`` reads the registration. Every run must log a ``vdg`` record for every
 question, and those records must equal the ones BASE's code logs for the same run. Prints each
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_derive import BASE_TASK, write_base_task  # noqa: E402
+from tests.helpers.derive_base import BASE_TASK, write_base_task  # noqa: E402
 from tests.tools.unchanged import unpack  # noqa: E402
 
 EXPORTED = ("vdgsynth_vdg_orig", "vdgsynth_vdg_black", "vdgsynth_vdg_abstain")

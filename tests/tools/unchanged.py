@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import generate  # noqa: E402
-from tests.reference_data import reference_predictions  # noqa: E402
+from tests.helpers.reference_data import reference_predictions  # noqa: E402
 
 
 def unpack(commit: str, dest: Path) -> Path:

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from vdg_tasks.data.local_copies import LocalLayout, VideoUnavailable, local_dir, local_video, require_video_path
+from vdg_tasks.vocabulary.catalogue import DOCS, MVBENCH_SUB_TASKS, OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import CONDITIONS, Condition, Requirement
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.seeding import stable_seed
@@ -96,29 +97,6 @@ def unlettered(options: list[Any]) -> list[str]:
 
 # --- MVBench (lmms-eval's `mvbench_<sub_task>` tasks) ------------------------------------------------
 
-#: MVBench's sub-tasks, as lmms-eval 0.7.3 names them (``mvbench_<sub_task>``; a test checks the list).
-MVBENCH_SUB_TASKS: tuple[str, ...] = (
-    "action_sequence",
-    "moving_count",
-    "action_prediction",
-    "episodic_reasoning",
-    "action_antonym",
-    "action_count",
-    "scene_transition",
-    "object_shuffle",
-    "object_existence",
-    "fine_grained_pose",
-    "unexpected_action",
-    "moving_direction",
-    "state_change",
-    "object_interaction",
-    "character_order",
-    "action_localization",
-    "counterfactual_inference",
-    "fine_grained_action",
-    "moving_attribute",
-    "egocentric_navigation",
-)
 #: TVQA frames, extracted at 3 fps: MVBench's episodic_reasoning ships frame folders, not videos.
 MVBENCH_FRAME_FOLDER_FPS = 3.0
 
@@ -254,7 +232,7 @@ class Benchmark:
             text conditions apply to their changed doc.
         open_instruction: what an open-ended question asks for instead of a letter.
         provides: what its docs carry (``options``, ``characters``, ``outfit_windows``, ``title``,
-            ``subtitles``).
+            ``subtitles``): a built-in benchmark's comes from ``vdg_tasks.vocabulary.catalogue.DOCS``.
         view: raw doc -> the doc with the Video-MME fields (see the module docstring).
         group: the name logged and reported for a sub-task's questions (``mvbench``); "" = ``name``.
         sub_task: the sub-task this spec is (``action_count``), "" for none.
@@ -271,7 +249,7 @@ class Benchmark:
     native_results: Callable[[Mapping[str, Any], list[str]], dict[str, Any]] | None = None
     prompt: Callable[..., str] = _videomme_prompt
     open_instruction: str = "Answer the question in your own words, in one short sentence."
-    provides: frozenset[Requirement] = frozenset({"options"})
+    provides: frozenset[Requirement] = OPTIONS_ONLY
     view: Callable[[Mapping[str, Any]], dict[str, Any]] = _same
     group: str = ""
     sub_task: str = ""
@@ -309,6 +287,7 @@ def _mvbench(sub_task: str) -> Benchmark:
         _mvbench_native_results,
         prompt=_mvbench_prompt,
         view=_mvbench_view(sub_task),
+        provides=DOCS["mvbench"],
         group="mvbench",
         sub_task=sub_task,
         local=LocalLayout(
@@ -331,6 +310,7 @@ def _egoschema(name: str, config: str, hub_name: str, what: str, metrics: tuple[
         _egoschema_native_results if metrics else None,
         prompt=_egoschema_prompt,
         view=_egoschema_view,
+        provides=DOCS[name],
         local=LocalLayout("egoschema", (hub_name,), lambda d: f"{d['video_idx']}.mp4", (".MP4",)),
         upstream=Upstream("egoschema", config, metrics),
     )
@@ -341,6 +321,7 @@ _VIDEOMME = Benchmark(
     _videomme_source,
     "Video-MME (lmms-eval's `videomme`: same dataset, prompt and video lookup).",
     _videomme_native_results,
+    provides=DOCS["videomme"],
     local=LocalLayout("videomme", ("videomme", "test"), lambda d: f"{d['videoID']}.mp4", (".MP4", ".mkv")),
     upstream=Upstream(
         "videomme",
@@ -356,6 +337,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             "vdgsynth",
             _local_source,
             "vdg's synthetic benchmark, generated locally by `vdg synth` (no download).",
+            provides=DOCS["vdgsynth"],
         ),
         "infinibench_ga": Benchmark(
             "infinibench_ga",
@@ -365,7 +347,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             prompt=infinibench_prompt,
             open_instruction="Describe each of the character's outfits in the order they appear in the episode, "
             "separated by commas.",
-            provides=frozenset({"options", "characters", "outfit_windows", "title", "subtitles"}),
+            provides=DOCS["infinibench_ga"],
         ),
         **{f"mvbench_{sub}": _mvbench(sub) for sub in MVBENCH_SUB_TASKS},
         # The full set's answers are private (lmms-eval scores it by uploading to EgoSchema's server):

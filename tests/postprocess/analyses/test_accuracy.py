@@ -12,26 +12,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
 from postprocess.analyses.base import Options
-from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, expected_rows, reference_frame
-
-
-def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str = "b") -> pd.DataFrame:
-    """(model, condition, question_id, task_type, outcome) -> a tidy frame as load_frame builds.
-
-    outcome: True (right), False (wrong), "u" (unparsed, scored wrong) or "e" (error: no answer).
-    """
-    return tidy_frame(
-        tidy_row(
-            model,
-            condition,
-            qid,
-            benchmark,
-            task_type=task_type,
-            **outcome_fields(value, unparsed_pred="zzz", error="CUDA OOM"),
-        )
-        for model, condition, qid, task_type, value in records
-    )
+from tests.helpers.frames import make_frame, outcome_fields, tidy_frame, tidy_row
+from tests.helpers.reference_data import ORIG_BLACK, expected_rows, reference_frame
 
 
 def random_records(seed: int = 1, n: int = 90) -> list[tuple[str, str, str, str, object]]:

@@ -12,7 +12,7 @@ from scipy import stats
 from postprocess.analyses import ANALYSES
 from postprocess.analyses.across import LETTER_COLUMNS, VDG_COLUMNS, letters_across_table, vdg_across_table
 from postprocess.analyses.base import Options
-from tests.frames import answer_fields, outcome_fields, tidy_frame, tidy_row
+from tests.helpers.frames import answer_fields, outcome_fields, tidy_frame, tidy_row
 
 LETTERS = "ABCDE"
 

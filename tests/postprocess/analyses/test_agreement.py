@@ -25,7 +25,7 @@ from postprocess.analyses.agreement import (
 )
 from postprocess.analyses.base import Options
 from postprocess.analyses.mcnemar import mcnemar_table
-from tests.postprocess.analyses.test_accuracy import make_frame
+from tests.helpers.frames import make_frame
 
 MODELS = ("m1", "m2", "m3")
 

@@ -17,8 +17,8 @@ from postprocess.analyses.categories import (
     categories_table,
     hard_core_table,
 )
-from tests.postprocess.analyses.test_accuracy import make_frame
-from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
+from tests.helpers.frames import make_frame
+from tests.helpers.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
 
 
 def random_records(seed: int = 5, n: int = 120, models=("m1", "m2", "m3")):

@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from postprocess.analyses import ANALYSES
 from postprocess.analyses.base import Options
 from postprocess.analyses.chance import COLUMNS, blind_sentence, chance_table, poisson_binomial_sf
-from tests.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 
 
 def make(records, benchmark: str = "b") -> pd.DataFrame:

@@ -18,8 +18,8 @@ from postprocess.analyses.collective import (
     collective_distribution,
     collective_table,
 )
-from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, reference_frame
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 
 
 def make_frame(records, benchmark: str = "b") -> pd.DataFrame:

@@ -25,8 +25,8 @@ from postprocess.analyses.consistency import (
     task_vdgs,
 )
 from postprocess.analyses.vdg import per_question
-from tests.postprocess.analyses.test_accuracy import make_frame
-from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
+from tests.helpers.frames import make_frame
+from tests.helpers.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
 
 #: Every task type enters the correlations (the random frames have task types of about 25-30 questions).
 ALL_STRATA = Options(min_stratum=1)

@@ -14,8 +14,8 @@ from postprocess.analyses import crf
 from postprocess.analyses._paired import paired, question_rule
 from postprocess.analyses.base import Options
 from postprocess.stats import fisher, wilson
-from tests.frames import answer_fields, tidy_frame, tidy_row
-from tests.reference_data import MODEL, expected_rows, reference_frame
+from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
+from tests.helpers.reference_data import MODEL, expected_rows, reference_frame
 
 EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
 PER_MODEL = Options(missing="exclude", question_set="per-model")

@@ -12,8 +12,8 @@ from scipy import stats as sps
 
 from postprocess.analyses.base import Options
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
-from tests.frames import answer_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, reference_frame
+from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
+from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 from vdg_tasks.vocabulary.parse import LETTERS
 
 

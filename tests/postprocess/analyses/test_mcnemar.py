@@ -26,8 +26,8 @@ from postprocess.analyses.mcnemar import (
     stability_pvalues,
 )
 from postprocess.stats import mcnemar, mcnemar_many, paired_bootstrap_diff, tost_paired
-from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, expected, reference_frame
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.reference_data import ORIG_BLACK, expected, reference_frame
 
 
 def make_frame(outcomes: dict[tuple[str, str], list[object]], benchmark: str = "b") -> pd.DataFrame:

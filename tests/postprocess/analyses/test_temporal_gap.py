@@ -17,8 +17,8 @@ from postprocess.analyses.temporal_gap import (
     VIDEO_MME_MAP,
     temporal_gap_table,
 )
-from tests.frames import outcome_fields, tidy_frame, tidy_row
-from tests.reference_data import ORIG_BLACK, reference_frame
+from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 from vdg_tasks.synthetic.synth import TASK_TYPES
 
 TYPES = ["OCR Problems", "Attribute Perception", "Temporal Reasoning", "Counting Problem", "text_only", "Mystery"]

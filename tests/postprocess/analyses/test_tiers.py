@@ -22,8 +22,8 @@ from postprocess.analyses.tiers import (
     tiers_table,
 )
 from postprocess.analyses.vdg import vdg_table
-from tests.postprocess.analyses.test_accuracy import make_frame
-from tests.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
+from tests.helpers.frames import make_frame
+from tests.helpers.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
 
 #: task type -> VDG (in questions out of 100) per model m1, m2, m3.
 GAPS = {

@@ -56,7 +56,7 @@ from postprocess.analyses.tracking import (
 from postprocess.frame import SAMPLE_COLUMNS
 from postprocess.render import render_html, render_markdown
 from postprocess.stats import cohen_h, wilson
-from tests.reference_data import reference_frame
+from tests.helpers.reference_data import reference_frame
 
 #: The columns postprocess.io adds for the tracking protocol (defined here until io's EXTRA_COLUMNS lands),
 #: with their "not applicable" value.

@@ -1,0 +1,349 @@
+"""`vdg derive`: condition variants of any lmms-eval video multiple-choice task.
+
+1. A base task of our own (tests/helpers/derive_base.py: its own folder, dataset, prompt layout and
+   scorer) derived through the CLI and run end to end through the real lmms-eval CLI with vdg_probe
+   and vdg_constant.
+2. The multiple-choice video tasks lmms-eval 0.7.3 ships: derived and loaded with lmms-eval's own
+   loader (no dataset is downloaded), or refused with the reason.
+3. Field detection and answer normalisation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+import pytest
+from loguru import logger
+
+from postprocess.io import load_frame
+from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
+from tests.helpers.runs import lmms_eval, offline_env
+from vdg_tasks.cli import main as vdg_main
+from vdg_tasks.data.upstream import Function
+from vdg_tasks.lmms.derive import (
+    DeriveError,
+    DeriveSpec,
+    Fields,
+    answer_letter,
+    derive,
+    detect_fields,
+    hooks_for,
+    plan,
+    read_options,
+    resolve_conditions,
+    write_options,
+)
+from vdg_tasks.vocabulary.record import METRIC_KEY
+
+# --- 1. a base task of our own, end to end --------------------------------------------------------------
+
+LETTER = {"q0": "B", "q1": "A", "q2": "B", "q3": "C", "q4": "B", "q5": ""}
+CONDITIONS = ("orig", "black", "abstain")
+
+
+@pytest.fixture(scope="module")
+def derived_demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("derive_e2e")
+    base = write_base_task(root / "base")
+    out = root / "derived"
+    args = ["derive", BASE_TASK, "--include_path", str(base), "--out", str(out), "--conditions", ",".join(CONDITIONS)]
+    assert vdg_main([*args, "--video-id", "clip", "--task-type", "category"]) == 0
+    return {"root": root, "out": out, "folder": out / BASE_TASK, "env": offline_env(root)}
+
+
+@pytest.fixture(scope="module")
+def demo_runs(derived_demo):
+    env, out, runs = derived_demo["env"], derived_demo["out"], derived_demo["root"] / "runs"
+    tag = f"{BASE_TASK}_vdg"
+    return {
+        "probe": lmms_eval(env, runs / "probe", out, "vdg_probe", tag),
+        "constant": lmms_eval(env, runs / "constant", out, "vdg_constant", tag, "--model_args", "letter=B"),
+    }
+
+
+@pytest.mark.slow
+def test_derived_folder_holds_what_lmms_eval_needs(derived_demo):
+    folder = derived_demo["folder"]
+    names = {p.name for p in folder.iterdir()}
+    leaves = {f"{BASE_TASK}_vdg_{c}.yaml" for c in CONDITIONS}
+    assert leaves | {"_default_template_yaml", "vdg_derive.json", "vdg_derived.py", "README.md"} <= names
+    spec = DeriveSpec.from_json((folder / "vdg_derive.json").read_text())
+    assert spec.fields == Fields("qid", "candidates", "answer", "clip", "category", "question")
+    assert spec.conditions == CONDITIONS and spec.process_results is not None
+    template = (folder / "_default_template_yaml").read_text()
+    assert str((derived_demo["root"] / "base" / "questions.jsonl").resolve()) in template  # made absolute
+    assert "process_docs: !function vdg_derived.process_docs" in template and "demo_acc" in template
+
+
+@pytest.mark.slow
+def test_every_question_logged_per_condition_with_its_own_id(demo_runs):
+    frame = load_frame([f"{label}={path}" for label, path in demo_runs.items()])
+    assert set(frame.benchmark) == {BASE_TASK}
+    assert (frame.groupby(["model", "condition"]).size() == len(QUESTIONS)).all()
+    assert set(frame.condition) == set(CONDITIONS)
+    assert set(frame.question_id) == set(LETTER)
+    assert (frame.answer.fillna("") == frame.question_id.map(LETTER)).all()
+    assert (frame.video_id == frame.question_id.map({q[0]: q[1] for q in QUESTIONS})).all()
+    assert (frame.task_type == frame.question_id.map({q[0]: q[4] for q in QUESTIONS})).all()
+
+
+@pytest.mark.slow
+def test_answers_normalised_and_scored(demo_runs):
+    frame = load_frame([f"{label}={path}" for label, path in demo_runs.items()])
+    no_truth = frame.question_id == "q5"
+    assert (frame[no_truth].status == "error").all()
+    assert frame[no_truth].error.str.contains("no ground-truth answer").all()
+    scored = frame[~no_truth]
+    assert (scored.status == "ok").all(), scored[scored.status != "ok"][["condition", "error"]]
+    constant = scored[scored.model == "constant"]
+    assert (constant.pred == "B").all()
+    assert (constant.correct.astype(bool) == (constant.answer == "B")).all()
+    black = scored[scored.condition == "black"]
+    assert len(black) == 2 * (len(QUESTIONS) - 1) and black.error.isna().all()
+
+
+@pytest.mark.slow
+def test_abstain_adds_an_option_and_the_base_metric_is_kept(demo_runs):
+    samples = sorted(demo_runs["constant"].rglob(f"*_samples_{BASE_TASK}_vdg_abstain.jsonl"))
+    rows = [json.loads(line) for line in samples[0].read_text().splitlines()]
+    prompts = {r["vdg"]["question_id"]: r["input"] for r in rows}
+    assert "(D) I cannot determine this from the video." in prompts["q0"]  # the base's own "(A) text" layout
+    assert {r["vdg"]["abstain_letter"] for r in rows if r["vdg"]["question_id"] == "q1"} == {"E"}
+    results = json.loads(next(demo_runs["constant"].rglob("*_results.json")).read_text())["results"]
+    orig = results[f"{BASE_TASK}_vdg_orig"]
+    assert orig[f"{METRIC_KEY},none"] == pytest.approx(3 / 5)
+    assert orig["demo_acc,none"] == pytest.approx(3 / 5)  # the base's scorer, on the answered questions
+
+
+# --- 2. lmms-eval's own multiple-choice video tasks ---------------------------------------------------------
+
+#: base name -> the derived tasks (a group: one per member).
+DERIVABLE = {
+    "longvideobench_val_v": ["longvideobench_val_v"],
+    "tvbench": [
+        f"tvbench_{s}"
+        for s in (
+            "action_antonym",
+            "action_count",
+            "action_localization",
+            "action_sequence",
+            "egocentric_sequence",
+            "moving_direction",
+            "object_count",
+            "object_shuffle",
+            "scene_transition",
+            "unexpected_action",
+        )
+    ],
+    "lvbench": ["lvbench"],
+    "nextqa_mc_test": ["nextqa_mc_test"],
+    "perceptiontest_val_mc": ["perceptiontest_val_mc"],
+    "videomme_v2": ["videomme_v2"],
+}
+#: base name -> (the reason in few words, a phrase of the message).
+REFUSED = {
+    "tempcompass_multi_choice": ("no options field", "likely inside the question text"),
+    "mlvu_dev": ("no options field", "give --options FIELD"),
+    "vinoground": ("no options field", "give --options FIELD"),
+    "longvideobench_val_i": ("frames or images, not video paths", "VideoReader"),
+    "perceptiontest_val_mcppl": ("output_type multiple_choice", "vdg derives generate_until tasks"),
+    "nextqa": ("a group", "these can be derived one by one: nextqa_mc_test"),
+    "longvidebench": ("no lmms-eval task", "did you mean longvideobench_val_v"),
+    "ai2d": ("not a video task", "returns images"),
+    "mme": ("not a video task", "reads no video"),
+}
+
+
+@pytest.fixture(scope="module")
+def builtin(tmp_path_factory):
+    from vdg_tasks.lmms.derive import _manager
+
+    out = tmp_path_factory.mktemp("derive_builtin")
+    messages: list[str] = []
+    sink = logger.add(lambda m: messages.append(m.record["message"]), level="INFO")
+    try:
+        manager = _manager(None)
+        written, refused = {}, {}
+        for name in [*DERIVABLE, *REFUSED]:
+            try:
+                written[name] = derive(name, out, manager=manager)
+            except DeriveError as exc:
+                refused[name] = exc
+    finally:
+        logger.remove(sink)
+    return {"out": out, "written": written, "refused": refused, "messages": messages}
+
+
+@pytest.fixture(scope="module")
+def derived_index(builtin):
+    from lmms_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(builtin["out"]), include_defaults=False).task_index
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    # Importing lmms-eval's task modules reads HF_HOME; nothing may be downloaded.
+    for name, value in {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(DERIVABLE))
+def test_builtin_task_derives_and_loads_in_lmms_eval(name, builtin, derived_index, offline):
+    from lmms_eval.utils import load_yaml_config
+
+    assert name not in builtin["refused"], builtin["refused"].get(name)
+    for task in DERIVABLE[name]:
+        folder = builtin["out"] / task
+        spec = DeriveSpec.from_json((folder / "vdg_derive.json").read_text())
+        assert spec.fields.options and spec.fields.answer
+        hooks = hooks_for(folder / "vdg_derive.json")
+        for condition in spec.conditions:
+            leaf = f"{task}_vdg_{condition}"
+            assert derived_index[leaf]["type"] == "task"
+            config = load_yaml_config(str(folder / f"{leaf}.yaml"), mode="full")
+            for key in ("doc_to_visual", "doc_to_text", "process_results", "process_docs"):
+                assert callable(config[key]), (leaf, key)
+            assert all(callable(m["aggregation"]) or isinstance(m["aggregation"], str) for m in config["metric_list"])
+            assert config["metric_list"][0]["metric"] == METRIC_KEY
+            assert callable(hooks[f"{condition}__process_results"])
+        assert derived_index[f"{task}_vdg"]["type"] == "tag"
+    if name == "tvbench":
+        assert derived_index["tvbench_vdg_black"]["type"] == "tag"
+
+
+@pytest.mark.slow
+def test_reading_the_task_index_is_shown_and_a_missing_task_type_field_warned(builtin):
+    messages = builtin["messages"]
+    assert messages[0].startswith("vdg derive: reading lmms-eval's task index")
+    assert re.fullmatch(r"vdg derive: \d+ tasks indexed in [\d.]+ s", messages[1])
+    specs = {}
+    for task in (t for tasks in DERIVABLE.values() for t in tasks):
+        specs[task] = DeriveSpec.from_json((builtin["out"] / task / "vdg_derive.json").read_text())
+    untyped = {task for task, spec in specs.items() if spec.fields.task_type is None}
+    warned = {m.split(": ")[1] for m in messages if "no task-type field found" in m}
+    assert untyped and warned == untyped and "lvbench" in untyped and "longvideobench_val_v" not in warned
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_builtin_task_refused_with_the_reason(name, builtin):
+    short, phrase = REFUSED[name]
+    exc = builtin["refused"].get(name)
+    assert exc is not None, f"{name} was derived"
+    assert str(exc).startswith(f"cannot derive {name}: ") and phrase in str(exc)
+    assert short in exc.short or short in str(exc)
+
+
+@pytest.mark.slow
+def test_refusal_is_one_line_and_exit_2(tmp_path, capsys):
+    assert vdg_main(["derive", "perceptiontest_val_mcppl", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("vdg derive: cannot derive perceptiontest_val_mcppl: output_type is multiple_choice")
+    assert "\n" not in err and not (tmp_path / "perceptiontest_val_mcppl").exists()
+
+
+@pytest.mark.slow
+def test_videomme_fields_detected_as_vdg_declares_them(builtin):
+    from vdg_tasks.lmms.derive import _manager
+
+    (spec,) = plan("videomme", manager=_manager(None))
+    assert spec.fields == Fields("question_id", "options", "answer", "videoID", "task_type", "question")
+
+
+# --- 3. field detection, options and answers -------------------------------------------------------------
+
+
+def test_detects_fields_read_from_doc():
+    source = textwrap.dedent("""
+        def to_text(doc, kw):
+            return doc["question"] + "\\n".join(doc["candidates"])
+        def score(doc, results):
+            return {"acc": {"id": doc["qid"], "gt": doc.get("answer"), "cat": doc["category"]}, "clip": doc["clip"]}
+    """)
+    fields = detect_fields({}, source)
+    assert fields == Fields("qid", "candidates", "answer", None, "category", "question")
+
+
+def test_detection_prefers_config_hints_and_the_task_functions():
+    config = {"doc_to_target": "correct_choice", "doc_to_text": Function("m.to_text")}
+    own = 'def f(doc):\n    return [doc.get(f"option{i}") for i in range(5)], doc["video_path"]'
+    module = 'def g(doc):\n    return doc["options"], doc["question_id"], doc["type"]'
+    fields = detect_fields(config, [own, module])
+    assert fields.answer == "correct_choice"  # doc_to_target names the field
+    assert fields.options == "option{i}"  # only the task's own functions are read for options
+    assert (fields.question_id, fields.video_id, fields.task_type) == ("question_id", "video_path", "type")
+
+
+def test_ids_and_options_are_never_guessed_from_bare_strings():
+    source = 'KEYS = ["id", "choices", "answer", "video"]\ndef f(doc):\n    return doc["question"]'
+    fields = detect_fields({}, source)
+    assert fields.question_id is None and fields.options is None
+    assert (fields.answer, fields.video_id) == ("answer", "video")
+
+
+def test_alternatives_read_the_field_the_doc_has():
+    fields = detect_fields({}, 'def f(doc):\n    return doc.get("candidates", doc.get("options"))')
+    assert fields.options == "options|candidates"
+    assert read_options({"candidates": ["x", "y"]}, fields.options) == ["x", "y"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("B", "B"),  # a letter
+        (2, "C"),  # a 0-based index
+        (2.0, "C"),
+        ("2", "C"),  # a digit string
+        ("blue", "B"),  # the option's text, any case and spacing
+        ("  BLUE ", "B"),
+        ("C. green", "C"),  # a label
+        ("(A)", "A"),
+        ("purple", ""),  # not found
+        (7, ""),
+        ("E", ""),  # a letter beyond the options
+        (None, ""),
+        (True, ""),
+    ],
+)
+def test_answer_letter(value, expected):
+    assert answer_letter(value, ["red", "blue", "green", "black"]) == expected
+
+
+def test_answer_text_that_is_a_digit_names_that_option():
+    assert answer_letter("3", ["1", "2", "3"]) == "C"
+    assert answer_letter("1", ["red", "blue"]) == "B"
+
+
+def test_numbered_options_read_and_written_back():
+    doc = {"option0": "red", "option1": "blue", "option2": "N/A", "option3": "N/A"}
+    assert read_options(doc, "option{i}") == ["red", "blue"]
+    new = write_options(doc, "option{i}", ["A. red", "B. blue", "C. I cannot tell"])
+    assert [new[f"option{i}"] for i in range(4)] == ["red", "blue", "I cannot tell", "N/A"]
+
+
+@pytest.mark.parametrize(
+    ("own", "expected"),
+    [
+        (["(A) red", "(B) blue"], ["(A) red", "(B) blue", "(C) idk"]),
+        (["A. red", "B. blue"], ["A. red", "B. blue", "C. idk"]),
+        (["red", "blue"], ["red", "blue", "idk"]),
+        ("A. red\nB. blue", "A. red\nB. blue\nC. idk"),
+    ],
+)
+def test_options_written_back_in_the_base_format(own, expected):
+    new = write_options({"options": own}, "options", ["A. red", "B. blue", "C. idk"])
+    assert new["options"] == expected
+
+
+def test_conditions_from_names_and_families():
+    assert resolve_conditions(["crf", "orig"]) == ("orig", "crf18", "crf23", "crf28", "crf33", "crf38")
+    assert resolve_conditions(["text"]) == ("open", "abstain")
+    assert "nameswap" not in resolve_conditions(None) and "abstain" in resolve_conditions(None)
+    with pytest.raises(DeriveError, match="needs characters"):
+        resolve_conditions(["nameswap"])
+    with pytest.raises(DeriveError, match="Did you mean 'black'"):
+        resolve_conditions(["blak"])

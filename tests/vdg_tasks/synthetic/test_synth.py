@@ -1,0 +1,227 @@
+"""Tests for ``vdg_tasks.synthetic.synth``: determinism, record schema, answer-key balance, ladder design."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+import vdg_tasks.synthetic.synth as synth
+from postprocess.options import Options
+from vdg_tasks.synthetic.synth import (
+    EXPECTED_LADDER,
+    PALETTE,
+    TASK_TYPES,
+    WORDS,
+    generate,
+    make_questions,
+    middle_scenes,
+    video_spec,
+)
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
+
+FIELDS = [
+    "question_id",
+    "videoID",
+    "video_id",
+    "video",
+    "duration",
+    "task_type",
+    "question",
+    "options",
+    "answer",
+]
+N_VIDEOS = 12
+
+
+def _read(jsonl: Path) -> list[dict]:
+    return [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
+
+
+def _frames(path: str) -> list[np.ndarray]:
+    with av.open(path) as c:
+        return [f.to_ndarray(format="rgb24") for f in c.decode(video=0)]
+
+
+def _text(opt: str) -> str:
+    return opt.split(". ", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def gen0(tmp_path_factory) -> tuple[Path, list[dict]]:
+    jsonl = generate(tmp_path_factory.mktemp("synth_a"), n_videos=N_VIDEOS, seed=0)
+    return jsonl, _read(jsonl)
+
+
+def _many_records(seeds=range(40), n_videos: int = N_VIDEOS) -> list[dict]:
+    """Question records for many seeds without encoding any video (the questions need only the spec)."""
+    out = []
+    for seed in seeds:
+        for i in range(n_videos):
+            spec = video_spec(f"s{i:03d}", seed)
+            out.extend(make_questions(spec, seed, f"/x/s{i:03d}.mp4"))
+    return out
+
+
+def test_same_seed_is_byte_identical_and_other_seed_differs(gen0, tmp_path):
+    jsonl_a, _ = gen0
+    root_a = jsonl_a.parent
+    # the second copy in a process whose str hashes differ: nothing may be seeded from hash()
+    code = "from pathlib import Path; from vdg_tasks.synthetic.synth import generate; "
+    code += f"print(generate(Path({str(tmp_path / 'b')!r}), n_videos={N_VIDEOS}, seed=0))"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    jsonl_b = Path(done.stdout.strip().splitlines()[-1])
+    text_a = jsonl_a.read_text(encoding="utf-8").replace(str(root_a), "<ROOT>")
+    text_b = jsonl_b.read_text(encoding="utf-8").replace(str(jsonl_b.parent), "<ROOT>")
+    assert text_a == text_b
+    for vid in ("s000", "s007"):
+        assert (root_a / "videos" / f"{vid}.mp4").read_bytes() == (
+            jsonl_b.parent / "videos" / f"{vid}.mp4"
+        ).read_bytes()
+        fa, fb = (
+            _frames(str(root_a / "videos" / f"{vid}.mp4")),
+            _frames(str(jsonl_b.parent / "videos" / f"{vid}.mp4")),
+        )
+        assert len(fa) == len(fb) == 128
+        assert all(np.array_equal(x, y) for x, y in zip(fa, fb, strict=True))
+
+    jsonl_c = generate(tmp_path / "c", n_videos=2, seed=1)
+    text_c = jsonl_c.read_text(encoding="utf-8").replace(str(jsonl_c.parent), "<ROOT>")
+    assert text_c.splitlines() != text_a.splitlines()[:8]
+    fc = _frames(str(jsonl_c.parent / "videos" / "s000.mp4"))
+    fa = _frames(str(root_a / "videos" / "s000.mp4"))
+    assert not all(np.array_equal(x, y) for x, y in zip(fa, fc, strict=True))
+
+
+def test_a_video_does_not_depend_on_how_many_are_generated(gen0, tmp_path):
+    jsonl_a, recs = gen0
+    small = _read(generate(tmp_path / "small", n_videos=2, seed=0))
+    for r in small:
+        r["video"] = r["video"].replace(str(tmp_path / "small"), str(jsonl_a.parent))
+    assert small == recs[:8]
+
+
+def test_records_have_exactly_the_videomme_fields(gen0):
+    jsonl, recs = gen0
+    assert len(recs) == 4 * N_VIDEOS
+    for r in recs:
+        assert list(r) == FIELDS
+        assert Path(r["video"]).is_absolute() and Path(r["video"]).is_file()
+        assert r["videoID"] == r["video_id"] == Path(r["video"]).stem
+        assert r["duration"] == "short"
+        assert [o[:3] for o in r["options"]] == ["A. ", "B. ", "C. ", "D. "]
+        assert r["answer"] in "ABCD" and len(r["answer"]) == 1
+        assert len({_text(o) for o in r["options"]}) == 4
+    ids = [r["question_id"] for r in recs]
+    assert ids == [f"s{i:03d}-{q}" for i in range(N_VIDEOS) for q in range(1, 5)]
+    assert [r["task_type"] for r in recs] == list(TASK_TYPES) * N_VIDEOS
+
+
+def test_every_answer_is_the_designed_option(gen0):
+    _, recs = gen0
+    for r in recs:
+        spec = video_spec(r["video_id"], 0)
+        correct = _text(r["options"]["ABCD".index(r["answer"])])
+        texts = {_text(o) for o in r["options"]}
+        appearing = {spec.border, *spec.scenes}
+        if r["task_type"] == "text_only":
+            assert f"'{correct}'" in r["question"] and texts <= set(WORDS)
+        elif r["task_type"] == "single_frame":
+            assert correct == spec.border and texts <= set(PALETTE)
+        elif r["task_type"] == "multi_frame":
+            assert correct in spec.scenes
+            assert not (texts - {correct}) & appearing, "multi_frame distractors must never appear"
+        else:
+            assert correct == spec.scenes[0]
+            assert set(spec.scenes) <= texts and not (texts - set(spec.scenes)) & appearing
+
+
+def test_scenes_are_distinct_and_never_the_border():
+    for seed in range(20):
+        for i in range(N_VIDEOS):
+            spec = video_spec(f"s{i:03d}", seed)
+            assert len(spec.scenes) in (3, 4)
+            assert len(set(spec.scenes)) == len(spec.scenes)
+            assert spec.border not in spec.scenes
+            assert all(max(PALETTE[c]) >= 120 for c in (spec.border, *spec.scenes)), "no near-black colours"
+
+
+def test_multi_frame_answer_is_never_the_middle_frame_scene():
+    n, k = 128, DEFAULT_KEY_FRAMES
+    # every plausible "middle key frame": key frames k//2 and (k-1)//2, at segment starts and centres
+    middles = {int(j * n / k) for j in (k // 2, (k - 1) // 2)} | {
+        int((j + 0.5) * n / k) for j in (k // 2, (k - 1) // 2)
+    }
+    middles |= {n // 2, (n - 1) // 2}
+    for seed in range(10):
+        for i in range(N_VIDEOS):
+            spec = video_spec(f"s{i:03d}", seed)
+            multi = make_questions(spec, seed, "/x.mp4")[2]
+            correct = _text(multi["options"]["ABCD".index(multi["answer"])])
+            assert all(spec.scenes[spec.scene_of(m)] != correct for m in middles), (seed, spec)
+            assert spec.scenes.index(correct) not in middle_scenes(spec)
+
+
+def test_answer_letters_are_balanced(gen0):
+    _, recs = gen0
+    counts = Counter(r["answer"] for r in recs)
+    assert max(counts.values()) / len(recs) <= 0.40
+    # by construction each video uses every letter once
+    for i in range(N_VIDEOS):
+        assert sorted(r["answer"] for r in recs[4 * i : 4 * i + 4]) == list("ABCD")
+
+
+def test_no_constant_letter_or_text_heuristic_beats_chance_per_task_type():
+    recs = _many_records(range(50))  # 600 questions per task type
+    for task_type in TASK_TYPES:
+        sub = [r for r in recs if r["task_type"] == task_type]
+        n = len(sub)
+        # 0.25 +- 4.5 binomial sd (sd = 0.0177 at n=600): a lopsided key fails, sampling noise never does
+        bound = 0.25 + 4.5 * (0.25 * 0.75 / n) ** 0.5
+        best_letter = max(Counter(r["answer"] for r in sub).values()) / n
+        assert best_letter <= bound, (task_type, best_letter)
+        if task_type == "text_only":
+            continue  # answerable from text by design
+        # the probe's text prior (alphabetically first option) must be a chance guess too
+        first = sum(min(r["options"], key=_text)[0] == r["answer"] for r in sub) / n
+        assert first <= bound, (task_type, first)
+
+
+def test_expected_ladder_follows_the_declared_ladder():
+    assert tuple(EXPECTED_LADDER) == TASK_TYPES
+    assert [LADDER.index(EXPECTED_LADDER[t]) for t in TASK_TYPES] == [0, 1, 2, 3]
+
+
+def test_too_short_a_video_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"fps\*seconds = 32 frames; vdgsynth needs >= 64"):
+        generate(tmp_path, n_videos=1, fps=4, seconds=8)
+
+
+def test_the_default_size_gives_every_task_type_the_questions_a_ci_needs(monkeypatch, tmp_path):
+    """``Options.min_stratum`` questions per task type, so ``make demo`` shows every CI and test."""
+    calls: list[dict] = []
+    monkeypatch.setattr(synth, "generate", lambda out_dir, **kwargs: calls.append(kwargs) or out_dir)
+    synth.main([str(tmp_path)])
+    n_videos = calls[0]["n_videos"]
+    assert inspect.signature(generate).parameters["n_videos"].default == n_videos
+    records = _many_records(seeds=[0], n_videos=n_videos)
+    per_type = Counter(r["task_type"] for r in records)
+    assert set(per_type) == set(TASK_TYPES)
+    assert min(per_type.values()) >= Options().min_stratum
+    assert len({r["question_id"] for r in records}) == len(records)
+
+
+def test_vdg_synth_uses_the_generators_default_size():
+    from vdg_tasks.cli import build_parser
+
+    default = inspect.signature(generate).parameters["n_videos"].default
+    assert build_parser().parse_args(["synth"]).videos == default
