@@ -23,7 +23,7 @@ from typing import Any
 
 from vdg_tasks.data.local_copies import LocalLayout, VideoUnavailable, local_dir, local_video, require_video_path
 from vdg_tasks.vocabulary.catalogue import DOCS, MVBENCH_SUB_TASKS, OPTIONS_ONLY
-from vdg_tasks.vocabulary.conditions import CONDITIONS, Condition, Requirement
+from vdg_tasks.vocabulary.conditions import Condition, Requirement, conditions_for
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.seeding import stable_seed
 
@@ -264,7 +264,7 @@ class Benchmark:
 
     def conditions(self) -> list[Condition]:
         """The declared conditions this benchmark provides for, in declaration order."""
-        return [c for c in CONDITIONS.values() if c.requires <= self.provides]
+        return conditions_for(self.provides)
 
     def video(self, view: Mapping[str, Any]) -> Path:
         """The question's original video: from the local copy when ``$VDG_LOCAL_DATA`` has one, else

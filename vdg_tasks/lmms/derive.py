@@ -57,7 +57,7 @@ from vdg_tasks.lmms.derive_spec import (
     write_options,
 )
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, condition_metadata, dump_yaml, vdg_metrics
-from vdg_tasks.vocabulary.conditions import CONDITIONS, families, get_condition
+from vdg_tasks.vocabulary.conditions import CONDITIONS, conditions_for, families, get_condition
 
 __all__ = [
     "DeriveError",
@@ -91,7 +91,7 @@ _IMAGE_MARKERS = (".convert(", "Image.", "PIL")
 def resolve_conditions(names: Sequence[str] | None) -> tuple[str, ...]:
     """Condition names and family tags (``ladder``, ``crf``, ``text``) -> the derived conditions, in
     declaration order; None or empty: every condition derived tasks provide for."""
-    offered = [c.name for c in CONDITIONS.values() if c.requires <= PROVIDES]
+    offered = [c.name for c in conditions_for(PROVIDES)]
     if not names:
         return tuple(offered)
     chosen: set[str] = set()

@@ -26,6 +26,7 @@ from vdg_tasks.data.benchmarks import Benchmark, VideoUnavailable
 from vdg_tasks.data.local_copies import require_video_path
 from vdg_tasks.lmms.hooks import make_doc_to_text, make_doc_to_visual, make_process_docs, make_process_results
 from vdg_tasks.perturb.text import option_text
+from vdg_tasks.vocabulary.catalogue import OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
@@ -42,7 +43,7 @@ ALTERNATIVE = "|"
 #: The rate of a source that is a folder of frames (``--frame-folder-fps``).
 DEFAULT_FRAME_FOLDER_FPS = 1.0
 #: What derived docs carry: options only (no characters, titles or subtitles).
-PROVIDES: frozenset[Requirement] = frozenset({"options"})
+PROVIDES: frozenset[Requirement] = OPTIONS_ONLY
 GENERIC_POST_PROMPT = "Answer with the option's letter from the given choices directly."
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
+from vdg_tasks.vocabulary.conditions import Requirement, conditions_for
 
 #: MVBench's sub-tasks, as lmms-eval 0.7.3 names them (``mvbench_<sub_task>``; a test checks the list).
 MVBENCH_SUB_TASKS: tuple[str, ...] = (
@@ -60,4 +60,4 @@ def offered_conditions(benchmark: str) -> frozenset[str] | None:
     provides = DOCS.get(GROUPS.get(benchmark, benchmark))
     if provides is None:
         return None
-    return frozenset(c.name for c in CONDITIONS.values() if c.requires <= provides)
+    return frozenset(c.name for c in conditions_for(provides))

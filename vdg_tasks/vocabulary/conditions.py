@@ -232,6 +232,11 @@ LADDER_DELTAS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def conditions_for(provides: frozenset[Requirement]) -> list[Condition]:
+    """The declared conditions that apply to docs carrying ``provides``, in declaration order."""
+    return [c for c in CONDITIONS.values() if c.requires <= provides]
+
+
 def get_condition(name: str) -> Condition:
     """Return the declared condition called ``name``; an unknown name suggests the nearest ones."""
     try:
