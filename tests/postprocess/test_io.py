@@ -9,7 +9,6 @@ import postprocess.options_file
 import postprocess.reading
 from postprocess.io import load_frame, read_samples
 from postprocess.reading import LogError
-from postprocess.run_labels import RunDir, model_label
 from tests.helpers.fakelogs import sample, write_run
 
 
@@ -32,15 +31,6 @@ def test_rows_carry_status_and_correctness(tmp_path):
     assert row.status == "unparsed" and not row.correct
     assert set(frame.columns) >= {"model", "benchmark", "condition", "question_id", "status", "correct", "source"}
     assert frame.source.iloc[0].endswith(":1")
-
-
-def test_label_from_command_line_and_from_pretrained(tmp_path):
-    run = _two_conditions(tmp_path)
-    assert set(load_frame([RunDir.parse(f"mine={run}")]).model) == {"mine"}
-    assert (
-        model_label({"model": "qwen2_vl", "model_args": "pretrained=/w/Qwen2-VL-7B/,device=cpu"})
-        == "qwen2_vl:Qwen2-VL-7B"
-    )
 
 
 def test_refuses_runs_whose_settings_differ(tmp_path):

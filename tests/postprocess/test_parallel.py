@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from postprocess import analyses
-from postprocess.analyses import MAX_WORKERS, PARALLEL_ROWS, Analysis, run_all, skip_reason, worker_count
+from postprocess.analyses import Analysis, run_all, skip_reason
 from postprocess.io import load_frame
 from postprocess.options import Options
 from postprocess.parallel import can_fork, cpus
@@ -53,18 +53,6 @@ def test_a_worker_skips_an_analysis_raising_value_error_and_re_raises_a_bug(monk
     monkeypatch.setattr(analyses, "ANALYSES", (keep, Analysis("bug", "a bug", {"x": "x"}, bug)))
     with pytest.raises(KeyError, match="a bug"):
         run_all(frame, FAST, names=[keep.name, "bug"], workers=2)
-
-
-def test_small_frames_stay_in_one_process_and_a_given_count_is_kept(monkeypatch):
-    small = pd.DataFrame({"model": ["m"] * 10})
-    large = pd.DataFrame({"model": ["m"] * PARALLEL_ROWS})
-    if can_fork():
-        assert worker_count(small) == 1
-        assert worker_count(small, workers=3) == 3
-        assert worker_count(small, workers=0) == 1
-        assert 1 <= worker_count(large) <= MAX_WORKERS
-    monkeypatch.setattr(analyses, "can_fork", lambda: False)  # no fork (Windows): always this process
-    assert worker_count(large) == worker_count(large, workers=3) == 1
 
 
 @needs_fork

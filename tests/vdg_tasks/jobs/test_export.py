@@ -19,7 +19,6 @@ import yaml
 
 from vdg_tasks.jobs import export as ex
 from vdg_tasks.jobs.export import ExportError, compute_revision, export, export_root, sanitize_name, write_export_tasks
-from vdg_tasks.jobs.export_card import source_dataset
 from vdg_tasks.lmms.yamlgen import write_all
 from vdg_tasks.perturb.cache import source_identity
 from vdg_tasks.synthetic.synth import generate
@@ -232,19 +231,6 @@ def test_dataset_card_names_the_hub_dataset_behind_a_function_reference(tmp_path
     manifest = json.loads((result.out / "export.json").read_text())
     for text in (card, manifest["sources"]["videomme"]):
         assert "__function__" not in text and "{'" not in text
-
-
-def test_source_without_a_local_copy_is_the_hub_dataset_and_config(monkeypatch):
-    monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
-    hub_id, config = _declared_hub("mvbench_action_count")
-    assert (hub_id, config) == ("OpenGVLab/MVBench", "action_count")  # lmms_eval/tasks/mvbench
-    assert source_dataset("mvbench_action_count", "mvbench_action_count_vdg_orig", None) == (
-        f'{hub_id} (config {config}): datasets.load_dataset("{hub_id}", "{config}", split="train")'
-    )
-    hub_id, _ = _declared_hub("videomme")
-    assert source_dataset("videomme", "videomme_vdg_black", None) == (
-        f'{hub_id}: datasets.load_dataset("{hub_id}", split="test")'
-    )
 
 
 # -- refusals, names, determinism -----------------------------------------------------------------

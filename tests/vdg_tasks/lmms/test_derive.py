@@ -5,14 +5,14 @@
    and vdg_constant.
 2. The multiple-choice video tasks lmms-eval 0.7.3 ships: derived and loaded with lmms-eval's own
    loader (no dataset is downloaded), or refused with the reason.
-3. Field detection and answer normalisation.
+3. The conditions a derive asks for, from names and families (field detection, options and answers:
+   test_derive_source.py and test_derive_spec.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import textwrap
 
 import pytest
 from loguru import logger
@@ -21,19 +21,14 @@ from postprocess.io import load_frame
 from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
 from tests.helpers.runs import lmms_eval, offline_env
 from vdg_tasks.cli import main as vdg_main
-from vdg_tasks.data.upstream import Function
 from vdg_tasks.lmms.derive import (
     DeriveError,
     DeriveSpec,
     Fields,
-    answer_letter,
     derive,
-    detect_fields,
     hooks_for,
     plan,
-    read_options,
     resolve_conditions,
-    write_options,
 )
 from vdg_tasks.vocabulary.record import METRIC_KEY
 
@@ -254,89 +249,7 @@ def test_videomme_fields_detected_as_vdg_declares_them(builtin):
     assert spec.fields == Fields("question_id", "options", "answer", "videoID", "task_type", "question")
 
 
-# --- 3. field detection, options and answers -------------------------------------------------------------
-
-
-def test_detects_fields_read_from_doc():
-    source = textwrap.dedent("""
-        def to_text(doc, kw):
-            return doc["question"] + "\\n".join(doc["candidates"])
-        def score(doc, results):
-            return {"acc": {"id": doc["qid"], "gt": doc.get("answer"), "cat": doc["category"]}, "clip": doc["clip"]}
-    """)
-    fields = detect_fields({}, source)
-    assert fields == Fields("qid", "candidates", "answer", None, "category", "question")
-
-
-def test_detection_prefers_config_hints_and_the_task_functions():
-    config = {"doc_to_target": "correct_choice", "doc_to_text": Function("m.to_text")}
-    own = 'def f(doc):\n    return [doc.get(f"option{i}") for i in range(5)], doc["video_path"]'
-    module = 'def g(doc):\n    return doc["options"], doc["question_id"], doc["type"]'
-    fields = detect_fields(config, [own, module])
-    assert fields.answer == "correct_choice"  # doc_to_target names the field
-    assert fields.options == "option{i}"  # only the task's own functions are read for options
-    assert (fields.question_id, fields.video_id, fields.task_type) == ("question_id", "video_path", "type")
-
-
-def test_ids_and_options_are_never_guessed_from_bare_strings():
-    source = 'KEYS = ["id", "choices", "answer", "video"]\ndef f(doc):\n    return doc["question"]'
-    fields = detect_fields({}, source)
-    assert fields.question_id is None and fields.options is None
-    assert (fields.answer, fields.video_id) == ("answer", "video")
-
-
-def test_alternatives_read_the_field_the_doc_has():
-    fields = detect_fields({}, 'def f(doc):\n    return doc.get("candidates", doc.get("options"))')
-    assert fields.options == "options|candidates"
-    assert read_options({"candidates": ["x", "y"]}, fields.options) == ["x", "y"]
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("B", "B"),  # a letter
-        (2, "C"),  # a 0-based index
-        (2.0, "C"),
-        ("2", "C"),  # a digit string
-        ("blue", "B"),  # the option's text, any case and spacing
-        ("  BLUE ", "B"),
-        ("C. green", "C"),  # a label
-        ("(A)", "A"),
-        ("purple", ""),  # not found
-        (7, ""),
-        ("E", ""),  # a letter beyond the options
-        (None, ""),
-        (True, ""),
-    ],
-)
-def test_answer_letter(value, expected):
-    assert answer_letter(value, ["red", "blue", "green", "black"]) == expected
-
-
-def test_answer_text_that_is_a_digit_names_that_option():
-    assert answer_letter("3", ["1", "2", "3"]) == "C"
-    assert answer_letter("1", ["red", "blue"]) == "B"
-
-
-def test_numbered_options_read_and_written_back():
-    doc = {"option0": "red", "option1": "blue", "option2": "N/A", "option3": "N/A"}
-    assert read_options(doc, "option{i}") == ["red", "blue"]
-    new = write_options(doc, "option{i}", ["A. red", "B. blue", "C. I cannot tell"])
-    assert [new[f"option{i}"] for i in range(4)] == ["red", "blue", "I cannot tell", "N/A"]
-
-
-@pytest.mark.parametrize(
-    ("own", "expected"),
-    [
-        (["(A) red", "(B) blue"], ["(A) red", "(B) blue", "(C) idk"]),
-        (["A. red", "B. blue"], ["A. red", "B. blue", "C. idk"]),
-        (["red", "blue"], ["red", "blue", "idk"]),
-        ("A. red\nB. blue", "A. red\nB. blue\nC. idk"),
-    ],
-)
-def test_options_written_back_in_the_base_format(own, expected):
-    new = write_options({"options": own}, "options", ["A. red", "B. blue", "C. idk"])
-    assert new["options"] == expected
+# --- 3. conditions -----------------------------------------------------------------------------------------
 
 
 def test_conditions_from_names_and_families():

@@ -1,0 +1,63 @@
+"""postprocess.frame: the tidy frame's schema (its columns and key) and what ``sources`` and ``alignment`` decode
+from ``frame.attrs``."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from postprocess.frame import (
+    ALIGNMENT_ATTR,
+    EXTRA_COLUMNS,
+    KEY,
+    SAMPLE_COLUMNS,
+    SOURCES_ATTR,
+    VIDEO_ID_FIELDS,
+    alignment,
+    sources,
+)
+
+
+def test_the_columns_are_distinct_and_hold_the_key():
+    assert len(set(SAMPLE_COLUMNS)) == len(SAMPLE_COLUMNS)
+    assert KEY == ("model", "benchmark", "condition", "question_id")
+    assert set(KEY) <= set(SAMPLE_COLUMNS)
+
+
+def test_the_extra_columns_are_every_column_after_source():
+    # the module docstring: the text conditions, the character-tracking protocol, the judge and provenance
+    assert EXTRA_COLUMNS == (
+        "character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth",
+        "duration_s", "frames", "judge_score", "judge", "precision", "export",
+        "domain", "sub_category", "question_set", "sampling",
+    )  # fmt: skip
+    assert SAMPLE_COLUMNS[-len(EXTRA_COLUMNS) - 1] == "source"
+
+
+def test_video_id_fields_are_distinct_and_start_with_video_id():
+    assert VIDEO_ID_FIELDS[0] == "video_id" and len(set(VIDEO_ID_FIELDS)) == len(VIDEO_ID_FIELDS)
+
+
+def test_sources_decodes_the_json_the_reader_stored():
+    entries = [{"file": "a.jsonl", "kind": "samples", "n_records": 3}, {"file": "p.csv", "kind": "predictions"}]
+    frame = pd.DataFrame()
+    frame.attrs[SOURCES_ATTR] = json.dumps(entries)
+    assert sources(frame) == entries
+
+
+def test_a_frame_not_built_by_the_reader_has_no_sources():
+    assert sources(pd.DataFrame()) == []
+    frame = pd.DataFrame()
+    frame.attrs[SOURCES_ATTR] = [{"file": "a"}]  # not the JSON text the reader stores
+    assert sources(frame) == []
+
+
+def test_alignment_decodes_the_drops_and_is_none_for_a_strict_load():
+    frame = pd.DataFrame()
+    assert alignment(frame) is None
+    drops = [{"model": "m", "benchmark": "b", "condition": "black", "n_questions": 5, "n_dropped": 1}]
+    frame.attrs[ALIGNMENT_ATTR] = json.dumps(drops)
+    assert alignment(frame) == drops
+    frame.attrs[ALIGNMENT_ATTR] = "[]"  # intersect with nothing dropped: a list, not None
+    assert alignment(frame) == []

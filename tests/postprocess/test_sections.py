@@ -1,0 +1,193 @@
+"""postprocess.sections: what each headline section declaration selects (table, aliases, rows, columns, intro)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from postprocess.analyses import TABLES
+from postprocess.render import render_markdown
+from postprocess.sections import (
+    GROUPS,
+    HEADLINE,
+    OFFLINE_JUDGE_NOTE,
+    TRACKING,
+    TRACKING_SECTIONS,
+    Section,
+    judge_labels,
+)
+
+
+def _section(table: str) -> Section:
+    return next(s for s in HEADLINE if s.table == table)
+
+
+# ---------------------------------------------------------------------------------------- declarations
+
+
+def test_each_headline_section_names_one_declared_analysis_once():
+    names = [s.table for s in HEADLINE]
+    assert len(names) == len(set(names))
+    assert set(names) <= {t.name for t in TABLES}
+
+
+def test_tracking_sections_close_the_headline_under_their_group():
+    assert HEADLINE[-len(TRACKING_SECTIONS) :] == TRACKING_SECTIONS
+    assert all(s.group == TRACKING for s in TRACKING_SECTIONS)
+    assert all(s.group == "" for s in HEADLINE[: -len(TRACKING_SECTIONS)])
+    assert set(GROUPS) == {TRACKING}
+
+
+# ------------------------------------------------------------------------------------------------ pick
+
+
+def test_pick_returns_the_named_table_when_it_has_rows():
+    table = pd.DataFrame({"x": [1, 2]})
+    section = Section("a", "A", aliases=("b",))
+    name, rows = section.pick({"a": table, "b": pd.DataFrame({"x": [3]})})
+    assert name == "a" and rows is table
+
+
+def test_pick_falls_back_to_an_alias_when_the_table_is_absent_or_empty():
+    alias = pd.DataFrame({"x": [3]})
+    section = Section("a", "A", aliases=("b", "c"))
+    assert section.pick({"b": alias})[0] == "b"
+    assert section.pick({"a": pd.DataFrame({"x": []}), "b": pd.DataFrame({"x": []}), "c": alias})[0] == "c"
+    assert section.pick({}) is None
+    assert section.pick({"a": pd.DataFrame({"x": []})}) is None
+
+
+def test_pick_skips_a_table_whose_rows_the_filter_removes():
+    def positive(table: pd.DataFrame) -> pd.DataFrame:
+        return table[table["x"] > 0]
+
+    section = Section("a", "A", filter=positive, aliases=("b",))
+    name, rows = section.pick({"a": pd.DataFrame({"x": [-1, 0]}), "b": pd.DataFrame({"x": [-2, 5, 6]})})
+    assert name == "b" and rows["x"].tolist() == [5, 6]
+    assert section.pick({"a": pd.DataFrame({"x": [-1]})}) is None
+
+
+# ------------------------------------------------------------------------------------------ row filters
+
+
+def test_the_ladder_shows_only_rows_with_some_delta():
+    table = pd.DataFrame(
+        {
+            "model": ["a", "b", "c"],
+            "spatial": [0.1, np.nan, np.nan],
+            "temporal": [np.nan, np.nan, -0.2],
+            "sampling": [np.nan, np.nan, np.nan],
+        }
+    )
+    name, rows = _section("ladder").pick({"ladder": table})
+    assert name == "ladder" and rows["model"].tolist() == ["a", "c"]  # b: black and orig only, no delta
+    no_deltas = pd.DataFrame({"model": ["a", "b"], "acc_orig": [0.5, 0.6]})
+    assert _section("ladder").pick({"ladder": no_deltas})[1]["model"].tolist() == ["a", "b"]
+
+
+def test_compression_flips_show_overall_rows_and_accept_the_old_table_name():
+    table = pd.DataFrame({"model": ["m", "m", "m"], "task_type": ["T1", "Overall", "T2"], "net": [1, -2, 0]})
+    section = _section("crf_flips")
+    assert section.pick({"crf_flips": table})[1]["net"].tolist() == [-2]
+    name, rows = section.pick({"flips": table})
+    assert name == "flips" and rows["task_type"].tolist() == ["Overall"]
+    without_task_type = pd.DataFrame({"model": ["m", "n"]})
+    assert len(section.pick({"crf_flips": without_task_type})[1]) == 2
+    only_types = table[table["task_type"] != "Overall"]
+    assert section.pick({"crf_flips": only_types}) is None
+
+
+def test_above_chance_shows_orig_and_black_rows():
+    table = pd.DataFrame({"condition": ["orig", "crf28", "black", "shuffled"], "acc": [0.6, 0.5, 0.4, 0.55]})
+    rows = _section("above_chance").pick({"above_chance": table})[1]
+    assert rows["condition"].tolist() == ["orig", "black"]
+
+
+# ----------------------------------------------------------------------------------------- columns
+
+
+def test_the_letters_section_shows_the_letters_some_answer_or_key_uses():
+    table = pd.DataFrame(
+        {
+            "model": ["m", "m"],
+            "pred_A": [6, 1],
+            "pred_B": [0, 2],
+            "pred_C": [0, 0],  # never predicted, but a key: shown
+            "pred_D": [0, 0],  # neither: left out
+            "pred_E": ["x", None],  # not a number: counted as 0, left out
+            "gt_A": [2, 0],
+            "gt_C": [3, 0],
+            "gt_D": [0, 0],
+        }
+    )
+    columns = _section("letters").columns(table)
+    assert columns == [
+        *("model", "benchmark", "condition", "n", "n_letter", "n_unparsed"),
+        *("pred_A", "pred_B", "pred_C"),
+        *("top_pred", "top_pred_share", "p_pred", "p_gt", "accuracy", "chance", "expected_from_letters"),
+        "letter_share",
+    ]
+
+
+def test_letters_section_shows_the_letters_in_use():
+    row = {"model": "m", "benchmark": "b", "condition": "black", "n": 10, "n_letter": 10, "n_unparsed": 0}
+    row |= {f"pred_{x}": c for x, c in zip("ABCDEF", (6, 2, 0, 2, 0, 0), strict=True)}
+    row |= {f"gt_{x}": c for x, c in zip("ABCDEF", (2, 3, 3, 2, 0, 0), strict=True)}
+    row |= {"top_pred": "A", "p_pred": 0.0123, "missing_policy": "exclude"}
+    section = render_markdown({"letters": pd.DataFrame([row])}).split("## Answer-letter bias", 1)[1]
+    header = section.split("\n|", 1)[1].splitlines()[0]
+    assert "pred_C" in header and "pred_D" in header and "pred_E" not in header and "gt_A" not in header
+    assert "0.0123" in section
+
+
+# ------------------------------------------------------------------------------------------ intros
+
+
+@pytest.mark.parametrize(
+    ("judge", "labels"),
+    [
+        (["gpt-4o; offline overlap", "gpt-4o", np.nan], ["gpt-4o", "offline overlap"]),  # split, deduplicated
+        (["a; ", "b"], ["a", "b"]),  # an empty label is no label
+        ([np.nan], []),
+    ],
+)
+def test_judge_labels_are_the_distinct_labels_in_first_seen_order(judge, labels):
+    assert judge_labels(pd.DataFrame({"judge": judge})) == labels
+
+
+def test_a_table_without_a_judge_column_has_no_judge_labels():
+    assert judge_labels(pd.DataFrame({"model": ["m"]})) == []
+
+
+def test_the_open_ended_intro_names_its_judge_and_flags_the_offline_scorer():
+    intro = _section("open_ended").intro
+    assert intro(pd.DataFrame({"model": ["m"]})).startswith("Judge: no judge label recorded. Options removed:")
+    assert intro(pd.DataFrame({"judge": ["gpt-4o"]})).startswith("Judge: gpt-4o. Options removed:")
+    offline = intro(pd.DataFrame({"judge": ["Offline token overlap"]}))
+    assert offline.startswith(f"Judge: Offline token overlap ({OFFLINE_JUDGE_NOTE}). Options removed:")
+    # a label that already says it is not an LLM judge gets no second note
+    honest = intro(pd.DataFrame({"judge": ["offline scorer, not an LLM judge"]}))
+    assert honest.startswith("Judge: offline scorer, not an LLM judge. Options removed:")
+
+
+def test_the_above_chance_intro_starts_with_what_is_answered_blind():
+    intro = _section("above_chance").intro
+    table = pd.DataFrame(
+        {
+            "model": ["m", "m", "m", "m"],
+            "benchmark": ["b"] * 4,
+            "condition": ["black", "black", "black", "orig"],
+            "task_type": ["T1", "T2", "Overall", "T1"],
+            "above_chance": [True, False, True, True],
+        }
+    )
+    # black rows other than Overall: T1 above chance, T2 not -> "T1 (1 of 2)"
+    assert intro(table).startswith("Without the video (black), above chance after Holm: m on b: T1 (1 of 2). Per ")
+    orig_only = table[table["condition"] == "orig"]
+    assert intro(orig_only).startswith("No model was run without the video (black)")
+
+
+def test_sections_without_an_intro_function_declare_their_text():
+    assert _section("vdg").intro.startswith("VDG = correct(orig) - correct(black)")
+    assert "Rows with no delta" in _section("ladder").intro(pd.DataFrame())
