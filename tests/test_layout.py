@@ -118,8 +118,13 @@ def test_a_front_door_is_the_module_it_stands_for(door, target, monkeypatch):
     # ``from vdg_tasks.lmms import hooks`` reads the package's attribute once the real module was imported
     parent, _, leaf = target.rpartition(".")
     monkeypatch.setattr(importlib.import_module(parent), leaf, stand_in, raising=False)
-    monkeypatch.delitem(sys.modules, door, raising=False)
     package = importlib.import_module("vdg_tasks")
     monkeypatch.setattr(package, door.rpartition(".")[2], None, raising=False)  # restored (or removed) after
-    assert importlib.import_module(door) is stand_in
-    assert sys.modules[door] is stand_in
+    before = sys.modules.pop(door, None)
+    try:
+        assert importlib.import_module(door) is stand_in
+        assert sys.modules[door] is stand_in
+    finally:  # the door as it was: imported (the real module) or not yet
+        sys.modules.pop(door, None)
+        if before is not None:
+            sys.modules[door] = before
