@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
     if origin is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, attr = origin
-    # importlib only on first use of a lazy name: `import vdg_tasks` loads no other module (tests/postprocess/test_api.py)
+    # importlib only on first use of a lazy name: `import vdg_tasks` loads nothing else (tests/postprocess/test_api.py)
     import importlib
 
     value = getattr(importlib.import_module(module), attr)
