@@ -77,7 +77,7 @@ def __getattr__(name: str) -> Any:
     origin = _ORIGIN.get(name)
     if origin is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # importlib only on first use of a lazy name: `import postprocess` loads nothing else (tests/postprocess/test_api.py)
+    # importlib only on first use of a lazy name: `import postprocess` imports nothing (tests/postprocess/test_api.py)
     import importlib
 
     value = getattr(importlib.import_module(origin), name)
