@@ -6,7 +6,7 @@ DEMO    ?= demo_out
 WORKERS ?= 2
 export HF_HUB_OFFLINE := 1
 export FORCE_QWENVL_VIDEO_READER := decord
-export VDG_CACHE ?= $(CURDIR)/$(DEMO)/cache
+export VDG_CACHE ?= $(abspath $(DEMO))/cache
 
 .PHONY: venv demo test lint yamls clean
 
