@@ -305,6 +305,27 @@ HEADLINE: tuple[Section, ...] = (
         "(dc_ratio = d / c).",
     ),
     Section(
+        "no_vision",
+        "Black frames or no visual input",
+        (
+            "model",
+            "benchmark",
+            "task_type",
+            "contrast",
+            "n",
+            "acc_upper",
+            "acc_lower",
+            "diff",
+            "ci_low",
+            "ci_high",
+        ),
+        "Two no-vision arms: black keeps the visual tokens (black frames of the source's duration and size), blind "
+        "gives the model no visual input at all (lmms-eval's no_visual setting). vdg_black = orig - black (the VDG), "
+        "vdg_blind = orig - blind, black_blind = black - blind (what a screen of black frames itself changes); "
+        "acc_upper and acc_lower are the two arms' accuracies on the n questions answered under every arm the "
+        "model ran. CI: paired percentile bootstrap.",
+    ),
+    Section(
         "ladder",
         "Ladder",
         (

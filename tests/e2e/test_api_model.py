@@ -479,3 +479,27 @@ def test_questions_cut_off_by_the_token_budget_are_error_rows(world):
     frame = run["frame"]
     assert (frame.status == "ok").sum() == answered
     assert set(frame[frame.status != "ok"].status) == {"error"}
+
+
+@pytest.fixture(scope="module")
+def blind(world):
+    """Both classes on blind: the task's doc_to_visual gives no visual at all."""
+    return {
+        "chat": run_api(world, "blind_chat", "vdgsynth_vdg_blind"),
+        "simple": run_api(world, "blind_simple", "vdgsynth_vdg_blind", "--force_simple"),
+    }
+
+
+@pytest.mark.parametrize("name", ["chat", "simple"])
+def test_blind_questions_reach_the_server_as_text_alone_and_are_scored(world, blind, name):
+    ok = _ok(blind[name]["requests"])
+    assert len(ok) == len(world["good"])
+    for request in ok:
+        assert images(request["body"]) == [], name
+        assert "Which" in prompt_text(request["body"]) or "What" in prompt_text(request["body"])
+    frame = blind[name]["frame"]
+    assert set(frame.condition) == {"blind"}
+    answered = frame[~frame.question_id.isin(FAIL_IDS.values())]
+    assert sorted(answered.question_id) == sorted(world["good"])
+    assert (answered.status == "ok").all() and (answered.pred == "A").all()
+    assert (frame[frame.question_id.isin(FAIL_IDS.values())].status == "error").all()

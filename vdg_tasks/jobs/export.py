@@ -231,6 +231,8 @@ class _Resolver:
             return _Shown("", None, "", exc.describe(), None, "", None)
         except KeyError as exc:  # not a benchmark of vdg's
             return _Shown("", None, "", describe(exc), None, "", None)
+        if request is None:  # the condition shows no video: the row names none
+            return _Shown("", None, "", None, None, "", None)
         if request.key not in self._done:
             self._done[request.key] = self._resolve(request)
         return self._done[request.key]

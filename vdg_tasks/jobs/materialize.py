@@ -372,6 +372,8 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
                         outcome = Outcome(job, None, False, exc.describe())
                         failed.setdefault((bench, cond, str(doc.get("question_id"))), outcome)
                     continue
+                if request is None:  # the condition shows no video: nothing to build
+                    continue
                 job = Job(bench, cond, request.video_id, request.source, request.bound)
                 jobs.setdefault(request.key, job)
     return list(jobs.values()), list(failed.values())

@@ -66,6 +66,15 @@ class Visual:
     effective_params: Mapping[str, Any] | None = None
     provenance: Mapping[str, Any] | None = None
 
+    @property
+    def none_shown(self) -> bool:
+        """The condition shows no video at all (``blind``): not a failure."""
+        return self.path is None and self.error is None
+
+
+#: What a question is shown under a condition that shows no video.
+NO_VIDEO = Visual(None, "", None)
+
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
@@ -120,7 +129,9 @@ def _exported_visual(info: Mapping[str, Any]) -> Visual:
 
 def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:
     """Materialize (or find in the cache, or in the export the doc comes from) the video this
-    question is shown under ``condition``."""
+    question is shown under ``condition`` (``NO_VIDEO`` under a condition that shows none)."""
+    if not condition.shows_video:  # as video_request: no video is looked at, from an export or not
+        return NO_VIDEO
     exported = doc.get("vdg_export")
     if isinstance(exported, Mapping):
         return _exported_visual(exported)
@@ -128,6 +139,8 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
         request = video_request(benchmark, condition, doc)
     except RequestError as exc:
         return Visual(None, "", exc.describe())
+    if request is None:
+        return NO_VIDEO
     return _resolve(benchmark.name, request)
 
 
@@ -142,6 +155,8 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             visual = Visual(None, "", _describe(exc))
+        if visual.none_shown:
+            return []
         return [str(visual.path if visual.path is not None else placeholder_video())]
 
     doc_to_visual.__name__ = f"{benchmark.name}__{condition.name}__doc_to_visual"

@@ -174,13 +174,16 @@ class RequestError(Exception):
         return f"{type(self.cause).__name__}: {self.cause}"
 
 
-def video_request(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> VideoRequest:
-    """The video ``doc`` (a raw doc of ``benchmark``) asks for under ``condition``.
+def video_request(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> VideoRequest | None:
+    """The video ``doc`` (a raw doc of ``benchmark``) asks for under ``condition``; None when the condition shows
+    no video at all (``blind``: the question's video is never looked at).
 
     Raises:
         RequestError: the source is unavailable or unreadable, or the per-question parameters cannot be
             worked out (no oracle windows, a malformed ``$VDG_SAMPLING``).
     """
+    if not condition.shows_video:
+        return None
     try:
         view = benchmark.view(doc)
         source = str(source_path(benchmark, view))

@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 Modality = Literal["video", "text"]
 #: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
-Transform = Literal["identity", "black", "hold", "crf", "hold_at"]
+#: ``none``: no visual input at all (``doc_to_visual`` gives an empty list, nothing is built).
+Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none"]
 #: The question transform of a condition (``vdg_tasks.perturb.text``); ``none`` leaves the question as it is.
 TextTransform = Literal["none", "name_swap", "open_ended", "abstain", "metadata", "subtitles"]
 #: What a condition needs a benchmark's docs to carry (``vdg_tasks.data.benchmarks.Benchmark.provides``).
@@ -80,6 +81,11 @@ class Condition:
     def params_dict(self) -> dict[str, Any]:
         return dict(self.params)
 
+    @property
+    def shows_video(self) -> bool:
+        """Whether the model is shown a video at all (``blind`` shows none)."""
+        return self.transform != "none"
+
 
 def _ladder(
     name: str, transform: Transform, description: str, protocols: tuple[str, ...] = (), **params: Any
@@ -113,6 +119,12 @@ _DECLARED: tuple[Condition, ...] = (
         "black",
         "Every pixel black, with the source's duration, size and audio, on the held conditions' timeline.",
         protocols=(TRACKING,),
+    ),
+    _ladder(
+        "blind",
+        "none",
+        "No visual input at all (the task's doc_to_visual gives an empty list), the question and options "
+        "unchanged: the text-only baseline of lmms-eval's no_visual variants.",
     ),
     _ladder(
         "single",
@@ -221,6 +233,9 @@ LADDER: tuple[str, ...] = ("black", "single", "shuffled", "ordered", "orig")
 
 #: Conditions the ladder compares with a rung without being a rung themselves.
 LADDER_PROBES: tuple[str, ...] = ("reversed",)
+
+#: The no-vision arms: ``black`` keeps the visual tokens (the VDG's control), ``blind`` gives the model none.
+NO_VISION: tuple[str, ...] = ("black", "blind")
 
 #: Ladder deltas: (column name, upper condition, lower condition).
 LADDER_DELTAS: tuple[tuple[str, str, str], ...] = (

@@ -1,0 +1,140 @@
+"""The two no-vision arms side by side: VDG against ``black``, VDG against ``blind``, and ``black - blind``.
+
+``black`` keeps the visual tokens (black frames of the source's duration and size: the VDG's control);
+``blind`` gives the model no visual input at all, the text-only baseline other papers report. Per
+(model, benchmark, task type) each contrast whose two arms were run is one row: ``vdg_black`` = orig - black
+(the vdg table's VDG), ``vdg_blind`` = orig - blind, and ``black_blind`` = black - blind, what a screen of
+black frames itself changes. A model's contrasts are computed on one set of questions, those answered under
+every arm it ran, shared across the benchmark's models as the vdg table's are
+(``Options.question_set``); CIs are the vdg table's paired bootstrap CIs (``vdg.ci_or_none``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
+from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.vdg import (
+    ci_columns,
+    ci_or_none,
+    compared_questions,
+    in_question_set,
+    question_set_cache,
+    rule_of,
+)
+from vdg_tasks.vocabulary.conditions import NO_VISION
+
+#: The arms, in the order a model's questions are paired.
+ARMS: tuple[str, ...] = ("orig", *NO_VISION)
+
+#: (contrast, upper arm, lower arm): each row's difference is acc_upper - acc_lower.
+CONTRASTS: tuple[tuple[str, str, str], ...] = (
+    ("vdg_black", "orig", "black"),
+    ("vdg_blind", "orig", "blind"),
+    ("black_blind", "black", "blind"),
+)
+
+COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "task_type": "task type, or Overall",
+    "contrast": "vdg_black (orig - black), vdg_blind (orig - blind) or black_blind (black - blind)",
+    "upper": "the condition whose accuracy is subtracted from",
+    "lower": "the condition whose accuracy is subtracted",
+    "arms": "the arms this model ran (of orig, black, blind), joined by ','; its questions are answered under all",
+    "n": "questions answered under every arm in arms (and in the shared question set)",
+    "acc_upper": "accuracy under upper over the n questions",
+    "acc_lower": "accuracy under lower over the n questions",
+    "diff": "acc_upper - acc_lower (mean per-question difference)",
+    "ci_low": "lower bound of the paired bootstrap CI of diff (empty when too_small)",
+    "ci_high": "upper bound of the paired bootstrap CI of diff (empty when too_small)",
+    "n_error": "questions excluded because an arm has no answer",
+    "n_not_shared": "questions this model answered under every arm but left out because another model with the same "
+    "arms has an error on them (question_set=shared); 0 under per-model or missing_policy=incorrect",
+    "too_small": "n is below min_stratum: descriptive values only, no CI",
+    "ci_level": "confidence level of the CI",
+    "ci_method": "exact (the bootstrap distribution's own percentiles) or monte carlo; empty without a CI",
+    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
+    "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
+    "missing_policy": "exclude or incorrect",
+    "question_rule": "which questions the rows share: the model's arms, question_set and missing_policy",
+}
+
+
+def _contrasts(arms: list[str]) -> list[tuple[str, str, str]]:
+    return [(name, upper, lower) for name, upper, lower in CONTRASTS if upper in arms and lower in arms]
+
+
+def _needs(present: frozenset[str]) -> str | None:
+    """The table compares blind with orig or black: a model with neither pair is left out."""
+    if "blind" in present and ({"orig", "black"} & present):
+        return None
+    return "needs blind and orig or black (has " + (", ".join(a for a in ARMS if a in present) or "none") + ")"
+
+
+@memo_by_frame
+def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Each no-vision contrast per (model, benchmark, task type); columns as in ``COLUMNS``."""
+    rows = []
+    for (model, benchmark), group in by_model_benchmark(frame):
+        present = set(group["condition"].unique())
+        arms = [arm for arm in ARMS if arm in present]
+        contrasts = _contrasts(arms)
+        if "blind" not in arms or not contrasts:
+            continue
+        table = paired(group, arms, options.missing)
+        error = table["error"].to_numpy(dtype=bool)
+        correct = {arm: table[f"correct_{arm}"].to_numpy(dtype=bool) for arm in arms}
+        question_ids = table["question_id"].to_numpy()
+        videos = table["video_id"].to_numpy()
+        shared = in_question_set(question_ids, compared_questions(frame, str(benchmark), arms, options))
+        rule = rule_of(arms, options)
+        for task_type, rows_of_task in task_type_masks(table):
+            kept = rows_of_task & ~error & shared
+            n = int(kept.sum())
+            for name, upper, lower in contrasts:
+                diff = correct[upper][kept].astype(int) - correct[lower][kept].astype(int)
+                seed_parts = ("no_vision", benchmark, task_type, name)
+                ci = ci_or_none(diff, options, seed_parts, question_ids[kept], videos[kept])
+                rows.append(
+                    {
+                        "model": model,
+                        "benchmark": benchmark,
+                        "task_type": task_type,
+                        "contrast": name,
+                        "upper": upper,
+                        "lower": lower,
+                        "arms": ",".join(arms),
+                        "n": n,
+                        "acc_upper": correct[upper][kept].mean() if n else np.nan,
+                        "acc_lower": correct[lower][kept].mean() if n else np.nan,
+                        "diff": diff.mean() if n else np.nan,
+                        "ci_low": ci.low if ci else np.nan,
+                        "ci_high": ci.high if ci else np.nan,
+                        "n_error": int((rows_of_task & error).sum()),
+                        "n_not_shared": int((rows_of_task & ~error & ~shared).sum()),
+                        "too_small": n < options.min_stratum,
+                        "ci_level": options.ci_level,
+                        **ci_columns([ci]),
+                        "missing_policy": options.missing,
+                        "question_rule": rule,
+                    }
+                )
+    if not rows:
+        return empty(COLUMNS)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+ANALYSES = (
+    Analysis(
+        "no_vision",
+        "VDG against black and against blind (no visual input), and black - blind, per model and task type with "
+        "paired bootstrap CIs.",
+        COLUMNS,
+        no_vision_table,
+        needs=_needs,
+        shares=(no_vision_table, question_set_cache),
+    ),
+)

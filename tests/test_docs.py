@@ -1,0 +1,36 @@
+"""The documentation's condition tables list every declared condition (the CRF family as one row)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from vdg_tasks.vocabulary.conditions import CONDITIONS, CRF_LEVELS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def table_conditions(markdown: str) -> set[str]:
+    """Condition names in the first column of ``| `name` | ... |`` rows; a ``crfA` ... `crfB`` row is every level."""
+    names: set[str] = set()
+    for line in markdown.splitlines():
+        match = re.match(r"\|\s*`(\w+)`(?:\s*\.\.\.\s*`(\w+)`)?\s*\|", line)
+        if not match:
+            continue
+        names.add(match.group(1))
+        if match.group(2):
+            names |= {f"crf{level}" for level in CRF_LEVELS}
+    return names
+
+
+def test_the_table_reader_sees_a_family_row():
+    text = "| condition | shown |\n|---|---|\n| `orig` | x |\n| `crf18` ... `crf38` | y |\n| other | z |\n"
+    assert table_conditions(text) == {"orig", *(f"crf{level}" for level in CRF_LEVELS)}
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/usage.md"])
+def test_every_declared_condition_is_in_the_conditions_table(document):
+    listed = table_conditions((ROOT / document).read_text(encoding="utf-8"))
+    assert set(CONDITIONS) - listed == set(), f"{document} lacks a row for these conditions"
