@@ -88,3 +88,57 @@ def alignment(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
     and n_dropped (not present in every condition); None for a frame loaded with ``align="strict"``."""
     text = frame.attrs.get(ALIGNMENT_ATTR)
     return list(json.loads(text)) if isinstance(text, str) else None
+
+
+#: Key of the text-only answerers' s(q) in ``frame.attrs`` (``with_text_scores``; a JSON list).
+TEXT_SCORES_ATTR = "vdg_text_scores"
+#: Key of the named question sets a report compares in ``frame.attrs`` (``with_named_sets``; a JSON list).
+NAMED_SETS_ATTR = "vdg_named_sets"
+
+
+#: The columns of ``vdg shortcuts``' shortcuts.csv the report keeps.
+SHORTCUT_FIELDS: tuple[str, ...] = ("benchmark", "question_id", "task_type", "answerer", "n_options", "s", "picked")
+
+
+def with_text_scores(frame: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` carrying the text-only answerers' scores of its questions (``scores``: rows of ``vdg shortcuts``'
+    shortcuts.csv), for the tables that relate answers to text-only shortcuts."""
+    records = scores[list(SHORTCUT_FIELDS)].astype(object).values.tolist()
+    frame.attrs[TEXT_SCORES_ATTR] = json.dumps(
+        [[str(b), str(q), str(t), str(a), int(n), float(s), bool(p)] for b, q, t, a, n, s, p in records]
+    )
+    return frame
+
+
+def shortcut_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ``SHORTCUT_FIELDS`` rows ``with_text_scores`` gave, and ``chance`` (1 / n_options); empty without."""
+    # pandas (~0.8 s) only to build this table, not on import of postprocess.frame
+    import pandas as pd
+
+    text = frame.attrs.get(TEXT_SCORES_ATTR)
+    table = pd.DataFrame(json.loads(text) if isinstance(text, str) else [], columns=list(SHORTCUT_FIELDS))
+    table["chance"] = 1.0 / table["n_options"].astype(float)
+    return table
+
+
+def text_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """benchmark, question_id and text_score (s(q) of the ``combined`` answerer) of every question
+    ``with_text_scores`` gave; empty without."""
+    table = shortcut_table(frame)
+    combined = table[table["answerer"] == "combined"]
+    return combined[["benchmark", "question_id", "s"]].rename(columns={"s": "text_score"}).reset_index(drop=True)
+
+
+def with_named_sets(frame: pd.DataFrame, sets: list[dict[str, Any]]) -> pd.DataFrame:
+    """``frame`` carrying question sets to compare side by side: each a dict with ``name``, ``benchmark``,
+    ``ids``, ``description`` and ``source`` (the file)."""
+    frame.attrs[NAMED_SETS_ATTR] = json.dumps(
+        [{**s, "ids": sorted(map(str, s["ids"]))} for s in sets], ensure_ascii=False
+    )
+    return frame
+
+
+def named_sets(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The question sets ``with_named_sets`` gave ([] without)."""
+    text = frame.attrs.get(NAMED_SETS_ATTR)
+    return list(json.loads(text)) if isinstance(text, str) else []

@@ -326,6 +326,55 @@ HEADLINE: tuple[Section, ...] = (
         "model ran. CI: paired percentile bootstrap.",
     ),
     Section(
+        "shortcut_types",
+        "Text-only shortcuts",
+        ("benchmark", "task_type", "n", "accuracy", "ci_low", "ci_high", "chance", "p_above_chance"),
+        "What the question text alone gives away, before any model: answerers trained on the benchmark's own "
+        "questions and options (vdg shortcuts: a linear model over the words of each question-option pair and a "
+        "random forest over the options' lengths, overlaps, positions and numbers, cross-validated with questions "
+        "about one video kept in one fold), combined. accuracy: share of questions whose right option they pick; "
+        "chance: picking at random; CI: Wilson. A task type far above chance is answerable without the video.",
+        lambda table: table[table["answerer"] == "combined"],
+    ),
+    Section(
+        "shortcut_links",
+        "Do the models take the text's shortcuts?",
+        ("model", "benchmark", "condition", "n", "accuracy", "r", "p", "acc_low", "acc_mid", "acc_high"),
+        "Each question's s(q) (the text-only answerers' probability for its right option) against the model's "
+        "correctness: r is the point-biserial correlation; acc_low / acc_mid / acc_high the accuracy on the thirds "
+        "of the questions with the lowest, middle and highest s(q). Under black and blind a positive r means the "
+        "model guesses from the same cues the text-only answerers find.",
+    ),
+    Section(
+        "vdg_by_shortcut",
+        "VDG by text-shortcut tercile",
+        ("model", "benchmark", "tercile", "s_min", "s_max", "n", "acc_orig", "acc_black", "vdg", "ci_low", "ci_high"),
+        "The VDG on the thirds of the questions with the lowest, middle and highest s(q): where the text gives the "
+        "answer away, the video has less left to add.",
+    ),
+    Section(
+        "question_set_comparison",
+        "Question sets compared",
+        (
+            "model",
+            "benchmark",
+            "question_set",
+            "n",
+            "acc_orig",
+            "acc_black",
+            "acc_blind",
+            "vdg",
+            "ci_low",
+            "ci_high",
+            "vdg_blind",
+            "above_controls",
+        ),
+        "Accuracy and VDG on each --question-set beside every compared question (all). For vdg debias: a "
+        "debiased set whose VDG exceeds every uniform control's (as many questions removed at random) did more "
+        "than shrink the set; one that also exceeds the matched controls' (as many of each task type) chose better "
+        "questions within task types, not only another mix of task types (above_controls).",
+    ),
+    Section(
         "ladder",
         "Ladder",
         (

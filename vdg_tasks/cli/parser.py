@@ -7,6 +7,7 @@ import functools
 import os
 from pathlib import Path
 
+from vdg_tasks.cli.audit import cmd_debias, cmd_shortcuts
 from vdg_tasks.cli.report import (
     cmd_leaderboard,
     cmd_report,
@@ -231,6 +232,34 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of the benchmark's own data",
     )
     p.set_defaults(func=cmd_subset)
+
+    docs_help = (
+        "read the questions (question_id, videoID or video_id, task_type, question, options, answer) from this "
+        "JSON, JSON-lines, CSV or parquet file instead of the benchmark's own data"
+    )
+    p = _add("shortcuts", help="text-only answerers, cross-validated on a benchmark's own questions: s(q) per question")
+    p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (or any name, with --docs)")
+    p.add_argument("--docs", metavar="FILE", help=docs_help)
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for shortcuts.csv and shortcut_types.csv")
+    p.set_defaults(func=cmd_shortcuts)
+
+    p = _add("debias", help="iterative bias pruning to a question set, with random-pruning controls")
+    p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (or any name, with --docs)")
+    how_many = p.add_mutually_exclusive_group(required=True)
+    how_many.add_argument("--budget", type=int, metavar="N", help="questions to remove in all, split by task type size")
+    how_many.add_argument("--frac", type=float, metavar="F", help="share of each task type's questions to remove")
+    p.add_argument("--rounds", type=int, default=5, help="re-fits of the text-only answerers per task type")
+    p.add_argument(
+        "--controls", type=int, default=10, help="random-pruning control sets of each kind (uniform, matched)"
+    )
+    p.add_argument("--docs", metavar="FILE", help=docs_help)
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="folder for debiased.json, uniform_NN.json, matched_NN.json, pruned.csv",
+    )
+    p.set_defaults(func=cmd_debias)
 
     p = _add("report", help="join per-question answers and write every table, report.md/.html/.json")
     input_arguments(p)

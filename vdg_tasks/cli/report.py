@@ -10,6 +10,7 @@ from pathlib import Path
 
 from postprocess.options import Options
 from vdg_tasks.cli.common import fail
+from vdg_tasks.data import question_sets
 
 
 def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
@@ -47,6 +48,71 @@ def _read_mapping(path: str, option: str) -> dict[str, str]:
     return out
 
 
+#: The values of --question-set that choose the rule rather than name a set to compare.
+QUESTION_SET_POLICIES = ("shared", "per-model")
+
+
+def _question_set_policy(values: list[str] | str | None) -> str:
+    """The last of --question-set's values that is a rule (shared, per-model); shared when none is."""
+    values = [values] if isinstance(values, str) else list(values or [])
+    rules = [v for v in values if v in QUESTION_SET_POLICIES]
+    return rules[-1] if rules else "shared"
+
+
+def _named_sets(values: list[str] | None) -> list[dict[str, object]]:
+    """--question-set NAME=FILE (or FILE, named by its stem) values: the sets to compare side by side.
+
+    Raises:
+        ValueError: a file that cannot be read as a question set (the message names it), or two sets of one name.
+    """
+    out: list[dict[str, object]] = []
+    for value in values or []:
+        if value in QUESTION_SET_POLICIES:
+            continue
+        name, sep, path = value.partition("=")
+        if not sep:
+            name, path = Path(value).stem, value
+        if not name or not path:
+            raise ValueError(f"--question-set expects shared, per-model, NAME=FILE or FILE, got {value!r}")
+        if not Path(path).is_file():
+            raise ValueError(
+                f"--question-set {value}: no such file (the rule is shared or per-model; a set to compare is NAME=FILE)"
+            )
+        chosen = question_sets.read(path)
+        if any(s["name"] == name for s in out):
+            raise ValueError(f"--question-set {value}: two sets are named {name!r}")
+        out.append(
+            {
+                "name": name,
+                "benchmark": chosen.benchmark,
+                "ids": list(chosen.ids),
+                "description": chosen.description or str(path),
+                "source": str(path),
+            }
+        )
+    return out
+
+
+def _shortcut_scores(paths: list[str] | None):
+    """The rows of every --shortcuts file (vdg shortcuts' shortcuts.csv)."""
+    # pandas (~0.8 s) only with --shortcuts
+    import pandas as pd
+
+    from postprocess.frame import SHORTCUT_FIELDS
+
+    tables = []
+    for path in paths or []:
+        try:
+            table = pd.read_csv(path, dtype={"question_id": str, "benchmark": str})
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--shortcuts {path}: unreadable ({' '.join(str(exc).split())})") from None
+        missing = set(SHORTCUT_FIELDS) - set(table.columns)
+        if missing:
+            raise ValueError(f"--shortcuts {path}: no {', '.join(sorted(missing))} column (a vdg shortcuts CSV)")
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True) if tables else None
+
+
 def _options(args: argparse.Namespace):
     extra = {}
     if getattr(args, "tier_map", None):
@@ -67,7 +133,7 @@ def _options(args: argparse.Namespace):
         seed=args.seed,
         task_types=tuple(t.strip() for t in (getattr(args, "task_types", None) or "").split(",") if t.strip()),
         min_stratum=getattr(args, "min_stratum", 30),
-        question_set=getattr(args, "question_set", "shared"),
+        question_set=_question_set_policy(getattr(args, "question_set", None)),
         ci_method=getattr(args, "ci_method", "exact"),
         mc_se_target=getattr(args, "mc_se_target", 0.002),
         align=getattr(args, "align", "strict"),
@@ -84,6 +150,7 @@ def _load(args: argparse.Namespace):
         postprocess.judge.JudgeError: an answer could not be judged.
     """
     # postprocess.io (pandas, ~0.55 s) only for the commands that read runs, not vdg --help or vdg stats
+    from postprocess.frame import with_named_sets, with_text_scores
     from postprocess.io import load_frame
 
     frame = load_frame(
@@ -95,6 +162,12 @@ def _load(args: argparse.Namespace):
         align=getattr(args, "align", "strict"),
         options_file=getattr(args, "options_file", None),
     )
+    sets = _named_sets(getattr(args, "question_set", None))
+    if sets:
+        frame = with_named_sets(frame, sets)
+    scores = _shortcut_scores(getattr(args, "shortcuts", None))
+    if scores is not None:
+        frame = with_text_scores(frame, scores)
     if getattr(args, "judge", None):
         # postprocess.judge (pandas, asyncio; ~0.6 s) only with --judge
         from postprocess.judge import judge_frame, make_judge
@@ -110,6 +183,8 @@ def _inputs(args: argparse.Namespace) -> dict[str, object]:
         "benchmark": args.benchmark,
         "on_duplicate": args.on_duplicate,
         "options_file": getattr(args, "options_file", None),
+        "question_sets": [v for v in getattr(args, "question_set", None) or [] if v not in QUESTION_SET_POLICIES],
+        "shortcuts": list(getattr(args, "shortcuts", None) or []),
     }
 
 
@@ -318,11 +393,19 @@ def option_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--question-set",
-        choices=["shared", "per-model"],
-        default=d.question_set,
-        help="shared: the rows a table compares (models, conditions) share one question set per benchmark, the "
-        "questions no compared model has an error for; per-model: each model on its own answered questions (the "
-        "published paper's convention)",
+        action="append",
+        metavar="RULE|NAME=FILE",
+        help="shared (default): the rows a table compares (models, conditions) share one question set per benchmark, "
+        "the questions no compared model has an error for; per-model: each model on its own answered questions (the "
+        "published paper's convention). NAME=FILE (repeatable; a vdg subset or vdg debias file): also compare "
+        "accuracy and VDG on that set beside every question (table question_set_comparison)",
+    )
+    p.add_argument(
+        "--shortcuts",
+        action="append",
+        metavar="CSV",
+        help="shortcuts.csv of vdg shortcuts (repeatable, one per benchmark): relate each question's text-only "
+        "score s(q) to the models' answers (tables shortcut_links, vdg_by_shortcut)",
     )
     p.add_argument(
         "--ci-method",

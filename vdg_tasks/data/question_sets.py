@@ -16,6 +16,8 @@ The file is JSON::
     {"format": "vdg-question-set/1", "benchmark": "videomme", "seed": 0, "per_task_type": 100,
      "digest": "3f2a...", "n_questions": 600, "counts": {"OCR Problems": 100, ...}, "ids": [...]}
 
+with an optional ``"description"`` saying how a set not drawn by ``vdg subset`` was made (``vdg debias``).
+
 A plain text file with one question id per line (blank lines and ``#`` comments skipped) is read as
 a set too: it names no benchmark, so it applies to whichever benchmark asks (its digest is then
 computed for that benchmark), and its seed and per_task_type are ``UNKNOWN`` (-1).
@@ -58,7 +60,9 @@ class QuestionSet:
     """A benchmark's fixed list of question ids.
 
     ``ids`` are sorted; ``counts`` are (task type, questions chosen) pairs sorted by task type (empty
-    for a plain id list); ``source`` is the file it was read from ("" when built here).
+    for a plain id list); ``description`` says how the set was made when it is not a ``vdg subset`` draw
+    (``vdg debias``: "debiased: iterative bias pruning ..."), "" otherwise; ``source`` is the file it was read from
+    ("" when built here).
     """
 
     benchmark: str
@@ -67,6 +71,7 @@ class QuestionSet:
     per_task_type: int
     digest: str
     counts: tuple[tuple[str, int], ...] = ()
+    description: str = ""
     source: str = field(default="", compare=False)
 
     def __len__(self) -> int:
@@ -99,6 +104,7 @@ def make_set(
     per_task_type: int = UNKNOWN,
     counts: Iterable[tuple[str, int]] = (),
     source: str = "",
+    description: str = "",
 ) -> QuestionSet:
     """A QuestionSet of these ids, its digest computed."""
     ordered = tuple(sorted(str(i) for i in ids))
@@ -109,6 +115,7 @@ def make_set(
         per_task_type=int(per_task_type),
         digest=digest_of(benchmark, ordered),
         counts=tuple(sorted((str(t), int(n)) for t, n in counts)),
+        description=str(description),
         source=source,
     )
 
@@ -175,9 +182,11 @@ def stratified_subset(docs: Iterable[Mapping[str, Any]], per_task_type: int, see
 
 
 def to_json(question_set: QuestionSet) -> dict[str, Any]:
+    described = {"description": question_set.description} if question_set.description else {}
     return {
         "format": FORMAT,
         "benchmark": question_set.benchmark,
+        **described,
         "seed": question_set.seed,
         "per_task_type": question_set.per_task_type,
         "digest": question_set.digest,
@@ -247,6 +256,7 @@ def _from_json(data: Any, where: str) -> QuestionSet:
         per_task_type=_int_field(data, "per_task_type", where),
         counts=counts.items(),
         source=where,
+        description=str(data.get("description") or ""),
     )
     digest = data.get("digest")
     if digest is not None and digest != out.digest:

@@ -1,0 +1,129 @@
+"""``vdg shortcuts`` and ``vdg debias``: what a benchmark's text gives away, before any model runs.
+
+Both read a benchmark's questions (vdg's own, or a ``--docs`` file), hand them as text to the answerers of
+``postprocess.shortcuts`` and write their tables; ``vdg debias`` writes question-set files
+(``vdg_tasks.data.question_sets``) that ``VDG_QUESTION_SET``, ``vdg export`` and ``vdg report --question-set``
+take.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from vdg_tasks.cli.common import fail
+from vdg_tasks.data import question_sets
+
+#: The files ``vdg shortcuts`` writes into its folder.
+SHORTCUTS_CSV = "shortcuts.csv"
+SHORTCUT_TYPES_CSV = "shortcut_types.csv"
+#: What ``vdg debias`` writes besides its question sets.
+PRUNED_CSV = "pruned.csv"
+DEBIASED = "debiased"
+
+
+def _questions(args: argparse.Namespace) -> Any:
+    """The benchmark's questions as the answerers' input frame."""
+    # pandas (~0.8 s) and the benchmarks' loaders only for these commands, not vdg --help
+    import pandas as pd
+
+    from vdg_tasks.data.text_questions import text_questions
+    from vdg_tasks.jobs.materialize import load_docs
+
+    docs = question_sets.read_docs(args.docs) if args.docs else load_docs(args.benchmark)
+    return pd.DataFrame(text_questions(args.benchmark, docs))
+
+
+def _markdown(table: Any) -> str:
+    shown = table[["task_type", "answerer", "n", "accuracy", "ci_low", "ci_high", "chance", "p_above_chance"]]
+    return shown.to_markdown(index=False, floatfmt=".3f")
+
+
+def cmd_shortcuts(args: argparse.Namespace) -> int:
+    # scikit-learn and pandas (~1.5 s) only for this command, not vdg --help
+    from postprocess.shortcuts import shortcut_scores
+
+    try:
+        questions = _questions(args)
+        scores, types = shortcut_scores(questions)
+    except (ValueError, OSError) as exc:
+        return fail("shortcuts", exc)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    scores.to_csv(out / SHORTCUTS_CSV, index=False)
+    types.to_csv(out / SHORTCUT_TYPES_CSV, index=False)
+    print(_markdown(types[types["answerer"] == "combined"]))
+    print(f"{len(questions)} questions; per question: {out / SHORTCUTS_CSV}, per task type: {out / SHORTCUT_TYPES_CSV}")
+    return 0
+
+
+def _write_set(benchmark: str, ids: list[str], path: Path, description: str, counts: dict[str, int]) -> Path:
+    chosen = question_sets.make_set(benchmark, ids, counts=counts.items(), description=description)
+    return question_sets.write(chosen, path)
+
+
+def cmd_debias(args: argparse.Namespace) -> int:
+    # scikit-learn and pandas (~1.5 s) only for this command, not vdg --help
+    from postprocess.debias import (
+        bias_pruning,
+        kept_ids,
+        proportional_counts,
+        random_pruning,
+        removal_total,
+        removed_per_type,
+        type_sizes,
+    )
+
+    try:
+        if args.rounds < 1 or args.controls < 0:
+            raise ValueError(
+                f"--rounds must be at least 1 and --controls at least 0 (got {args.rounds}, {args.controls})"
+            )
+        questions = _questions(args)
+        total = removal_total(len(questions), budget=args.budget, frac=args.frac)
+        pruned = bias_pruning(questions, total, rounds=args.rounds)
+    except (ValueError, OSError) as exc:
+        return fail("debias", exc)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pruned.to_csv(out / PRUNED_CSV, index=False)
+    counts = removed_per_type(pruned)
+    removed_text = ", ".join(f"{t}: {n}" for t, n in sorted(counts.items()))
+    sizes = type_sizes(questions)
+    kept_counts = {t: sizes[t] - counts.get(t, 0) for t in sizes}
+    debiased = _write_set(
+        args.benchmark,
+        kept_ids(questions, pruned["question_id"]),
+        out / f"{DEBIASED}.json",
+        f"debiased: iterative bias pruning (vdg debias, {args.rounds} rounds) removed the {len(pruned)} questions "
+        f"the text-only answerers favoured most ({removed_text})",
+        kept_counts,
+    )
+    print(debiased)
+    controls = {
+        "uniform": (
+            proportional_counts(sizes, len(pruned)),
+            "as many questions removed in all, each task type its proportional share",
+        ),
+        "matched": (counts, "as many questions of each task type removed as the pruning did"),
+    }
+    for kind, (kind_counts, how) in controls.items():
+        removed_here = ", ".join(f"{t}: {n}" for t, n in sorted(kind_counts.items()))
+        for control in range(args.controls):
+            path = _write_set(
+                args.benchmark,
+                kept_ids(questions, random_pruning(questions, kind_counts, control, kind)),
+                out / f"{kind}_{control:02d}.json",
+                f"{kind} random control {control} of vdg debias: {how}, drawn uniformly ({removed_here})",
+                {t: sizes[t] - kind_counts.get(t, 0) for t in sizes},
+            )
+            print(path)
+    print(
+        f"removed {len(pruned)} of {len(questions)} questions ({removed_text}); compare the sets with "
+        f"vdg report --question-set {DEBIASED}={debiased} --question-set uniform_00={out / 'uniform_00.json'} ... "
+        f"--question-set matched_00={out / 'matched_00.json'} ...",
+        file=sys.stderr,
+    )
+    return 0
