@@ -19,8 +19,8 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 # The synthetic benchmark and synthetic episodes through lmms-eval, end to end: generate,
-# materialize every condition, evaluate the reference models on all of them, judge the open
-# answers with the offline scorer, report.
+# materialize every condition, evaluate the reference models on all of them, audit the questions'
+# text alone (vdg shortcuts, vdg debias), judge the open answers with the offline scorer, report.
 demo: venv
 	$(BIN)/vdg synth
 	$(BIN)/vdg synth-episodes
@@ -36,8 +36,12 @@ demo: venv
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16,name_mode=blind \
 		--include_path "$$($(BIN)/vdg tasks-path)" --tasks infinibench_ga_vdg_tracking --log_samples \
 		--output_path $(DEMO)/runs/episodes_name_blind --verbosity WARNING
+	$(BIN)/vdg shortcuts vdgsynth --out $(DEMO)/shortcuts
+	$(BIN)/vdg debias vdgsynth --frac 0.25 --out $(DEMO)/debias
 	$(BIN)/vdg report probe=$(DEMO)/runs/probe probe_blind=$(DEMO)/runs/probe_blind chance=$(DEMO)/runs/chance \
 		probe_episodes=$(DEMO)/runs/episodes probe_name_blind=$(DEMO)/runs/episodes_name_blind \
+		--shortcuts $(DEMO)/shortcuts/shortcuts.csv \
+		$$(for f in $(DEMO)/debias/*.json; do printf -- '--question-set %s=%s ' "$$(basename $$f .json)" "$$f"; done) \
 		--judge offline --out $(DEMO)/report
 
 test: venv

@@ -236,6 +236,9 @@ def _folds(videos: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
 
 
 def _score_type(questions: pd.DataFrame, benchmark: str, task_type: str) -> pd.DataFrame:
+    # one canonical order (by question id): the forest's bootstrap and the solver see the rows in an order that
+    # does not depend on how the docs were listed
+    questions = questions.sort_values("question_id", key=lambda ids: ids.astype(str)).reset_index(drop=True)
     seed = stable_seed("shortcuts", benchmark, task_type, ids_digest(questions["question_id"]))
     videos = questions["video_id"].astype(str).to_numpy()
     n_folds = min(N_FOLDS, len(set(videos)))

@@ -128,6 +128,8 @@ def vdg_by_shortcut(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
         table = paired(group, ["orig", "black"], options.missing)
         keys = pd.MultiIndex.from_arrays([np.full(len(table), str(benchmark)), table["question_id"].astype(str)])
         present = keys.isin(scored.index) & ~table["error"].to_numpy(dtype=bool)
+        if not present.any():  # no score for this benchmark's questions
+            continue
         tercile = np.full(len(table), "", dtype=object)
         s = np.full(len(table), np.nan)
         tercile[present] = scored.loc[keys[present], "tercile"].to_numpy()

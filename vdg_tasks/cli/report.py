@@ -94,7 +94,11 @@ def _named_sets(values: list[str] | None) -> list[dict[str, object]]:
 
 
 def _shortcut_scores(paths: list[str] | None):
-    """The rows of every --shortcuts file (vdg shortcuts' shortcuts.csv)."""
+    """The rows of every --shortcuts file (vdg shortcuts' shortcuts.csv).
+
+    Raises:
+        ValueError: a file that cannot be read, lacks a column or holds a value of the wrong kind (named).
+    """
     # pandas (~0.8 s) only with --shortcuts
     import pandas as pd
 
@@ -103,13 +107,23 @@ def _shortcut_scores(paths: list[str] | None):
     tables = []
     for path in paths or []:
         try:
-            table = pd.read_csv(path, dtype={"question_id": str, "benchmark": str})
+            # every id and label as written ("null", "NA" and "1.0" are task types and ids, not missing or numbers)
+            table = pd.read_csv(path, dtype=str, keep_default_na=False)
         except (OSError, ValueError) as exc:
             raise ValueError(f"--shortcuts {path}: unreadable ({' '.join(str(exc).split())})") from None
-        missing = set(SHORTCUT_FIELDS) - set(table.columns)
+        missing = [c for c in SHORTCUT_FIELDS if c not in table.columns]
         if missing:
-            raise ValueError(f"--shortcuts {path}: no {', '.join(sorted(missing))} column (a vdg shortcuts CSV)")
-        tables.append(table)
+            raise ValueError(f"--shortcuts {path}: no {', '.join(missing)} column (a vdg shortcuts CSV)")
+        try:
+            table["n_options"] = table["n_options"].astype(int)
+            table["s"] = table["s"].astype(float)
+        except ValueError as exc:
+            raise ValueError(f"--shortcuts {path}: {' '.join(str(exc).split())}") from None
+        picked = table["picked"].map({"True": True, "False": False})
+        if picked.isna().any():
+            line = int(picked.isna().to_numpy().argmax()) + 2  # the header is line 1
+            raise ValueError(f"--shortcuts {path}:{line}: picked is {table['picked'].iloc[line - 2]!r}, not True/False")
+        tables.append(table.assign(picked=picked.astype(bool)))
     return pd.concat(tables, ignore_index=True) if tables else None
 
 

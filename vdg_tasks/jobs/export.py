@@ -58,6 +58,7 @@ from typing import Any
 from tqdm import tqdm
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, parse_task_name
+from vdg_tasks.data.question_sets import active
 from vdg_tasks.jobs.export_card import card, source_dataset
 from vdg_tasks.jobs.export_folder import (
     EXPORTS_ENV,
@@ -259,6 +260,21 @@ class _Resolver:
             return _Shown("", None, "", describe(exc), None, digest, None)
         key = path.stem
         return _Shown(_KEY_BAD.sub("_", key), path, key, None, effective, digest, built_by(path), stream)
+
+
+def _question_sets(benchmarks: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The question set ``$VDG_QUESTION_SET`` restricts each exported benchmark to (none: not listed)."""
+    out = {}
+    for bench in benchmarks:
+        chosen = active(BENCHMARKS[bench].report_name)
+        if chosen is not None:
+            out[bench] = {
+                "file": chosen.source,
+                "digest": chosen.digest,
+                "n_questions": len(chosen),
+                "description": chosen.description,
+            }
+    return out
 
 
 def _video_file(key: str) -> str:
@@ -605,6 +621,7 @@ def export(
             "n_errors_per_task": n_errors,
             "n_videos": len(videos),
             "sources": sources,
+            "question_sets": _question_sets(by_bench),
             "split": SPLIT,
             "revision_definition": f"sha256[:{REVISION_HEX}] over sorted '<path>\\t<sha256>' lines of data/*.jsonl "
             "(canonical rows, vdg_export.revision blank) and videos/** (bytes)",

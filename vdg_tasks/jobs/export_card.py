@@ -114,6 +114,15 @@ def card(manifest: Mapping[str, Any], out: Path) -> str:
         lines.append(f"- `{bench}`: {BENCHMARKS[bench].description} Questions from {manifest['sources'][bench]}.")
     if "other" in {LICENSES.get(b, "other") for b in benchmarks}:
         lines += ["", "License: the source benchmark's terms apply to its questions and videos."]
+    chosen = manifest.get("question_sets") or {}
+    if chosen:
+        lines += ["", "## Question set", ""]
+        for bench, info in chosen.items():
+            how = f" {info['description']}." if info.get("description") else ""
+            lines.append(
+                f"- `{bench}`: {info['n_questions']} questions of the set `{Path(str(info['file'])).name}` (digest "
+                f"`{info['digest']}`, `VDG_QUESTION_SET` when exported).{how}"
+            )
     lines += [
         "",
         "## Conditions",

@@ -1,0 +1,86 @@
+"""Iterative bias pruning and its random controls: what is removed first, how many, and determinism."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from postprocess.debias import (
+    PRUNED_COLUMNS,
+    bias_pruning,
+    kept_ids,
+    proportional_counts,
+    random_pruning,
+    removal_total,
+    removed_per_type,
+)
+from vdg_tasks.data.text_questions import text_questions
+from vdg_tasks.synthetic.shortcut_bench import shortcut_docs
+
+
+@pytest.fixture(scope="module")
+def questions():
+    # the overlap type's right option shares a word with its question; null's answers are independent of the text
+    docs = [d for d in shortcut_docs(per_task_type=60, seed=2) if d["task_type"] in ("overlap", "null")]
+    return pd.DataFrame(text_questions("b", docs))
+
+
+def test_the_type_the_text_answers_is_removed_first(questions):
+    pruned = bias_pruning(questions, 40, rounds=4)
+    assert list(pruned.columns) == list(PRUNED_COLUMNS)
+    assert len(pruned) == 40 and pruned.question_id.is_unique
+    assert pruned["round"].value_counts().sort_index().tolist() == [10, 10, 10, 10]
+    first_rounds = pruned[pruned["round"] <= 2]
+    assert (first_rounds.task_type == "overlap").all(), first_rounds.task_type.value_counts()
+    assert removed_per_type(pruned)["overlap"] >= 35
+    # within a round, removals are in decreasing excess over chance
+    for _, batch in pruned.groupby("round"):
+        assert batch.excess.is_monotonic_decreasing
+
+
+def test_pruning_is_the_same_for_the_same_questions_listed_in_another_order(questions):
+    forward = bias_pruning(questions, 12, rounds=2)
+    backward = bias_pruning(questions.iloc[::-1].reset_index(drop=True), 12, rounds=2)
+    assert forward.question_id.tolist() == backward.question_id.tolist()
+
+
+def test_random_controls_remove_the_counts_asked_and_differ_by_control_and_kind(questions):
+    counts = {"overlap": 7, "null": 3}
+    first = random_pruning(questions, counts, 0, "matched")
+    by_type = questions.set_index("question_id").loc[first].task_type.value_counts().to_dict()
+    assert by_type == counts
+    assert first == random_pruning(questions, counts, 0, "matched")
+    assert first != random_pruning(questions, counts, 1, "matched")
+    assert first != random_pruning(questions, counts, 0, "uniform")
+    kept = kept_ids(questions, first)
+    assert len(kept) == len(questions) - 10 and not set(kept) & set(first)
+
+
+def test_proportional_counts_split_by_size_with_largest_remainders():
+    # 10 of (50, 30, 20): exactly 5, 3, 2
+    assert proportional_counts({"a": 50, "b": 30, "c": 20}, 10) == {"a": 5, "b": 3, "c": 2}
+    # 4 of (5, 5, 5): 4/3 each -> floors 1, 1, 1 and the one left to the first in order (equal remainders)
+    assert proportional_counts({"x": 5, "y": 5, "z": 5}, 4) == {"x": 2, "y": 1, "z": 1}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [({"budget": 30}, 30), ({"frac": 0.25}, 30), ({"frac": 0.001}, 1)],
+)
+def test_removal_total(kwargs, expected):
+    assert removal_total(120, **kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "exactly one of --budget"),
+        ({"budget": 3, "frac": 0.1}, "exactly one of --budget"),
+        ({"budget": 0}, "--budget must be between 1 and 119"),
+        ({"budget": 120}, "--budget must be between 1 and 119"),
+        ({"frac": 1.0}, "--frac must be between 0 and 1"),
+    ],
+)
+def test_removal_total_refuses_bad_requests(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        removal_total(120, **kwargs)
