@@ -18,6 +18,7 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
     assert list(CONDITIONS) == [
         "orig",
         "black",
+        "blind",
         "single",
         "shuffled",
         "ordered",
@@ -43,6 +44,7 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
     assert CONDITIONS["abstain"].params_dict() == {"option": "I cannot determine this from the video."}
     assert CONDITIONS["open"].answer_format == "open" and CONDITIONS["open"].max_new_tokens == 512
     assert CONDITIONS["metadata"].transform == "black"  # no video content, the title in the question
+    assert CONDITIONS["blind"].transform == "none" and not CONDITIONS["blind"].shows_video
 
 
 def test_crf_family_expands_in_code():
