@@ -99,3 +99,43 @@ def test_write_source_helper_still_makes_a_video_blind_ignores(tmp_path, monkeyp
     doc = {**DOC, "video": str(write_source(tmp_path / "v1.mp4"))}
     assert hooks.vdgsynth__blind__doc_to_visual(doc) == []
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.mp4"))
+
+
+# lmms-eval's no_visual variants of tasks vdg derives: (base task, no_visual folder, YAML, a doc of that benchmark).
+# Each variant's YAML names its parent's prompt builder (its own utils.py lacks it) with its own settings.
+DERIVED_NO_VISUAL = [
+    (
+        "lvbench",
+        "lvbench/no_visual",
+        "lvbench_no_visual.yaml",
+        {"question": "What is on the table?", "options": ["a cup", "a pen", "a key", "a box"], "answer": "B"},
+    ),
+    (
+        "longvideobench_val_v",
+        "longvideobench/no_visual",
+        "longvideobench_no_visual.yaml",
+        {
+            "question": "What does the man hold?",
+            **{f"option{i}": text for i, text in enumerate(["a cup", "a pen", "a key", "N/A", "N/A"])},
+            "correct_choice": 1,
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("base", "folder", "config", "doc"), DERIVED_NO_VISUAL, ids=[d[0] for d in DERIVED_NO_VISUAL])
+def test_a_derived_blind_prompt_equals_lmms_evals_no_visual_prompt(base, folder, config, doc, tmp_path):
+    from lmms_eval.utils import load_yaml_config
+
+    from vdg_tasks.lmms.derive import derive
+
+    written = derive(base, tmp_path, conditions=["blind"])
+    (blind,) = [p for p in written if p.name == f"{base}_vdg_blind.yaml"]
+    ours = load_yaml_config(str(blind))
+    theirs = task_config(folder, config)
+    name = str(theirs["doc_to_text"]).rpartition(".")[2]
+    parent = importlib.import_module(f"lmms_eval.tasks.{folder.split('/')[0]}.utils")
+    kwargs = theirs["lmms_eval_specific_kwargs"]["default"]
+    assert ours["doc_to_text"](dict(doc), dict(ours["lmms_eval_specific_kwargs"]["default"])) == getattr(parent, name)(
+        dict(doc), dict(kwargs)
+    )
