@@ -84,3 +84,17 @@ def test_removal_total(kwargs, expected):
 def test_removal_total_refuses_bad_requests(kwargs, message):
     with pytest.raises(ValueError, match=message):
         removal_total(120, **kwargs)
+
+
+def test_on_vdgsynth_the_text_only_questions_go_first():
+    from vdg_tasks.synthetic.synth import N_VIDEOS, make_questions, video_spec
+
+    docs = [
+        q
+        for i in range(N_VIDEOS)
+        for q in make_questions(video_spec(f"s{i:03d}", seed=0), seed=0, video_path=f"/nowhere/s{i:03d}.mp4")
+    ]
+    pruned = bias_pruning(pd.DataFrame(text_questions("vdgsynth", docs)), 30, rounds=5)
+    # the question names the word it asks for: the first rounds hold text_only questions alone
+    assert (pruned[pruned["round"] <= 3].task_type == "text_only").all(), pruned.task_type.tolist()
+    assert removed_per_type(pruned)["text_only"] >= 24
