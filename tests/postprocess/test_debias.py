@@ -22,7 +22,7 @@ from vdg_tasks.synthetic.shortcut_bench import shortcut_docs
 def questions():
     # the overlap type's right option shares a word with its question; null's answers are independent of the text
     docs = [d for d in shortcut_docs(per_task_type=60, seed=2) if d["task_type"] in ("overlap", "null")]
-    return pd.DataFrame(text_questions("b", docs))
+    return pd.DataFrame(text_questions("b", docs)[0])
 
 
 def test_the_type_the_text_answers_is_removed_first(questions):
@@ -94,7 +94,7 @@ def test_on_vdgsynth_the_text_only_questions_go_first():
         for i in range(N_VIDEOS)
         for q in make_questions(video_spec(f"s{i:03d}", seed=0), seed=0, video_path=f"/nowhere/s{i:03d}.mp4")
     ]
-    pruned = bias_pruning(pd.DataFrame(text_questions("vdgsynth", docs)), 30, rounds=5)
+    pruned = bias_pruning(pd.DataFrame(text_questions("vdgsynth", docs)[0]), 30, rounds=5)
     # the question names the word it asks for: the first rounds hold text_only questions alone
     assert (pruned[pruned["round"] <= 3].task_type == "text_only").all(), pruned.task_type.tolist()
     assert removed_per_type(pruned)["text_only"] >= 24

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def planted():
-    questions = pd.DataFrame(text_questions("planted", shortcut_docs(per_task_type=300, seed=0)))
+    questions = pd.DataFrame(text_questions("planted", shortcut_docs(per_task_type=300, seed=0))[0])
     scores, types = shortcut_scores(questions)
     return questions, scores, types
 
@@ -107,7 +107,7 @@ def test_scores_do_not_depend_on_the_process_or_the_order_of_the_questions(tmp_p
         "from postprocess.shortcuts import shortcut_scores\n"
         "docs = shortcut_docs(per_task_type=30, seed=4)\n"
         "docs = docs[::-1] if sys.argv[1] == 'reversed' else docs\n"
-        "scores, _ = shortcut_scores(pd.DataFrame(text_questions('b', docs)))\n"
+        "scores, _ = shortcut_scores(pd.DataFrame(text_questions('b', docs)[0]))\n"
         "cols = ['question_id', 'answerer', 's', 'picked', 'fold']\n"
         "print(scores.sort_values(['answerer', 'question_id'])[cols].to_csv(index=False))\n"
     )

@@ -32,8 +32,37 @@ def _questions(args: argparse.Namespace) -> Any:
     from vdg_tasks.data.text_questions import text_questions
     from vdg_tasks.jobs.materialize import load_docs
 
-    docs = question_sets.read_docs(args.docs) if args.docs else load_docs(args.benchmark)
-    return pd.DataFrame(text_questions(args.benchmark, docs))
+    if args.docs:
+        docs = question_sets.read_docs(args.docs)
+    elif args.derived:
+        docs = derived_docs(args.benchmark, Path(args.derived))
+    else:
+        docs = load_docs(args.benchmark)
+    questions, unanswered = text_questions(args.benchmark, docs)
+    if unanswered:
+        shown = ", ".join(unanswered[:5]) + (", ..." if len(unanswered) > 5 else "")
+        print(f"vdg: {len(unanswered)} question(s) without a ground-truth answer left out: {shown}", file=sys.stderr)
+    if not questions:
+        raise ValueError(f"{args.benchmark}: no question has a ground-truth answer")
+    return pd.DataFrame(questions)
+
+
+def derived_docs(task: str, folder: Path) -> list[dict[str, Any]]:
+    """The docs of ``task`` as the ``vdg derive`` folder ``folder`` reads them (its orig task's dataset, through
+    the derived benchmark's view).
+
+    Raises:
+        ValueError: ``folder`` holds no derived ``task`` (the message names the file looked for).
+    """
+    # the derived tasks' machinery (lmms-eval's task loading) only for --derived
+    from vdg_tasks.jobs.materialize import benchmark_docs
+    from vdg_tasks.lmms.derive_spec import SPEC_FILE, DeriveSpec, derived_benchmark
+
+    spec_file = folder / task / SPEC_FILE
+    if not spec_file.is_file():
+        raise ValueError(f"--derived {folder}: no {spec_file} (the folder `vdg derive {task} --out {folder}` writes)")
+    benchmark = derived_benchmark(DeriveSpec.from_json(spec_file.read_text(encoding="utf-8")))
+    return [benchmark.view(doc) for doc in benchmark_docs(task, f"{task}_vdg_orig", folder)]
 
 
 def _markdown(table: Any) -> str:

@@ -237,9 +237,13 @@ def build_parser() -> argparse.ArgumentParser:
         "read the questions (question_id, videoID or video_id, task_type, question, options, answer) from this "
         "JSON, JSON-lines, CSV or parquet file instead of the benchmark's own data"
     )
+    derived_help = (
+        "BENCHMARK is a task derived by `vdg derive BENCHMARK --out DIR`: read its questions as that folder's tasks do"
+    )
     p = _add("shortcuts", help="text-only answerers, cross-validated on a benchmark's own questions: s(q) per question")
     p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (or any name, with --docs)")
     p.add_argument("--docs", metavar="FILE", help=docs_help)
+    p.add_argument("--derived", metavar="DIR", help=derived_help)
     p.add_argument("--out", required=True, metavar="DIR", help="folder for shortcuts.csv and shortcut_types.csv")
     p.set_defaults(func=cmd_shortcuts)
 
@@ -253,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--controls", type=int, default=10, help="random-pruning control sets of each kind (uniform, matched)"
     )
     p.add_argument("--docs", metavar="FILE", help=docs_help)
+    p.add_argument("--derived", metavar="DIR", help=derived_help)
     p.add_argument(
         "--out",
         required=True,

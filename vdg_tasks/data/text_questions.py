@@ -52,10 +52,19 @@ def text_question(benchmark: str, doc: Mapping[str, Any], where: str) -> dict[st
     }
 
 
-def text_questions(benchmark: str, docs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Every doc as a text question, naming the doc (its position and id) in errors."""
-    out = []
+def text_questions(benchmark: str, docs: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """(every doc with a ground-truth answer as a text question, the ids of those without one), naming the doc (its
+    position and id) in errors. A question without an answer (a private test set's) cannot train or test an
+    answerer: it is left out and listed, not an error.
+
+    Raises:
+        ValueError: a doc lacking another field, fewer than 2 options, an answer that is no option.
+    """
+    out, unanswered = [], []
     for i, doc in enumerate(docs):
+        if doc.get("answer") in (None, ""):
+            unanswered.append(str(doc.get("question_id", f"#{i}")))
+            continue
         where = f"{benchmark} doc #{i} (question {doc.get('question_id', '?')!r})"
         out.append(text_question(benchmark, doc, where))
-    return out
+    return out, unanswered

@@ -116,3 +116,25 @@ def test_report_names_a_question_set_that_is_no_file(tmp_path, capsys):
     args = ["report", str(run), "--out", str(tmp_path / "r"), "--question-set", "sharde", *FAST]
     assert main(args) == 2
     assert "--question-set sharde: no such file" in capsys.readouterr().err
+
+
+def test_shortcuts_reads_a_derived_tasks_questions(tmp_path, capsys):
+    from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
+
+    base = write_base_task(tmp_path / "base")
+    args = ["derive", BASE_TASK, "--include_path", str(base), "--out", str(tmp_path / "derived")]
+    assert main([*args, "--video-id", "clip", "--task-type", "category", "--conditions", "orig"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "short"
+    assert main(["shortcuts", BASE_TASK, "--derived", str(tmp_path / "derived"), "--out", str(out)]) == 0
+    # q5's answer is none of its options: left out and named; every other question is read with its task type
+    assert "1 question(s) without a ground-truth answer left out: q5" in capsys.readouterr().err
+    types = pd.read_csv(out / "shortcut_types.csv", keep_default_na=False)
+    notes = types[types.answerer == "combined"].set_index("task_type").note.to_dict()
+    assert set(notes) == {q[4] for q in QUESTIONS[:5]}  # each category has one video: listed, not scored
+    assert all("cross-validation grouped by video needs 2" in n for n in notes.values())
+
+
+def test_shortcuts_names_a_folder_without_the_derived_task(tmp_path, capsys):
+    assert main(["shortcuts", "nothing", "--derived", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "no " + str(tmp_path / "nothing" / "vdg_derive.json") in capsys.readouterr().err

@@ -42,7 +42,7 @@ def test_plain_options_and_a_video_id_field_are_read():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"question": ""}, r"bench doc #0 \(question 'q7'\) has no question"),
+        ({"question": ""}, r"bench doc #1 \(question 'q7'\) has no question"),
         ({"videoID": None}, "has no videoID"),
         ({"options": ["A. only"]}, "1 option"),
         ({"answer": "D"}, "answer 'D' is neither a letter nor a 0-based index of its 3 options"),
@@ -51,4 +51,9 @@ def test_plain_options_and_a_video_id_field_are_read():
 )
 def test_a_doc_that_cannot_be_a_question_is_named(change, message):
     with pytest.raises(ValueError, match=message):
-        text_questions("bench", [{**DOC, **change}])
+        text_questions("bench", [{**DOC, "question_id": "q0"}, {**DOC, **change}])
+
+
+def test_a_question_without_an_answer_is_left_out_and_listed():
+    questions, unanswered = text_questions("bench", [{**DOC, "answer": ""}, {**DOC, "question_id": "q8"}])
+    assert [q["question_id"] for q in questions] == ["q8"] and unanswered == ["q7"]
