@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from vdg_tasks.data.benchmarks import unlettered
-from vdg_tasks.vocabulary.parse import LETTERS
+from vdg_tasks.vocabulary.parse import LETTERS, strip_label
 
 
 def _answer_index(answer: Any, n_options: int, where: str) -> int:
@@ -38,7 +37,7 @@ def text_question(benchmark: str, doc: Mapping[str, Any], where: str) -> dict[st
         missing.append("videoID")
     if missing:
         raise ValueError(f"{where} has no {', '.join(missing)}")
-    options = unlettered(list(view["options"]))
+    options = [strip_label(str(o)).strip() for o in view["options"]]
     if len(options) < 2:
         raise ValueError(f"{where}: {len(options)} option(s); a text-only answerer needs at least 2")
     return {

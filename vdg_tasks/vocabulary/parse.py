@@ -280,10 +280,10 @@ def _check_args(n_options: int, options: Sequence[str] | None) -> list[str] | No
             f"{len(options)} options were given but n_options={n_options}: pass "
             f"n_options=len(options) so the answer letters and the option texts agree."
         )
-    return [_norm(_strip_label(str(o))) for o in options]
+    return [_norm(strip_label(str(o))) for o in options]
 
 
-def _strip_label(option: str) -> str:
+def strip_label(option: str) -> str:
     """ "A. red car" -> "red car"; "A man" and "a.m. train" keep their first word."""
     m = _OPTION_LABEL.match(option)
     return option[m.end() :] if m else option

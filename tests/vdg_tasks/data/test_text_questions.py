@@ -33,6 +33,11 @@ def test_the_answer_may_be_a_letter_in_either_case_or_an_index(answer):
     assert text_question("bench", {**DOC, "answer": answer}, "doc")["answer"] == 1
 
 
+def test_an_option_that_only_looks_lettered_keeps_its_text():
+    doc = {**DOC, "options": ["4.5 seconds", "a.m. train", "(C) noon"], "answer": 0}
+    assert text_question("bench", doc, "doc")["options"] == ("4.5 seconds", "a.m. train", "noon")
+
+
 def test_plain_options_and_a_video_id_field_are_read():
     doc = {k: v for k, v in DOC.items() if k != "videoID"} | {"video_id": "v9", "options": ["two", "three"]}
     question = text_question("bench", {**doc, "answer": "A"}, "doc")
