@@ -72,6 +72,7 @@ def test_every_sample_logged_with_ids_and_status(world, report):
     assert set(frame[frame.model == "probe"].condition) == {
         "orig",
         "black",
+        "blind",
         "single",
         "shuffled",
         "ordered",
@@ -89,8 +90,10 @@ def test_every_sample_logged_with_ids_and_status(world, report):
 
 def test_broken_videos_are_error_rows_for_their_questions_only(report):
     frame = report["frame"]
-    broken = frame.video_id.isin([CORRUPT, MISSING])
+    blind = frame.condition == "blind"  # no video shown: a broken one changes nothing
+    broken = frame.video_id.isin([CORRUPT, MISSING]) & ~blind
     assert (frame[broken].status == "error").all()
+    assert (frame[blind].status == "ok").all()
     assert (frame[~broken].status == frame[~broken].condition.map({"open": "open"}).fillna("ok")).all()
     assert frame[broken & (frame.video_id == MISSING)].error.str.contains("does not exist").all()
     vdg = report["vdg"].set_index(["model", "task_type"])
