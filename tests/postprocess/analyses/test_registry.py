@@ -122,6 +122,11 @@ NO_ROWS_ON_SMALL_FRAME = frozenset(
         "abstention",
         "frame_budget",
         "sources",
+        "no_vision",  # no blind arm
+        "shortcut_types",  # no vdg shortcuts scores
+        "shortcut_links",
+        "vdg_by_shortcut",
+        "question_set_comparison",  # no named question set
     }
 )
 

@@ -37,7 +37,7 @@ MVBENCH = [f"mvbench_{sub}" for sub in MVBENCH_SUB_TASKS]
 VIEW_FIELDS = {"question_id", "videoID", "task_type", "duration", "options", "answer"}
 #: The declared conditions that need nothing but options (oracle, nameswap, metadata and subtitles need more).
 OPTIONS_ONLY_CONDITIONS = [
-    *("orig", "black", "single", "shuffled", "ordered", "reversed"),
+    *("orig", "black", "blind", "single", "shuffled", "ordered", "reversed"),
     *("crf18", "crf23", "crf28", "crf33", "crf38"),
     *("open", "abstain"),
 ]
@@ -125,7 +125,7 @@ def test_a_multiple_choice_benchmark_offers_the_conditions_that_need_only_option
 
 def test_infinibench_offers_every_declared_condition_in_declaration_order():
     assert [c.name for c in BENCHMARKS["infinibench_ga"].conditions()] == [
-        *OPTIONS_ONLY_CONDITIONS[:11],
+        *OPTIONS_ONLY_CONDITIONS[:12],
         *("oracle", "nameswap", "open", "abstain", "metadata", "subtitles"),
     ]
 

@@ -40,7 +40,8 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS
 EVERY_CONDITION = BENCHMARKS["infinibench_ga"]
 #: The conditions whose transform is "hold" (declared with k=32 and an order): K follows $VDG_SAMPLING.
 HELD = {"single", "shuffled", "ordered", "reversed"}
-NOT_ORACLE = [name for name in CONDITIONS if name != "oracle"]
+#: Every condition showing a video but the oracle (blind shows none: video_request gives None).
+NOT_ORACLE = [name for name, c in CONDITIONS.items() if name != "oracle" and c.shows_video]
 
 #: The generated clip: 16 frames at 8 fps, so 2.0 s.
 CLIP_FRAMES, CLIP_FPS = 16, 8
@@ -313,6 +314,11 @@ def test_under_a_frame_setting_only_the_held_conditions_ask_for_that_k(file, mon
         assert dict(request.applied.params) == {**declared, "k": 8} and request.applied.name == name
     else:
         assert request.bound == () and dict(request.applied.params) == declared
+
+
+def test_blind_asks_for_no_video_even_where_the_doc_names_none(file):
+    assert video_request(EVERY_CONDITION, CONDITIONS["blind"], make_doc(file)) is None
+    assert video_request(EVERY_CONDITION, CONDITIONS["blind"], {"question_id": "q"}) is None
 
 
 def test_the_oracle_asks_for_one_frame_per_outfit_window(file):
