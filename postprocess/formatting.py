@@ -223,8 +223,15 @@ def nonblank(shown: Shown) -> Shown:
     return {c: cells for c, cells in shown.items() if any(cells)}
 
 
+def markdown_cell(text: str) -> str:
+    """A cell's text as one markdown table cell: a ``|`` escaped, line breaks as spaces."""
+    return " ".join(str(text).replace("|", "\\|").splitlines())
+
+
 def shown_rows(shown: Shown, n_rows: int) -> list[list[str]]:
-    return [list(row) for row in zip(*shown.values(), strict=True)] if shown else [[] for _ in range(n_rows)]
+    if not shown:
+        return [[] for _ in range(n_rows)]
+    return [[markdown_cell(cell) for cell in row] for row in zip(*shown.values(), strict=True)]
 
 
 def is_text(table: pd.DataFrame, column: str) -> bool:

@@ -18,6 +18,11 @@ from postprocess.reading import LogError
 logger = logging.getLogger(__name__)
 
 
+def _answer(row: pd.Series) -> str:
+    """A row's answer as a refusal names it: its letter, and its status when that is not ok."""
+    return repr(row["pred"]) if row["status"] == "ok" else f"{row['pred']!r} ({row['status']})"
+
+
 def dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:
     """A valid record supersedes an error record of the same key; two different valid answers are
     an error naming both sources, unless ``on_duplicate="last"`` (the last one read wins)."""
@@ -29,10 +34,12 @@ def dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error"
         valid = group[group["status"] != "error"]
         disagree = valid["pred"].astype(str).nunique() > 1 or valid["status"].nunique() > 1
         if disagree and on_duplicate == "error":
-            a, b = valid.iloc[0], valid.iloc[1]
+            a = valid.iloc[0]
+            differs = (valid["pred"].astype(str) != str(a["pred"])) | (valid["status"] != a["status"])
+            b = valid[differs].iloc[0]
             raise LogError(
                 f"question {a['question_id']} ({a['model']}, {a['benchmark']}, {a['condition']}) has two different "
-                f"answers: {a['pred']!r} at {a['source']} and {b['pred']!r} at {b['source']}"
+                f"answers: {_answer(a)} at {a['source']} and {_answer(b)} at {b['source']}"
             )
         keep.append((valid if len(valid) else group).index[-1])
     return pd.concat([frame[~dup], frame.loc[keep]]).sort_index()

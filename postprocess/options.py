@@ -118,7 +118,8 @@ def natural_key(label: str) -> tuple[tuple[int, float, str], ...]:
     ``m@16f`` and ``m@0.5fps`` before ``m@2fps`` (text parts compare case-insensitively, then as written)."""
     parts = _DIGITS.split(str(label))
     key = tuple((1, float(part), part) if i % 2 else (0, 0.0, part.casefold()) for i, part in enumerate(parts))
-    return (*key, (2, 0.0, str(label)))  # labels equal but for case: a stable order still
+    # labels equal but for case: a stable order still; ranked below every part, so "qwen" sorts before "qwen2"
+    return (*key, (-1, 0.0, str(label)))
 
 
 def natural_sorted(labels: Iterable[str]) -> list[str]:

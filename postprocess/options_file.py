@@ -125,12 +125,14 @@ def resolve_options(frame: pd.DataFrame, options_file: OptionsFile | None = None
     bad_key = ((key < 0) | (key >= n)) & (frame["status"] != "error").to_numpy()  # no answer key: an error row
     if bad_key.any():
         row = frame.iloc[int(np.flatnonzero(bad_key)[0])]
-        where = f"the {options_file.path} row of" if row["n_options_rule"] == RULE_FILE else "its n_options / options"
+        where = (
+            f"its row in {options_file.path}" if row["n_options_rule"] == RULE_FILE else "its n_options / options field"
+        )
         raise LogError(
             f"{row['source']}: the answer key {row['answer']!r} is not one of the question's {row['n_options']} "
             f"option letters ({LETTERS[0]}-{LETTERS[min(int(row['n_options']), MAX_OPTIONS) - 1]}; n_options from "
             "the rule "
-            f"'{row['n_options_rule']}'); check {where} field or the benchmark (--benchmark)"
+            f"'{row['n_options_rule']}'); check {where} or the benchmark (--benchmark)"
         )
     pred = letter_position(frame["pred"])
     outside = (frame["status"] == "ok").to_numpy() & ((pred < 0) | (pred >= n))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -309,3 +310,12 @@ def test_display_columns_leave_out_stated_conventions_and_append_varying_ones():
     # preferred order, absent and stated columns left out, varying conventions appended
     assert display_columns(table, ["acc", "nope", "missing_policy", "model"]) == ["acc", "model", "alpha"]
     assert display_columns(table, ["alpha", "acc"]) == ["alpha", "acc"]  # not repeated
+
+
+def test_a_pipe_or_a_line_break_in_a_cell_stays_in_its_cell():
+    table = pd.DataFrame({"model": ["a|b", "two\nlines"], "acc": [0.5, 0.25]})
+    lines = markdown_table(table).splitlines()
+    # a markdown table row splits on unescaped pipes: 2 columns means 3 of them, the escaped one aside
+    for line in lines[2:]:
+        assert len(re.findall(r"(?<!\\)\|", line)) == 3, line
+    assert "a\\|b" in lines[2] and "two lines" in lines[3] and len(lines) == 4

@@ -75,9 +75,15 @@ def test_two_different_answers_are_an_error_naming_the_question_its_run_and_both
         dedupe(frame)
 
 
+def test_of_three_answers_the_error_names_two_that_differ():
+    frame = tidy_frame([_row(pred=p, status="ok", source=f"s{i}:1") for i, p in enumerate("AAB", start=1)])
+    with pytest.raises(LogError, match=r"two different answers: 'A' at s1:1 and 'B' at s3:1$"):
+        dedupe(frame)
+
+
 def test_the_same_letter_read_as_ok_and_as_unparsed_is_an_error_too():
     frame = tidy_frame([_row(pred="A", status="ok", source="a:1"), _row(pred="A", status="unparsed", source="b:1")])
-    with pytest.raises(LogError, match=r"question q1 .* at a:1 and 'A' at b:1"):
+    with pytest.raises(LogError, match=r"question q1 .* 'A' at a:1 and 'A' \(unparsed\) at b:1$"):
         dedupe(frame)
 
 

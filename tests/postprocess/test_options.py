@@ -91,6 +91,9 @@ def test_numbers_in_labels_sort_as_numbers():
     assert natural_sorted(["m@16f", "m@8f", "m@32f"]) == ["m@8f", "m@16f", "m@32f"]
     assert natural_sorted(["m@2fps", "m@0.5fps", "m@10fps"]) == ["m@0.5fps", "m@2fps", "m@10fps"]
     assert natural_sorted(["qwen-72b", "qwen-7b"]) == ["qwen-7b", "qwen-72b"]
+    # a label before a longer one it begins (as a plain sort has them)
+    assert natural_sorted(["qwen2", "qwen"]) == ["qwen", "qwen2"] and natural_sorted(["m1", "m"]) == ["m", "m1"]
+    assert natural_sorted(["m@8f", "m"]) == ["m", "m@8f"]
 
 
 def test_text_parts_compare_ignoring_case_then_as_written():
@@ -100,5 +103,5 @@ def test_text_parts_compare_ignoring_case_then_as_written():
 
 
 def test_natural_key_splits_a_label_into_text_and_number_parts():
-    # "m@0.5fps" -> "m@", 0.5, "fps", then the label itself as the last tie-break
-    assert natural_key("M@0.5fps") == ((0, 0.0, "m@"), (1, 0.5, "0.5"), (0, 0.0, "fps"), (2, 0.0, "M@0.5fps"))
+    # "m@0.5fps" -> "m@", 0.5, "fps", then the label itself as the last tie-break, ranked below every part (-1)
+    assert natural_key("M@0.5fps") == ((0, 0.0, "m@"), (1, 0.5, "0.5"), (0, 0.0, "fps"), (-1, 0.0, "M@0.5fps"))

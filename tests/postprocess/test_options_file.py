@@ -234,7 +234,7 @@ def test_an_answer_key_beyond_an_options_file_count_names_the_file(tmp_path):
     options = OptionsFile(tmp_path / "o.csv", {("videomme", "q1"): 3}, {}, {"videomme": 2})
     with pytest.raises(
         LogError,
-        match=rf"option letters \(A-C; n_options from the rule 'options file'\); check the "
-        rf"{re.escape(str(options.path))} row",
+        match=rf"option letters \(A-C; n_options from the rule 'options file'\); check its row in "
+        rf"{re.escape(str(options.path))} or the benchmark \(--benchmark\)$",
     ):
         resolve_options(frame, options)

@@ -8,6 +8,7 @@ applied to the source and the stream shown.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,7 +57,8 @@ def sampling_setting() -> tuple[str, float] | None:
         number = float(value)
     except ValueError:
         number = float("nan")
-    if axis not in ("frames", "fps") or not number > 0 or (axis == "frames" and not number.is_integer()):
+    bad = not (number > 0 and math.isfinite(number)) or (axis == "frames" and not number.is_integer())
+    if axis not in ("frames", "fps") or bad:
         raise ValueError(f"{SAMPLING_ENV}={text!r}: expected frames:N (N a positive integer) or fps:F (F > 0)")
     return axis, number
 

@@ -156,7 +156,9 @@ def test_an_unset_or_blank_sampling_setting_is_none_and_an_empty_label(monkeypat
 
 
 @pytest.mark.parametrize(
-    "bad", ["frames:0", "frames:2.5", "frames:-4", "fps:0", "fps:-1", "fps:x", "fps:nan", "seconds:3", "FRAMES:8", "8"]
+    "bad",
+    ["frames:0", "frames:2.5", "frames:-4", "fps:0", "fps:-1", "fps:x", "fps:nan", "fps:inf", "frames:inf"]
+    + ["seconds:3", "FRAMES:8", "8"],
 )
 def test_a_malformed_sampling_setting_raises_naming_the_variable_and_labels_as_empty(monkeypatch, bad):
     monkeypatch.setenv(SAMPLING_ENV, bad)
