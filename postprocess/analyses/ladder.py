@@ -13,16 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
+from postprocess.analyses._paired import by_model_benchmark, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import (
-    ci_columns,
-    ci_or_none,
-    compared_questions,
-    in_question_set,
-    question_set_cache,
-    rule_of,
-)
+from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
@@ -83,15 +76,11 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         if len(rungs) < 2:
             continue
         compared = rungs + [p for p in LADDER_PROBES if p in present]
-        table = paired(group, compared, options.missing)
+        arms = paired_arms(frame, group, str(benchmark), compared, options)
         deltas = _deltas(compared)
-        error = table["error"].to_numpy(dtype=bool)
-        correct = {rung: table[f"correct_{rung}"].to_numpy(dtype=bool) for rung in compared}
-        question_ids = table["question_id"].to_numpy()
-        videos = table["video_id"].to_numpy()
-        shared = in_question_set(question_ids, compared_questions(frame, str(benchmark), compared, options))
-        rule = rule_of(compared, options)
-        for task_type, rows_of_task in task_type_masks(table):
+        error, correct, shared, rule = arms.error, arms.correct, arms.shared, arms.rule
+        question_ids, videos = arms.question_ids, arms.videos
+        for task_type, rows_of_task in task_type_masks(arms.table):
             kept = rows_of_task & ~error & shared
             n = int(kept.sum())
             row = {

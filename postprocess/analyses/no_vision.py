@@ -14,16 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, paired, task_type_masks
+from postprocess.analyses._paired import by_model_benchmark, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import (
-    ci_columns,
-    ci_or_none,
-    compared_questions,
-    in_question_set,
-    question_set_cache,
-    rule_of,
-)
+from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import NO_VISION
 
 #: The arms, in the order a model's questions are paired.
@@ -84,14 +77,10 @@ def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
         contrasts = _contrasts(arms)
         if "blind" not in arms or not contrasts:
             continue
-        table = paired(group, arms, options.missing)
-        error = table["error"].to_numpy(dtype=bool)
-        correct = {arm: table[f"correct_{arm}"].to_numpy(dtype=bool) for arm in arms}
-        question_ids = table["question_id"].to_numpy()
-        videos = table["video_id"].to_numpy()
-        shared = in_question_set(question_ids, compared_questions(frame, str(benchmark), arms, options))
-        rule = rule_of(arms, options)
-        for task_type, rows_of_task in task_type_masks(table):
+        paired_ = paired_arms(frame, group, str(benchmark), arms, options)
+        error, correct, shared, rule = paired_.error, paired_.correct, paired_.shared, paired_.rule
+        question_ids, videos = paired_.question_ids, paired_.videos
+        for task_type, rows_of_task in task_type_masks(paired_.table):
             kept = rows_of_task & ~error & shared
             n = int(kept.sum())
             for name, upper, lower in contrasts:

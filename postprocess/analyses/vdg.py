@@ -13,6 +13,7 @@ the question set otherwise (``_paired.question_set_seed``): never from a model l
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -142,6 +143,38 @@ def in_question_set(question_ids: np.ndarray, shared: frozenset[str] | None) -> 
     if shared is None:
         return np.ones(len(question_ids), dtype=bool)
     return np.fromiter((str(q) in shared for q in question_ids), dtype=bool, count=len(question_ids))
+
+
+@dataclass(frozen=True)
+class Arms:
+    """One (model, benchmark)'s questions paired over ``conditions`` (``_paired.paired``), as arrays: each arm's
+    ``correct`` flags, ``error`` (an arm without an answer), ``shared`` (in the benchmark's compared question set,
+    ``compared_questions``), the question and video ids and the ``question_rule`` of a table comparing them."""
+
+    table: pd.DataFrame
+    correct: dict[str, np.ndarray]
+    error: np.ndarray
+    shared: np.ndarray
+    question_ids: np.ndarray
+    videos: np.ndarray
+    rule: str
+
+
+def paired_arms(
+    frame: pd.DataFrame, group: pd.DataFrame, benchmark: str, conditions: Sequence[str], options: Options
+) -> Arms:
+    """``Arms`` of one model's rows ``group`` of ``frame`` over ``conditions`` (every one present in ``group``)."""
+    table = paired(group, list(conditions), options.missing)
+    question_ids = table["question_id"].to_numpy()
+    return Arms(
+        table=table,
+        correct={arm: table[f"correct_{arm}"].to_numpy(dtype=bool) for arm in conditions},
+        error=table["error"].to_numpy(dtype=bool),
+        shared=in_question_set(question_ids, compared_questions(frame, str(benchmark), conditions, options)),
+        question_ids=question_ids,
+        videos=table["video_id"].to_numpy(),
+        rule=rule_of(conditions, options),
+    )
 
 
 def ci_or_none(
