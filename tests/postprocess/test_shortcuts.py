@@ -179,3 +179,13 @@ def test_type_summary_wilson_interval_and_binomial_p_match_statsmodels_and_scipy
     low, high = proportion_confint(14, 40, alpha=0.05, method="wilson")
     np.testing.assert_allclose([row.ci_low, row.ci_high], [low, high], atol=1e-12)
     np.testing.assert_allclose(row.p_above_chance, binomtest(14, 40, 0.25, alternative="greater").pvalue, rtol=1e-9)
+
+
+def test_importing_the_answerers_and_the_report_trains_nothing_and_loads_no_scikit_learn():
+    code = (
+        "import sys, postprocess.shortcuts, postprocess.debias, postprocess.analyses, vdg_tasks.cli.audit\n"
+        "print(sorted(m for m in sys.modules if m == 'sklearn' or m.startswith('sklearn.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
