@@ -25,12 +25,12 @@ demo: venv
 	$(BIN)/vdg synth
 	$(BIN)/vdg synth-episodes
 	$(BIN)/vdg materialize --tasks vdgsynth_vdg,infinibench_ga_vdg_tracking --workers $(WORKERS)
-	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks vdgsynth_vdg \
+	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks vdgsynth_vdg,vdgsynth_vdg_blind \
 		--log_samples --output_path $(DEMO)/runs/probe --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args order_blind=True --include_path "$$($(BIN)/vdg tasks-path)" \
-		--tasks vdgsynth_vdg --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
+		--tasks vdgsynth_vdg,vdgsynth_vdg_blind --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_chance --model_args seed=1 --include_path "$$($(BIN)/vdg tasks-path)" \
-		--tasks vdgsynth_vdg --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
+		--tasks vdgsynth_vdg,vdgsynth_vdg_blind --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks infinibench_ga_vdg_tracking --log_samples --output_path $(DEMO)/runs/episodes --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16,name_mode=blind \

@@ -28,7 +28,7 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
 pytestmark = pytest.mark.slow
 
 DAMAGED = ("empty", "random_bytes", "truncated_index", "truncated_no_index")
-#: Every condition of the vdgsynth_vdg tag.
+#: Every condition of vdgsynth: its vdgsynth_vdg tag, and blind (run by name).
 SYNTH_CONDITIONS = [c.name for c in BENCHMARKS["vdgsynth"].conditions()]
 
 
@@ -38,7 +38,7 @@ def world(tmp_path_factory):
     hostile = make_hostile_sources(root / "hostile")
     good = synth_with_sources(root, hostile, "hostile", n_videos=3)
     env = offline_env(root)
-    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg")
+    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg,vdgsynth_vdg_blind")
     return {"root": root, "good": good, "hostile": hostile, "out": out, "frame": load_frame([f"probe={out}"])}
 
 

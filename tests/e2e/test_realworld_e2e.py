@@ -78,7 +78,7 @@ def world(tmp_path_factory):
     sources = make_real_world_sources(root / "sources")
     good = [q["question_id"] for q in synth_with_sources(root, sources, "real", n_videos=2)]
     env = offline_env(root)
-    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg")
+    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg,vdgsynth_vdg_blind")
     return {"root": root, "env": env, "good": good, "sources": sources, "frame": load_frame([f"probe={out}"])}
 
 

@@ -176,8 +176,8 @@ def _expand(name: str, bench: str, sub: str) -> list[str]:
     """The tasks of one benchmark spec that ``<bench>_vdg[_<sub>]`` names."""
     fams = _tag_members(bench)
     own = [c.name for c in BENCHMARKS[bench].conditions()]
-    if not sub:
-        return [task_name(bench, c) for c in own]
+    if not sub:  # <bench>_vdg: the tagged conditions
+        return [task_name(bench, c.name) for c in BENCHMARKS[bench].conditions() if c.tagged]
     if sub in fams:
         return [task_name(bench, c) for c in fams[sub]]
     if sub in own:

@@ -359,18 +359,22 @@ def template(spec: DeriveSpec) -> tuple[dict[str, Any], list[str]]:
 
 def tags(spec: DeriveSpec, condition: str) -> list[str]:
     """``<task>_vdg`` and ``<task>_vdg_<family>``; a member's also ``<group>_vdg``, ``<group>_vdg_<family>``
-    and ``<group>_vdg_<condition>``."""
-    family = CONDITIONS[condition].family
-    names = [f"{spec.task}_vdg", f"{spec.task}_vdg_{family}"]
+    and ``<group>_vdg_<condition>``; an untagged condition (``Condition.tagged``) only the last."""
+    cond = CONDITIONS[condition]
+    family = cond.family
+    names = [f"{spec.task}_vdg", f"{spec.task}_vdg_{family}"] if cond.tagged else []
     if spec.group:
-        names += [f"{spec.group}_vdg", f"{spec.group}_vdg_{family}", task_name(spec.group, condition)]
+        names += [f"{spec.group}_vdg", f"{spec.group}_vdg_{family}"] if cond.tagged else []
+        names.append(task_name(spec.group, condition))
     return names
 
 
 def leaf(spec: DeriveSpec, condition: str, base: Mapping[str, Any]) -> dict[str, Any]:
     """One derived task's YAML (``base``: the template, for the generation settings an open answer overrides)."""
     cond = CONDITIONS[condition]
-    doc: dict[str, Any] = {"include": TEMPLATE, "task": task_name(spec.task, condition), "tag": tags(spec, condition)}
+    doc: dict[str, Any] = {"include": TEMPLATE, "task": task_name(spec.task, condition)}
+    if tags(spec, condition):  # an untagged condition (blind) of a task outside a group has none
+        doc["tag"] = tags(spec, condition)
     if cond.modality == "text":
         doc["doc_to_text"] = YamlFunction(f"{HOOKS_MODULE}.{condition}__doc_to_text")
     doc["doc_to_visual"] = YamlFunction(f"{HOOKS_MODULE}.{condition}__doc_to_visual")
@@ -426,8 +430,10 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         "",
         *([f"- {n}" for n in notes] or ["- none"]),
         "",
-        f"Tags: `{spec.task}_vdg` (every condition), "
-        + ", ".join(sorted({f"`{spec.task}_vdg_{c.family}`" for c in conditions}))
+        f"Tags: `{spec.task}_vdg` (every condition but those run by name: "
+        + (", ".join(f"`{task_name(spec.task, c.name)}`" for c in conditions if not c.tagged) or "none")
+        + "), "
+        + ", ".join(sorted({f"`{spec.task}_vdg_{c.family}`" for c in conditions if c.tagged}))
         + ".",
         "",
         "| task | condition | shown to the model |",

@@ -137,25 +137,26 @@ def template_file(benchmark: str) -> str:
 def tags(benchmark: str, cond: Condition) -> list[str]:
     """``<benchmark>_vdg``, the family tag, and a tag per protocol the condition belongs to when the
     benchmark has every condition of that protocol (``tracking`` is InfiniBench's alone). A sub-task
-    is tagged with its group's names (``mvbench_vdg``, ``mvbench_vdg_black``) and ``<sub-task>_vdg``."""
+    is tagged with its group's names (``mvbench_vdg``, ``mvbench_vdg_black``) and ``<sub-task>_vdg``. An untagged
+    condition (``Condition.tagged``) gets none but a sub-task's ``<group>_vdg_<condition>``."""
     bench = BENCHMARKS[benchmark]
     have = {c.name for c in bench.conditions()}
     group = bench.report_name
-    names = [f"{group}_vdg", f"{group}_vdg_{cond.family}"]
-    names += [f"{group}_vdg_{p}" for p in cond.protocols if set(protocol_conditions(p)) <= have]
+    names = []
+    if cond.tagged:
+        names += [f"{group}_vdg", f"{group}_vdg_{cond.family}"]
+        names += [f"{group}_vdg_{p}" for p in cond.protocols if set(protocol_conditions(p)) <= have]
     if bench.sub_task:
-        names += [task_name(group, cond.name), f"{benchmark}_vdg"]
+        names += [task_name(group, cond.name)] + ([f"{benchmark}_vdg"] if cond.tagged else [])
     return list(dict.fromkeys(names))
 
 
 def leaf(benchmark: str, condition: str, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One task's YAML; ``base`` is the benchmark's template (for settings a condition overrides)."""
     cond = CONDITIONS[condition]
-    doc: dict[str, Any] = {
-        "include": template_file(benchmark),
-        "task": task_name(benchmark, condition),
-        "tag": tags(benchmark, cond),
-    }
+    doc: dict[str, Any] = {"include": template_file(benchmark), "task": task_name(benchmark, condition)}
+    if tags(benchmark, cond):  # an untagged condition (blind) of a benchmark without sub-tasks has none
+        doc["tag"] = tags(benchmark, cond)
     if cond.modality == "text":
         doc["doc_to_text"] = YamlFunction(f"vdg_tasks.hooks.{hook_name(benchmark, condition, 'doc_to_text')}")
     doc["doc_to_visual"] = YamlFunction(f"vdg_tasks.hooks.{hook_name(benchmark, condition, 'doc_to_visual')}")
@@ -192,7 +193,9 @@ def readme(group: str) -> str:
     )
     lines = [f"# {group} x vdg conditions", "", description, ""]
     shown = [t for t in tag_names if not t.endswith("_vdg")] if first.sub_task else tag_names
-    lines += [f"Tags: `{group}_vdg` (every condition), " + ", ".join(f"`{t}`" for t in shown) + ".", ""]
+    by_name = [f"`{task_name(group, c.name)}`" for c in first.conditions() if not c.tagged]
+    every = "every condition" + (f" but {', '.join(by_name)}, run by name" if by_name else "")
+    lines += [f"Tags: `{group}_vdg` ({every}), " + ", ".join(f"`{t}`" for t in shown) + ".", ""]
     if first.sub_task:
         lines += ["Sub-tasks: " + ", ".join(f"`{b.sub_task}`" for b in specs) + ".", ""]
         lines += [

@@ -52,6 +52,9 @@ class Condition:
             scored by a judge at report time).
         max_new_tokens: the generation budget when it differs from the benchmark's (open answers).
         protocols: further tags (``<benchmark>_vdg_<protocol>``) grouping conditions run together.
+        tagged: False puts the condition's task in no tag (``<benchmark>_vdg``, its family's, a protocol's): it runs
+            when named. ``blind``: some lmms-eval model classes index the first visual (``llava_vid``;
+            ``internvl2`` on video) and would end a whole ``--tasks <benchmark>_vdg`` run on its empty list.
     """
 
     name: str
@@ -65,6 +68,7 @@ class Condition:
     answer_format: AnswerFormat = "letter"
     max_new_tokens: int | None = None
     protocols: tuple[str, ...] = ()
+    tagged: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -88,9 +92,14 @@ class Condition:
 
 
 def _ladder(
-    name: str, transform: Transform, description: str, protocols: tuple[str, ...] = (), **params: Any
+    name: str,
+    transform: Transform,
+    description: str,
+    protocols: tuple[str, ...] = (),
+    tagged: bool = True,
+    **params: Any,
 ) -> Condition:
-    return Condition(name, "video", transform, description, "ladder", params, protocols=protocols)
+    return Condition(name, "video", transform, description, "ladder", params, protocols=protocols, tagged=tagged)
 
 
 def crf(level: int, preset: str = "medium") -> Condition:
@@ -124,7 +133,8 @@ _DECLARED: tuple[Condition, ...] = (
         "blind",
         "none",
         "No visual input at all (the task's doc_to_visual gives an empty list), the question and options "
-        "unchanged: the text-only baseline of lmms-eval's no_visual variants.",
+        "unchanged: the text-only baseline of lmms-eval's no_visual variants (run by name: in no tag).",
+        tagged=False,
     ),
     _ladder(
         "single",
@@ -264,12 +274,13 @@ def get_condition(name: str) -> Condition:
 
 def protocol_conditions(protocol: str) -> list[str]:
     """The conditions a protocol tag groups, in declaration order."""
-    return [c.name for c in CONDITIONS.values() if protocol in c.protocols]
+    return [c.name for c in CONDITIONS.values() if protocol in c.protocols and c.tagged]
 
 
 def families() -> dict[str, list[str]]:
-    """Family tag -> condition names, in declaration order."""
+    """Family tag -> the tagged condition names, in declaration order."""
     out: dict[str, list[str]] = {}
     for c in CONDITIONS.values():
-        out.setdefault(c.family, []).append(c.name)
+        if c.tagged:
+            out.setdefault(c.family, []).append(c.name)
     return out

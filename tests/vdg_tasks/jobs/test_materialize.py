@@ -87,7 +87,11 @@ def test_a_name_not_of_the_vdg_form_lists_benchmarks_and_conditions():
 def test_tags_and_names_expand_in_declaration_order_without_duplicates():
     crf = [f"videomme_vdg_crf{c}" for c in (18, 23, 28, 33, 38)]
     assert expand_tasks(["videomme_vdg_crf", " videomme_vdg_crf23 ", ""]) == crf
-    assert expand_tasks(["vdgsynth_vdg"]) == [f"vdgsynth_vdg_{c.name}" for c in BENCHMARKS["vdgsynth"].conditions()]
+    tagged = [f"vdgsynth_vdg_{c.name}" for c in BENCHMARKS["vdgsynth"].conditions() if c.name != "blind"]
+    assert expand_tasks(["vdgsynth_vdg"]) == tagged  # blind is run by name
+    assert expand_tasks(["vdgsynth_vdg_blind"]) == ["vdgsynth_vdg_blind"]
+    assert "mvbench_action_count_vdg_blind" in expand_tasks(["mvbench_vdg_blind"])
+    assert "vdgsynth_vdg_blind" not in expand_tasks(["vdgsynth_vdg_ladder"])
     tracking = ["orig", "black", "oracle", "nameswap", "open", "abstain", "metadata", "subtitles"]
     assert expand_tasks(["infinibench_ga_vdg_tracking"]) == [f"infinibench_ga_vdg_{c}" for c in tracking]
 

@@ -139,3 +139,19 @@ def test_a_derived_blind_prompt_equals_lmms_evals_no_visual_prompt(base, folder,
     assert ours["doc_to_text"](dict(doc), dict(ours["lmms_eval_specific_kwargs"]["default"])) == getattr(parent, name)(
         dict(doc), dict(kwargs)
     )
+
+
+def test_blind_is_in_no_tag_so_a_benchmarks_tag_never_sends_it_to_a_class_that_needs_a_visual():
+    from vdg_tasks.lmms.derive import tags as derived_tags
+    from vdg_tasks.lmms.derive_spec import DeriveSpec, Fields
+    from vdg_tasks.lmms.yamlgen import tags
+
+    assert tags("videomme", BLIND) == []
+    assert tags("mvbench_action_count", BLIND) == ["mvbench_vdg_blind"]  # the group's name for this condition
+    assert "videomme_vdg" in tags("videomme", CONDITIONS["black"])
+    spec = DeriveSpec(
+        task="lvb", yaml_path="lvb.yaml", fields=Fields("qid", "options", "answer", "vid", None, "question"),
+        doc_to_visual="x.y", doc_to_text="x.z", process_results=None, process_docs=None, visual_kwargs=None,
+        conditions=("orig", "blind"),
+    )  # fmt: skip
+    assert derived_tags(spec, "blind") == [] and derived_tags(spec, "orig") == ["lvb_vdg", "lvb_vdg_ladder"]
