@@ -16,9 +16,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, paired
+from postprocess.analyses._paired import by_model_benchmark
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.analyses.vdg import ci_columns, ci_or_none, compared_questions, in_question_set
+from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms
 from postprocess.frame import named_sets
 
 #: The name of the row of every compared question.
@@ -61,12 +61,10 @@ def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -
         if not {"orig", "black"} <= present:
             continue
         arms = [a for a in ARMS if a in present]
-        table = paired(group, arms, options.missing)
-        question_ids = table["question_id"].astype(str).to_numpy()
-        compared = ~table["error"].to_numpy(dtype=bool) & in_question_set(
-            question_ids, compared_questions(frame, str(benchmark), arms, options)
-        )
-        correct = {arm: table[f"correct_{arm}"].to_numpy(dtype=bool) for arm in arms}
+        paired_ = paired_arms(frame, group, str(benchmark), arms, options)
+        question_ids = paired_.question_ids.astype(str)
+        compared = ~paired_.error & paired_.shared
+        correct = paired_.correct
         mine = [s for s in sets if s["benchmark"] == benchmark]
         if not mine:
             continue
@@ -87,7 +85,7 @@ def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -
                     options,
                     ("question_set_comparison", benchmark, name, column),
                     question_ids[kept],
-                    table["video_id"].to_numpy()[kept],
+                    paired_.videos[kept],
                 )
                 row[f"{prefix}ci_low"], row[f"{prefix}ci_high"] = (ci.low, ci.high) if ci else (np.nan, np.nan)
                 cis.append(ci)

@@ -53,3 +53,16 @@ def write_run(
             for s in samples:
                 f.write(json.dumps(s) + "\n")
     return folder
+
+
+def two_conditions(tmp_path: Path, model: str = "m", model_args: str = "", black_ids=("q1-1", "q2-1")) -> Path:
+    """A run of ``model`` on vdgsynth orig (q1-1 answered A, q2-1 unparsed) and black (``black_ids`` answered B)."""
+    return write_run(
+        tmp_path / model / model_args.replace("=", "_"),
+        model,
+        {
+            "vdgsynth_vdg_orig": [sample("q1-1", "orig", "A"), sample("q2-1", "orig", None)],
+            "vdgsynth_vdg_black": [sample(q, "black", "B") for q in black_ids],
+        },
+        model_args=model_args,
+    )

@@ -9,23 +9,11 @@ import postprocess.options_file
 import postprocess.reading
 from postprocess.io import load_frame, read_samples
 from postprocess.reading import LogError
-from tests.helpers.fakelogs import sample, write_run
-
-
-def _two_conditions(tmp_path, model="m", model_args="", black_ids=("q1-1", "q2-1")):
-    return write_run(
-        tmp_path / model / model_args.replace("=", "_"),
-        model,
-        {
-            "vdgsynth_vdg_orig": [sample("q1-1", "orig", "A"), sample("q2-1", "orig", None)],
-            "vdgsynth_vdg_black": [sample(q, "black", "B") for q in black_ids],
-        },
-        model_args=model_args,
-    )
+from tests.helpers.fakelogs import sample, two_conditions, write_run
 
 
 def test_rows_carry_status_and_correctness(tmp_path):
-    frame = load_frame([_two_conditions(tmp_path)])
+    frame = load_frame([two_conditions(tmp_path)])
     assert len(frame) == 4
     row = frame[(frame.condition == "orig") & (frame.question_id == "q2-1")].iloc[0]
     assert row.status == "unparsed" and not row.correct
@@ -48,11 +36,11 @@ def test_device_placement_is_not_a_setting(tmp_path):
 
 def test_refuses_question_sets_that_differ(tmp_path):
     with pytest.raises(LogError, match="condition 'black' lacks 1 of 2 questions .*q2-1"):
-        load_frame([_two_conditions(tmp_path, black_ids=("q1-1",))])
+        load_frame([two_conditions(tmp_path, black_ids=("q1-1",))])
 
 
 def test_bad_json_line_names_file_and_line(tmp_path):
-    run = _two_conditions(tmp_path)
+    run = two_conditions(tmp_path)
     f = next(run.glob("*_samples_vdgsynth_vdg_black.jsonl"))
     f.write_text(f.read_text() + "{not json\n")
     with pytest.raises(LogError, match=r"samples_vdgsynth_vdg_black\.jsonl:3: not valid JSON"):
@@ -66,7 +54,7 @@ def test_samples_without_vdg_record_are_refused(tmp_path):
 
 
 def test_missing_results_json_is_named(tmp_path):
-    run = _two_conditions(tmp_path)
+    run = two_conditions(tmp_path)
     next(run.glob("*_results.json")).unlink()
     with pytest.raises(LogError, match="no 20261130_120000_results.json beside it"):
         load_frame([run])
@@ -114,7 +102,7 @@ def test_runs_from_different_exports_of_a_benchmark_are_refused_unless_asked(tmp
 
 
 def test_many_logs_read_in_parallel_give_the_frame_read_one_by_one(tmp_path, monkeypatch):
-    runs = [_two_conditions(tmp_path, model=f"m{i}") for i in range(8)]  # 16 samples logs: read in parallel
+    runs = [two_conditions(tmp_path, model=f"m{i}") for i in range(8)]  # 16 samples logs: read in parallel
     parallel = load_frame(runs)
     monkeypatch.setattr(postprocess.io, "_PARALLEL_FILES", 10**6)
     serial = load_frame(runs)
@@ -125,7 +113,7 @@ def test_many_logs_read_in_parallel_give_the_frame_read_one_by_one(tmp_path, mon
 @pytest.mark.skipif(not postprocess.reading.ARROW_TEXT, reason="text columns are arrow-backed (pandas 3)")
 def test_text_columns_of_many_logs_are_one_arrow_chunk_each(tmp_path):
     """What the analyses group by is one array, not one chunk per samples log (each arrow kernel then runs once)."""
-    frame = load_frame([_two_conditions(tmp_path, model=f"m{i}") for i in range(3)])  # 6 samples logs
+    frame = load_frame([two_conditions(tmp_path, model=f"m{i}") for i in range(3)])  # 6 samples logs
     pa_columns = {c: frame[c].array.__arrow_array__() for c in ("benchmark", "condition", "question_id", "task_type")}
     assert {c: a.num_chunks for c, a in pa_columns.items()} == dict.fromkeys(pa_columns, 1)
     assert sorted(frame["question_id"].unique()) == ["q1-1", "q2-1"] and len(frame) == 12

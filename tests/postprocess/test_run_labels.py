@@ -30,25 +30,13 @@ from postprocess.run_labels import (
     samples_files,
     text_columns,
 )
-from tests.helpers.fakelogs import sample, write_run
+from tests.helpers.fakelogs import two_conditions
 
 # ----------------------------------------------------------------------------------- RunDir.parse and model_label
 
 
-def _two_conditions(tmp_path, model="m", model_args="", black_ids=("q1-1", "q2-1")):
-    return write_run(
-        tmp_path / model / model_args.replace("=", "_"),
-        model,
-        {
-            "vdgsynth_vdg_orig": [sample("q1-1", "orig", "A"), sample("q2-1", "orig", None)],
-            "vdgsynth_vdg_black": [sample(q, "black", "B") for q in black_ids],
-        },
-        model_args=model_args,
-    )
-
-
 def test_label_from_command_line_and_from_pretrained(tmp_path):
-    run = _two_conditions(tmp_path)
+    run = two_conditions(tmp_path)
     assert set(load_frame([RunDir.parse(f"mine={run}")]).model) == {"mine"}
     assert (
         model_label({"model": "qwen2_vl", "model_args": "pretrained=/w/Qwen2-VL-7B/,device=cpu"})
