@@ -329,7 +329,7 @@ def type_summary(
                     "ci_low": interval.low,
                     "ci_high": interval.high,
                     "chance": chance,
-                    "p_above_chance": float(binom_sf(k - 1, n, chance)),  # P(X >= k) at chance
+                    "p_above_chance": float(binom_sf(k - 1, n, chance)) if k else 1.0,  # P(X >= k) at chance
                     "mean_s": float(rows_of["s"].mean()),
                     "ci_level": level,
                     "note": "",

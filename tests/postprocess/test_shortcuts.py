@@ -179,6 +179,8 @@ def test_type_summary_wilson_interval_and_binomial_p_match_statsmodels_and_scipy
     low, high = proportion_confint(14, 40, alpha=0.05, method="wilson")
     np.testing.assert_allclose([row.ci_low, row.ci_high], [low, high], atol=1e-12)
     np.testing.assert_allclose(row.p_above_chance, binomtest(14, 40, 0.25, alternative="greater").pvalue, rtol=1e-9)
+    none_right = type_summary(scores.assign(picked=False)).query("task_type == 't'").iloc[0]
+    assert none_right.p_above_chance == binomtest(0, 40, 0.25, alternative="greater").pvalue == 1.0
 
 
 def test_importing_the_answerers_and_the_report_trains_nothing_and_loads_no_scikit_learn():
