@@ -1,12 +1,16 @@
 """Iterative bias pruning: remove the questions the text alone answers best, and random controls.
 
-``removal_total`` questions are removed in ``rounds`` batches: each round re-fits the text-only answerers
-(``postprocess.shortcuts``, fitted per task type) on the questions that remain and removes the batch whose right
-option they favour most, ranked over the whole benchmark by s(q) above chance (the ``combined`` answerer's s(q)
-minus 1 / options, so that questions with more options are not spared for that alone; ties broken by question
-id). A question whose shortcut shows only once the most obvious ones are gone is still found, and a task type
-the text answers outright is emptied first. Two kinds of random control, each drawn uniformly within task
-types with a seed from the kind, the benchmark, the task type, the control's number and the question ids:
+At most ``removal_total`` questions are removed in ``rounds`` batches: each round re-fits the text-only
+answerers (``postprocess.shortcuts``, fitted per task type) on the questions that remain and removes the batch
+whose right option they favour most, ranked over the whole benchmark by s(q) above chance (the ``combined``
+answerer's s(q) minus 1 / options, so that questions with more options are not spared for that alone; ties broken
+by question id). Only task types whose text-only accuracy is still above chance in that round are pruned (the
+one-sided binomial test of ``shortcuts.type_summary``, Holm over the round's task types, ``ALPHA``): in a task type
+the text does not answer, a high s(q) is noise, and removing by it would be random pruning under another name.
+Pruning stops early when no task type is left above chance. A question whose shortcut shows only once the most
+obvious ones are gone is still found, and a task type the text answers outright is emptied first. Two kinds of
+random control, each drawn uniformly within task types with a seed from the kind, the benchmark, the task type, the
+control's number and the question ids:
 
 - ``uniform``: as many questions in all, each task type losing its proportional share (``proportional_counts``):
   a debiased set whose visual dependency exceeds every one of these did more than shrink the set;
@@ -21,7 +25,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from postprocess.shortcuts import check_questions, ids_digest, shortcut_scores
+from postprocess.shortcuts import check_questions, ids_digest, shortcut_scores, type_summary
+from postprocess.stats import holm
 from vdg_tasks.vocabulary.seeding import rng_for
 
 #: Rounds of re-fitting.
@@ -30,6 +35,8 @@ ROUNDS = 5
 CONTROLS = 10
 #: The answerer whose s(q) orders the removals.
 RANKED_BY = "combined"
+#: A task type is pruned while its text-only accuracy is above chance at this level (Holm over task types).
+ALPHA = 0.05
 
 PRUNED_COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
@@ -38,6 +45,8 @@ PRUNED_COLUMNS: dict[str, str] = {
     "round": "the round (from 1) that removed it",
     "s": "its s(q) in that round (combined answerer, cross-validated on the questions left)",
     "excess": "s minus 1 / n_options: what the removals are ranked by",
+    "type_accuracy": "its task type's text-only accuracy (combined answerer) in that round",
+    "type_p_holm": "one-sided binomial p of that accuracy above chance, Holm-adjusted over the round's task types",
 }
 
 
@@ -69,7 +78,8 @@ def _batches(n: int, rounds: int) -> list[int]:
 
 def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> pd.DataFrame:
     """The questions iterative bias pruning removes, in order: ``PRUNED_COLUMNS`` rows (fewer than ``total`` when
-    too few questions are left to cross-validate).
+    no task type is left whose text-only accuracy is above chance, or too few questions are left to
+    cross-validate).
 
     ``questions``: one benchmark's questions (``postprocess.shortcuts.QUESTION_INPUT``).
     """
@@ -79,7 +89,11 @@ def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> p
     for number, size in enumerate(_batches(int(total), rounds), start=1):
         scores, _ = shortcut_scores(remaining)
         ranked = scores[scores["answerer"] == RANKED_BY].assign(excess=lambda t: t["s"] - t["chance"])
+        prunable = types_above_chance(ranked)
+        ranked = ranked.merge(prunable, on="task_type", how="inner")
         removed = ranked.sort_values(["excess", "question_id"], ascending=[False, True]).head(size)
+        if removed.empty:
+            break
         rows += [
             {
                 "benchmark": r.benchmark,
@@ -88,11 +102,26 @@ def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> p
                 "round": number,
                 "s": float(r.s),
                 "excess": float(r.excess),
+                "type_accuracy": float(r.type_accuracy),
+                "type_p_holm": float(r.type_p_holm),
             }
             for r in removed.itertuples(index=False)
         ]
         remaining = remaining[~remaining["question_id"].isin(set(removed["question_id"]))].reset_index(drop=True)
     return pd.DataFrame(rows, columns=list(PRUNED_COLUMNS))
+
+
+def types_above_chance(scores: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """The task types whose text-only accuracy in ``scores`` (one answerer's rows) is above chance: columns
+    ``task_type``, ``type_accuracy``, ``type_p_holm`` (one-sided binomial p, Holm over the task types)."""
+    summary = type_summary(scores)
+    summary = summary[(summary["task_type"] != "Overall") & (summary["n"] > 0)]
+    columns = ["task_type", "type_accuracy", "type_p_holm"]
+    if summary.empty:
+        return pd.DataFrame(columns=columns)
+    adjusted = holm(summary["p_above_chance"].to_numpy())
+    found = summary.assign(type_accuracy=summary["accuracy"], type_p_holm=adjusted)
+    return found.loc[found["type_p_holm"] < alpha, columns].reset_index(drop=True)
 
 
 def removed_per_type(pruned: pd.DataFrame) -> dict[str, int]:
@@ -136,6 +165,7 @@ def type_sizes(questions: pd.DataFrame) -> dict[str, int]:
 
 
 __all__ = [
+    "ALPHA",
     "CONTROLS",
     "PRUNED_COLUMNS",
     "ROUNDS",
@@ -146,4 +176,5 @@ __all__ = [
     "removal_total",
     "removed_per_type",
     "type_sizes",
+    "types_above_chance",
 ]

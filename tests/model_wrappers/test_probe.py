@@ -17,7 +17,7 @@ import pytest
 from lmms_eval.tasks.videomme.utils import videomme_doc_to_text
 
 from model_wrappers.probe import FrameFeatures, VdgProbe, answer_question, parse_prompt
-from vdg_tasks.synthetic.synth import EXPECTED_LADDER, TASK_TYPES, generate
+from vdg_tasks.synthetic.synth import EXPECTED_LADDER, TASK_TYPES, generate, text_leak
 from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
 from vdg_tasks.vocabulary.seeding import rng_for
 
@@ -26,7 +26,7 @@ PROMPT_KWARGS = {
     "post_prompt": "\nAnswer with the option's letter from the given choices directly.",
 }
 TASK, SPLIT = "vdgsynth_test", "test"
-N_VIDEOS = 4  # s000 has 3 scenes, s001 has 4
+N_VIDEOS = 5  # s000 has 3 scenes, s001 has 4; the single_frame question of s004 names its answer
 
 
 class GuardedDoc(dict):
@@ -129,6 +129,12 @@ def _prior(record) -> str:
     return min(record["options"], key=lambda o: o.split(". ", 1)[1])[0]
 
 
+def _leaks(record) -> bool:
+    """The question quotes its right option's text (vdgsynth's text shortcut inside single_frame)."""
+    right = record["options"]["ABCD".index(record["answer"])].split(". ", 1)[1]
+    return record["task_type"] != "text_only" and f"'{right}'" in record["question"]
+
+
 def _by_type(records, task_type):
     return [r for r in records if r["task_type"] == task_type]
 
@@ -159,8 +165,9 @@ def test_crf38_reencode_does_not_change_any_answer(bench):
 def test_black_video_leaves_only_the_text(bench):
     records, versions = bench
     got = _run(records, versions, "black")
+    assert any(_leaks(r) for r in records), "the bench holds a single_frame question that names its answer"
     for r in records:
-        expected = r["answer"] if r["task_type"] == "text_only" else _prior(r)
+        expected = r["answer"] if r["task_type"] == "text_only" or _leaks(r) else _prior(r)
         assert got[r["question_id"]] == expected, r
 
 
@@ -168,8 +175,9 @@ def test_each_task_type_is_solved_from_its_expected_rung_up(bench):
     records, versions = bench
     answers = {rung: _run(records, versions, rung) for rung in LADDER}
     for task_type in TASK_TYPES:
-        first = LADDER.index(EXPECTED_LADDER[task_type])
         for r in _by_type(records, task_type):
+            assert _leaks(r) == (task_type == "single_frame" and text_leak(r["video_id"], seed=0))
+            first = 0 if _leaks(r) else LADDER.index(EXPECTED_LADDER[task_type])
             for rung in LADDER[first:]:
                 assert answers[rung][r["question_id"]] == r["answer"], (rung, r)
     # below the expected rung the probe has nothing to go on
@@ -217,7 +225,7 @@ def test_undecodable_video_falls_back_to_the_text_prior(bench, tmp_path):
     broken = {vid: {"orig": str(bad)} for vid in versions}
     got = _run(records, broken, "orig")
     for r in records:
-        assert got[r["question_id"]] == (r["answer"] if r["task_type"] == "text_only" else _prior(r))
+        assert got[r["question_id"]] == (r["answer"] if r["task_type"] == "text_only" or _leaks(r) else _prior(r))
 
 
 def test_model_args_and_unsupported_requests():

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from scipy.stats import binomtest
+from statsmodels.stats.multitest import multipletests
 
 from postprocess.debias import (
+    ALPHA,
     PRUNED_COLUMNS,
     bias_pruning,
     kept_ids,
@@ -13,7 +16,9 @@ from postprocess.debias import (
     random_pruning,
     removal_total,
     removed_per_type,
+    types_above_chance,
 )
+from postprocess.shortcuts import shortcut_scores
 from vdg_tasks.data.text_questions import text_questions
 from vdg_tasks.synthetic.shortcut_bench import shortcut_docs
 
@@ -32,7 +37,7 @@ def test_the_type_the_text_answers_is_removed_first(questions):
     assert pruned["round"].value_counts().sort_index().tolist() == [10, 10, 10, 10]
     first_rounds = pruned[pruned["round"] <= 2]
     assert (first_rounds.task_type == "overlap").all(), first_rounds.task_type.value_counts()
-    assert removed_per_type(pruned)["overlap"] >= 35
+    assert removed_per_type(pruned) == {"overlap": 40}, "the null type's text answers nothing: never pruned"
     # within a round, removals are in decreasing excess over chance
     for _, batch in pruned.groupby("round"):
         assert batch.excess.is_monotonic_decreasing
@@ -87,7 +92,7 @@ def test_removal_total_refuses_bad_requests(kwargs, message):
 
 
 def test_on_vdgsynth_the_text_only_questions_go_first():
-    from vdg_tasks.synthetic.synth import N_VIDEOS, make_questions, video_spec
+    from vdg_tasks.synthetic.synth import N_VIDEOS, make_questions, text_leak, video_spec
 
     docs = [
         q
@@ -96,5 +101,41 @@ def test_on_vdgsynth_the_text_only_questions_go_first():
     ]
     pruned = bias_pruning(pd.DataFrame(text_questions("vdgsynth", docs)[0]), 30, rounds=5)
     # the question names the word it asks for: the first rounds hold text_only questions alone
-    assert (pruned[pruned["round"] <= 3].task_type == "text_only").all(), pruned.task_type.tolist()
+    assert (pruned[pruned["round"] <= 2].task_type == "text_only").all(), pruned.task_type.tolist()
     assert removed_per_type(pruned)["text_only"] >= 24
+    # within single_frame, only the questions that quote their answer go; no other task type is touched
+    others = pruned[pruned["task_type"] != "text_only"]
+    assert set(others["task_type"]) == {"single_frame"}
+    assert all(text_leak(q.split("-")[0], seed=0) for q in others["question_id"]), others
+
+
+def test_pruning_stops_when_no_task_type_is_left_above_chance(questions):
+    pruned = bias_pruning(questions, 100, rounds=10)
+    assert 0 < len(pruned) <= 60 and set(pruned.task_type) == {"overlap"}
+    assert (pruned["type_p_holm"] < ALPHA).all()
+    remaining = questions[~questions["question_id"].isin(pruned["question_id"])].reset_index(drop=True)
+    scores, _ = shortcut_scores(remaining)
+    assert types_above_chance(scores[scores["answerer"] == "combined"]).empty
+
+
+def test_types_above_chance_is_a_holm_adjusted_one_sided_binomial_test():
+    # three task types of 40 four-option questions: 30, 18 and 14 right
+    rows = []
+    for task_type, right in (("a", 30), ("b", 18), ("c", 14)):
+        rows += [
+            {
+                "task_type": task_type,
+                "benchmark": "b",
+                "answerer": "combined",
+                "s": 0.5,
+                "chance": 0.25,
+                "picked": i < right,
+            }
+            for i in range(40)
+        ]
+    found = types_above_chance(pd.DataFrame(rows))
+    raw = [binomtest(k, 40, 0.25, alternative="greater").pvalue for k in (30, 18, 14)]
+    adjusted = multipletests(raw, method="holm")[1]
+    expected = {t: p for t, p in zip("abc", adjusted, strict=True) if p < ALPHA}
+    assert dict(zip(found.task_type, found.type_p_holm, strict=True)) == pytest.approx(expected, rel=1e-9)
+    assert set(expected) == {"a", "b"}, "the example must keep one type and drop one"

@@ -118,6 +118,19 @@ def cmd_debias(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pruned.to_csv(out / PRUNED_CSV, index=False)
+    if pruned.empty:
+        print(
+            f"no task type's text-only accuracy is above chance on {args.benchmark}: nothing to prune, no question "
+            f"sets written ({out / PRUNED_CSV} is empty)",
+            file=sys.stderr,
+        )
+        return 0
+    if len(pruned) < total:
+        print(
+            f"stopped after {len(pruned)} of the {total} questions asked for: no task type's text-only accuracy "
+            f"was left above chance (Holm-adjusted p in {out / PRUNED_CSV})",
+            file=sys.stderr,
+        )
     counts = removed_per_type(pruned)
     removed_text = ", ".join(f"{t}: {n}" for t, n in sorted(counts.items()))
     sizes = type_sizes(questions)

@@ -9,6 +9,11 @@ each type needs exactly one more rung of the vdg ladder than the one before it
 Every random choice is drawn from ``rng_for("vdgsynth", seed, video_id, <purpose>)``: videos are
 independent of each other and of how many are generated, and no global stream is touched.
 
+A text shortcut sits inside one visual task type, as in real benchmarks: about a third of the
+``single_frame`` questions name the border colour in the question (``text_leak``). Those are answerable
+from the text at every rung (their expected rung is ``black``); they are what ``vdg debias`` should
+remove within a task type before it touches the rest.
+
 A task type has one question per video, so ``N_VIDEOS`` (30) videos give it the 30 questions the
 report needs before it gives a stratum a CI or a test (``postprocess.options.Options.min_stratum``).
 More questions per video would only repeat its one border, its one first scene, ...: answers that
@@ -44,8 +49,11 @@ __all__ = [
     "VideoSpec",
     "WORDS",
     "generate",
+    "LEAKED_SHARE",
+    "expected_rung",
     "make_questions",
     "middle_scenes",
+    "text_leak",
     "render_frames",
     "rgb_to_yuv420p",
     "video_spec",
@@ -87,6 +95,9 @@ EXPECTED_LADDER: Mapping[str, str] = MappingProxyType(
 )
 if tuple(EXPECTED_LADDER[t] for t in TASK_TYPES) != LADDER[:4]:  # pragma: no cover - import-time check
     raise RuntimeError(f"EXPECTED_LADDER no longer follows conditions.LADDER {LADDER}; update synth.py.")
+
+#: Chance that a video's ``single_frame`` question names its answer (``text_leak``).
+LEAKED_SHARE = 1 / 3
 
 LETTERS = ("A", "B", "C", "D")
 #: Videos ``generate`` writes by default: one question per task type each, and 30 questions per
@@ -221,6 +232,19 @@ def _mc(rng: np.random.Generator, correct: str, distractors: Sequence[str], lett
     return [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=True)], letter
 
 
+def text_leak(video_id: str, seed: int = 0) -> bool:
+    """Whether the ``single_frame`` question of ``video_id`` names its answer (quotes the border colour)."""
+    return bool(rng_for(BENCHMARK, seed, video_id, "leak").random() < LEAKED_SHARE)
+
+
+def expected_rung(task_type: str, video_id: str, seed: int = 0) -> str:
+    """The lowest ladder rung at which an ideal viewer answers this question: its task type's
+    (``EXPECTED_LADDER``), or ``black`` for a question that names its answer (``text_leak``)."""
+    if task_type == "single_frame" and text_leak(video_id, seed):
+        return "black"
+    return EXPECTED_LADDER[task_type]
+
+
 def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
     """The four question records of one video, in ``TASK_TYPES`` order of question_id suffix 1..4.
 
@@ -239,8 +263,11 @@ def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
     # text_only: the word is in the question.
     words = pick("words", WORDS, 4)
     text_q = f"The narrator of this clip says the word '{words[0]}'. Which word does the narrator say?"
-    # single_frame: the border colour.
+    # single_frame: the border colour (named in the question when it leaks).
     border_d = pick("border", [c for c in palette if c != spec.border], 3)
+    border_q = "What colour is the border of the video?"
+    if text_leak(vid, seed):
+        border_q = f"The border of this clip is painted '{spec.border}'. {border_q}"
     # multi_frame: a scene the middle frame cannot show; distractors never appear.
     excluded = middle_scenes(spec)
     eligible = [c for i, c in enumerate(spec.scenes) if i not in excluded]
@@ -252,7 +279,7 @@ def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
 
     specs = [
         ("text_only", text_q, words[0], words[1:]),
-        ("single_frame", "What colour is the border of the video?", spec.border, border_d),
+        ("single_frame", border_q, spec.border, border_d),
         (
             "multi_frame",
             "Which of these colours does the centre square show at some point?",

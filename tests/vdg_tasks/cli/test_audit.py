@@ -138,3 +138,24 @@ def test_shortcuts_reads_a_derived_tasks_questions(tmp_path, capsys):
 def test_shortcuts_names_a_folder_without_the_derived_task(tmp_path, capsys):
     assert main(["shortcuts", "nothing", "--derived", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no " + str(tmp_path / "nothing" / "vdg_derive.json") in capsys.readouterr().err
+
+
+def test_debias_of_a_benchmark_whose_text_answers_nothing_prunes_nothing(audited, tmp_path, capsys):
+    _, docs = audited
+    null_docs = tmp_path / "null.jsonl"
+    null_docs.write_text("".join(json.dumps(d) + "\n" for d in docs if d["task_type"] == "null"))
+    assert main(["debias", "null", "--docs", str(null_docs), "--frac", "0.2", "--out", str(tmp_path / "d")]) == 0
+    assert "nothing to prune" in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "d" / "pruned.csv").empty and not list((tmp_path / "d").glob("*.json"))
+
+
+def test_debias_stops_short_of_the_budget_and_says_so(audited, tmp_path, capsys):
+    root, docs = audited
+    out = tmp_path / "d"
+    args = ["debias", "planted", "--docs", str(root / "docs.jsonl"), "--frac", "0.9", "--controls", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    pruned = pd.read_csv(out / "pruned.csv", keep_default_na=False)
+    assert len(pruned) < round(0.9 * len(docs)) and f"stopped after {len(pruned)} of the" in err
+    assert "null" not in set(pruned.task_type)
+    assert len(question_sets.read(out / "debiased.json")) == len(docs) - len(pruned)

@@ -18,12 +18,15 @@ import vdg_tasks.synthetic.synth as synth
 from postprocess.options import Options
 from vdg_tasks.synthetic.synth import (
     EXPECTED_LADDER,
+    LEAKED_SHARE,
     PALETTE,
     TASK_TYPES,
     WORDS,
+    expected_rung,
     generate,
     make_questions,
     middle_scenes,
+    text_leak,
     video_spec,
 )
 from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
@@ -225,3 +228,19 @@ def test_vdg_synth_uses_the_generators_default_size():
 
     default = inspect.signature(generate).parameters["n_videos"].default
     assert build_parser().parse_args(["synth"]).videos == default
+
+
+def test_about_a_third_of_single_frame_questions_name_their_answer_and_no_other_question_does():
+    n_leaked = 0
+    seeds = range(8)  # 240 videos
+    for seed in seeds:
+        for r in _many_records([seed]):
+            right = _text(r["options"]["ABCD".index(r["answer"])])
+            leaks = r["task_type"] == "single_frame" and text_leak(r["video_id"], seed)
+            n_leaked += leaks
+            assert (f"'{right}'" in r["question"]) == (leaks or r["task_type"] == "text_only"), r
+            assert expected_rung(r["task_type"], r["video_id"], seed) == (
+                "black" if leaks else EXPECTED_LADDER[r["task_type"]]
+            )
+    n = len(seeds) * N_VIDEOS
+    assert abs(n_leaked / n - LEAKED_SHARE) < 4 * (LEAKED_SHARE * (1 - LEAKED_SHARE) / n) ** 0.5
