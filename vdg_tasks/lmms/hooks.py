@@ -38,6 +38,7 @@ from msgspec.structs import replace
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
 from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
+from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal
 from vdg_tasks.lmms.register import stale_registration_warning
 from vdg_tasks.perturb.provenance import provenance
 from vdg_tasks.perturb.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
@@ -144,6 +145,26 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     return _resolve(benchmark.name, request)
 
 
+#: (benchmark, condition, question id) -> why the model class asking was handed the placeholder clip where the
+#: condition shows no video (``vdg_tasks.lmms.model_classes``): ``process_results`` logs the question as an error.
+_PLACEHOLDER_FOR_NONE: dict[tuple[str, str, str], str] = {}
+
+
+def _question_key(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> tuple[str, str, str]:
+    return benchmark.name, condition.name, str(benchmark.view(doc).get("question_id", ""))
+
+
+def shown_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:
+    """``resolve_visual``, except that a question the model class could not be shown without a video
+    (``doc_to_visual`` handed it the placeholder) is an error with the reason."""
+    visual = resolve_visual(benchmark, condition, doc)
+    if visual.none_shown:
+        refused = _PLACEHOLDER_FOR_NONE.get(_question_key(benchmark, condition, doc))
+        if refused is not None:
+            return Visual(None, "", f"NoVisualRefused: {refused}; it was shown a placeholder clip, not scored")
+    return visual
+
+
 def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[dict], list[str]]:
     def doc_to_visual(doc: dict) -> list[str]:
         # Never raises: an exception here would end the user's whole lmms-eval run.
@@ -152,11 +173,16 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
 
         try:
             visual = resolve_visual(benchmark, condition, doc)
+            if visual.none_shown:
+                refused = empty_visual_refusal(calling_model())
+                if refused is None:
+                    return []
+                _PLACEHOLDER_FOR_NONE[_question_key(benchmark, condition, doc)] = refused
+                logger.warning(f"vdg: {benchmark.name}/{condition.name}: {refused}; the question is an error row")
+                visual = Visual(None, "", refused)
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             visual = Visual(None, "", _describe(exc))
-        if visual.none_shown:
-            return []
         return [str(visual.path if visual.path is not None else placeholder_video())]
 
     doc_to_visual.__name__ = f"{benchmark.name}__{condition.name}__doc_to_visual"
@@ -316,7 +342,7 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
     def process_results(doc: dict, results: list[str], **_: Any) -> dict[str, Any]:
         # Never raises: an exception here would end the user's whole lmms-eval run.
         try:
-            visual = resolve_visual(benchmark, condition, doc)
+            visual = shown_visual(benchmark, condition, doc)
             response = results[0] if results else None
             record = build_record(benchmark, condition, doc, response, visual)
         except Exception as exc:
