@@ -18,6 +18,7 @@ from vdg_tasks.cli.report import (
     option_arguments,
 )
 from vdg_tasks.cli.tasks import (
+    cmd_coverage,
     cmd_derive,
     cmd_export,
     cmd_export_tasks,
@@ -219,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--question", metavar="FIELD", help="doc field of the question text")
     p.add_argument("--frame-folder-fps", type=float, default=1.0, help="rate of a source that is a folder of frames")
     p.set_defaults(func=cmd_derive)
+
+    p = _add(
+        "coverage",
+        help="try vdg derive on every video task folder of the installed lmms-eval and write the table (markdown)",
+    )
+    p.add_argument("--out", metavar="FILE", help="write the table here (default: print it)")
+    p.set_defaults(func=cmd_coverage)
 
     p = _add("subset", help="write a fixed question set, N per task type, to restrict runs to (VDG_QUESTION_SET)")
     p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (e.g. videomme)")

@@ -284,6 +284,27 @@ def cmd_derive(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_coverage(args: argparse.Namespace) -> int:
+    # lmms-eval's task index (~seconds) only for this command, not vdg --help
+    from vdg_tasks.lmms.coverage import coverage, render
+
+    try:
+        rows = coverage()
+        table = render(rows)
+        if args.out:
+            Path(args.out).write_text(table)
+    except (OSError, ModuleNotFoundError) as exc:
+        return fail("coverage", exc)
+    if not args.out:
+        print(table, end="")
+    derived = sum(row.derives for row in rows)
+    print(
+        f"{derived} of {len(rows)} video task folders derive" + (f"; table: {args.out}" if args.out else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def cmd_subset(args: argparse.Namespace) -> int:
     # jobs.materialize (data.benchmarks, lmms.yamlgen, filelock; ~0.3 s) only for this command, not vdg --help
     from vdg_tasks.jobs.materialize import load_docs

@@ -30,6 +30,7 @@ import difflib
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ __all__ = [
     "hooks_for",
     "plan",
     "read_options",
+    "task_manager",
     "write_options",
 ]
 
@@ -116,7 +118,8 @@ def resolve_conditions(names: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(c for c in offered if c in chosen)
 
 
-def _manager(include_path: str | os.PathLike[str] | None) -> Any:
+def task_manager(include_path: str | os.PathLike[str] | None) -> Any:
+    """lmms-eval's ``TaskManager`` over its own tasks and ``include_path``: the task index (seconds to build)."""
     # lmms_eval's TaskManager (~2 s) only when `vdg derive` reads the task index, not on the hooks' import
     from lmms_eval.tasks import TaskManager
 
@@ -266,7 +269,7 @@ def plan(
     if include_path is not None and not Path(include_path).is_dir():
         raise DeriveError(f"--include_path {include_path}: no such folder")
     chosen = resolve_conditions(conditions)
-    manager = manager if manager is not None else _manager(include_path)
+    manager = manager if manager is not None else task_manager(include_path)
     index = manager.task_index
     if base_task not in index:
         near = difflib.get_close_matches(base_task, list(index), n=3, cutoff=0.6)
@@ -291,10 +294,13 @@ def plan(
             problems.append(f"{name} ({exc.short})")
     if problems:
         derivable = f"; these can be derived one by one: {', '.join(s.task for s in specs)}" if specs else ""
+        why = Counter(problem.rpartition(" (")[2].rstrip(")") for problem in problems)
         raise _refuse(
             base_task,
             f"it is a group of {len(members)} tasks and {len(problems)} cannot be derived: "
             f"{'; '.join(problems)} (`vdg derive MEMBER` says why){derivable}",
+            f"a group of {len(members)}, {len(problems)} refused: "
+            + ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))),
         )
     return specs
 

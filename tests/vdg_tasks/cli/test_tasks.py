@@ -610,3 +610,31 @@ def test_subset_refusals_are_one_line_and_exit_2(tmp_path, capsys):
     assert tasks.cmd_subset(parse(*argv)) == 2  # its folder is a file: an OSError
     assert capsys.readouterr().err.startswith("vdg subset: ")
     assert not (tmp_path / "o.json").exists()
+
+
+# --- coverage --------------------------------------------------------------------------------------------
+
+
+def test_coverage_prints_the_table_or_writes_it_and_counts_on_stderr(monkeypatch, tmp_path, capsys):
+    import vdg_tasks.lmms.coverage as coverage_module
+
+    rows = [
+        coverage_module.CoverageRow("a", "a", True, 1, ("orig",), "letter (multiple choice)"),
+        coverage_module.CoverageRow("b", "b", False, reason="no options field"),
+    ]
+    monkeypatch.setattr(coverage_module, "coverage", Recorder(rows))
+    assert tasks.cmd_coverage(parse("coverage")) == 0
+    out, err = capsys.readouterr()
+    assert out == coverage_module.render(rows) and "1 of 2 video task folders derive" in err
+    target = tmp_path / "coverage.md"
+    assert tasks.cmd_coverage(parse("coverage", "--out", str(target))) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and target.read_text() == coverage_module.render(rows) and str(target) in err
+
+
+def test_coverage_names_an_unwritable_table_and_exits_2(monkeypatch, tmp_path, capsys):
+    import vdg_tasks.lmms.coverage as coverage_module
+
+    monkeypatch.setattr(coverage_module, "coverage", Recorder([]))
+    assert tasks.cmd_coverage(parse("coverage", "--out", str(tmp_path / "no" / "such" / "t.md"))) == 2
+    assert "t.md" in capsys.readouterr().err

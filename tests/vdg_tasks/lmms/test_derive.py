@@ -153,13 +153,13 @@ REFUSED = {
 
 @pytest.fixture(scope="module")
 def builtin(tmp_path_factory):
-    from vdg_tasks.lmms.derive import _manager
+    from vdg_tasks.lmms.derive import task_manager
 
     out = tmp_path_factory.mktemp("derive_builtin")
     messages: list[str] = []
     sink = logger.add(lambda m: messages.append(m.record["message"]), level="INFO")
     try:
-        manager = _manager(None)
+        manager = task_manager(None)
         written, refused = {}, {}
         for name in [*DERIVABLE, *REFUSED]:
             try:
@@ -243,9 +243,9 @@ def test_refusal_is_one_line_and_exit_2(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_videomme_fields_detected_as_vdg_declares_them(builtin):
-    from vdg_tasks.lmms.derive import _manager
+    from vdg_tasks.lmms.derive import task_manager
 
-    (spec,) = plan("videomme", manager=_manager(None))
+    (spec,) = plan("videomme", manager=task_manager(None))
     assert spec.fields == Fields("question_id", "options", "answer", "videoID", "task_type", "question")
 
 

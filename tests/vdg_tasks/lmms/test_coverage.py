@@ -1,0 +1,77 @@
+"""The coverage table: which folders count as video tasks, what is tried for each, and the committed
+docs/coverage.md regenerated from the installed lmms-eval (stale when they differ)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vdg_tasks.lmms.coverage import CoverageRow, candidates, coverage, render, video_task_folders
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _utils(folder: Path, body: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "utils.py").write_text(body)
+
+
+def test_a_video_task_folder_has_a_visual_function_that_speaks_of_video(tmp_path):
+    _utils(tmp_path / "vid", "def vid_doc_to_visual(doc):\n    return [doc['name'] + '.mp4']\n")
+    _utils(tmp_path / "nested" / "sub", "def doc_to_visual(doc):\n    return [load_video(doc)]\n")
+    _utils(tmp_path / "images", "def doc_to_visual(doc):\n    return [doc['image'].convert('RGB')]\n")
+    _utils(tmp_path / "elsewhere", "def doc_to_text(doc):\n    return 'a video question'\n")
+    _utils(tmp_path / "broken", "def doc_to_visual(doc:\n    return ['x.mp4']\n")
+    _utils(tmp_path / "_private", "def doc_to_visual(doc):\n    return ['x.mp4']\n")
+    assert [p.name for p in video_task_folders(tmp_path)] == ["nested", "vid"]
+
+
+def test_the_folders_group_is_tried_else_its_tasks_with_probe_variants_last(tmp_path):
+    folder = tmp_path / "bench"
+    index = {
+        "bench_no_visual": {"type": "task", "yaml_path": str(folder / "bench_no_visual.yaml")},
+        "bench_a": {"type": "task", "yaml_path": str(folder / "bench_a.yaml")},
+        "bench_random_choice": {"type": "task", "yaml_path": str(folder / "probe" / "rc.yaml")},
+        "bench_z": {"type": "python_task", "yaml_path": str(folder / "z.yaml")},
+        "other": {"type": "task", "yaml_path": str(tmp_path / "other" / "other.yaml")},
+        "a_tag": {"type": "tag", "task": ["bench_a"]},
+    }
+    assert candidates(folder, index) == ["bench_a", "bench_z", "bench_no_visual", "bench_random_choice"]
+    index["bench_sub"] = {"type": "group", "yaml_path": str(folder / "sub" / "group.yaml")}
+    assert candidates(folder, index) == ["bench_sub"]
+    index["bench"] = {"type": "group", "yaml_path": str(folder / "bench.yaml")}
+    assert candidates(folder, index) == ["bench"]
+    assert candidates(tmp_path / "empty", index) == []
+
+
+def test_render_counts_the_derived_folders_and_shows_the_common_conditions_once():
+    rows = [
+        CoverageRow("a", "a", True, 2, ("orig", "black"), "letter (multiple choice)"),
+        CoverageRow("b", "b_x", True, 1, ("orig",), "letter (multiple choice)"),
+        CoverageRow("c", "c", False, reason="no options | field"),
+        CoverageRow("d", "", False, reason="no task lmms-eval indexes"),
+        CoverageRow("e", "e", True, 1, ("orig", "black"), "letter (multiple choice)"),
+    ]
+    text = render(rows, lmms_eval_version="9.9")
+    assert "lmms-eval 9.9: **3 of 5** video task folders derive" in text
+    assert "Conditions of a derived task (`all` below): `orig`, `black`." in text
+    table = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| folder")]
+    assert table[0] == "| a | `a` | yes | 2 | all | letter (multiple choice) |  |"
+    assert table[1] == "| b | `b_x` | yes | 1 | orig | letter (multiple choice) |  |"
+    assert table[2] == "| c | `c` | no |  |  |  | no options \\| field |"
+    assert table[3] == "| d |  | no |  |  |  | no task lmms-eval indexes |"
+
+
+@pytest.mark.slow
+def test_the_committed_coverage_table_is_the_one_the_installed_lmms_eval_gives(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    rows = coverage()
+    committed = (ROOT / "docs" / "coverage.md").read_text()
+    assert render(rows) == committed, "docs/coverage.md is stale: run vdg coverage --out docs/coverage.md"
+    # the README quotes the count
+    derived = sum(row.derives for row in rows)
+    assert f"{derived} of {len(rows)}" in (ROOT / "README.md").read_text()
+    # every derived row's tasks were planned from real lmms-eval configs: the known ones are there
+    by_folder = {row.folder: row for row in rows}
+    assert by_folder["videomme"].derives and by_folder["mvbench"].n_tasks == 20
