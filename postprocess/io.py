@@ -114,7 +114,6 @@ from postprocess.reading import (
     versions_text,
 )
 from postprocess.run_labels import (
-    SAMPLES_FILE,
     RunDir,
     extra_columns,
     mark_quantized,
@@ -128,7 +127,7 @@ from postprocess.run_labels import (
     text_columns,
 )
 from vdg_tasks.vocabulary.parse import LETTERS
-from vdg_tasks.vocabulary.record import RECORD_KEY, STATUSES
+from vdg_tasks.vocabulary.record import BASE_RUN_KEY, RECORD_KEY, SAMPLES_FILE, STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -232,6 +231,8 @@ class _SamplesLog:
     model_source: str = ""
     #: The ``transform_version``s its records were built by, as text ("" when none says).
     transform_version: str = ""
+    #: What the file is, for the sources table: a vdg task's samples log, or a plain run of a base task read as orig.
+    kind: str = "lmms-eval samples log"
 
 
 #: Every field of the ``vdg`` record the reader keeps.
@@ -382,6 +383,9 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     args = parse_model_args(config.get("model_args"))
     model = mark_quantized(label, precision(args)) if label else model_label(config)
     fields, lines = _decoded(path)
+    base_run = results.get(BASE_RUN_KEY)
+    # a plain run of a base task converted to orig, one line per line: its rows point at the base task's log
+    shown = Path(base_run["samples"]) if isinstance(base_run, dict) and base_run.get("samples") else path
     if not lines:
         benchmark, condition = _task_condition(path)
         raise LogError(
@@ -415,10 +419,10 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     packed = {key: _packed(field) for key, field in fields.items()}
     distinct = {key: _distinct_text(fields[key]) for key in ("benchmark", "condition")}
     return _SamplesLog(
-        path,
+        shown,
         model,
         model_settings(config),
-        _sources(path, lines),
+        _sources(shown, lines),
         distinct,
         packed,
         answers,
@@ -426,6 +430,9 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
         origins,
         model_source(results),
         versions_text(versions.values if versions is not None else []),
+        f"plain run of lmms-eval's {base_run.get('task')} read as orig (the base task's prompt)"
+        if shown is not path
+        else "lmms-eval samples log",
     )
 
 
@@ -493,7 +500,7 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
     infos = [
         source_info(
             log.path,
-            "lmms-eval samples log",
+            log.kind,
             {"model": [log.model], **log.distinct},
             size,
             question_id_field=f"{RECORD_KEY}.question_id",

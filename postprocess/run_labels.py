@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +17,13 @@ from postprocess.frame import (
     QUANTIZED_MARK,
 )
 from postprocess.reading import ARROW_TEXT, RECORD_TEXT, TEXT_DTYPE, TEXT_EXTRAS, LogError, per_distinct
+from vdg_tasks.vocabulary.record import SAMPLES_FILE
 
 logger = logging.getLogger(__name__)
 
 
 #: model_args naming the frames per video, in lmms-eval's video models.
 FRAME_ARGS = ("max_num_frames", "max_frames_num", "nframes", "num_frames", "frames", "frames_num", "max_frames")
-SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
 # Runtime placement arguments that do not change what a model answers.
 _PLACEMENT_ARGS = {"device", "device_map", "batch_size", "attn_implementation"}
 

@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from postprocess.options import Options
@@ -166,16 +167,26 @@ def _load(args: argparse.Namespace):
     # postprocess.io (pandas, ~0.55 s) only for the commands that read runs, not vdg --help or vdg stats
     from postprocess.frame import with_named_sets, with_text_scores
     from postprocess.io import load_frame
+    from vdg_tasks.jobs.base_runs import expand_runs
 
-    frame = load_frame(
-        runs=args.runs,
-        predictions=_predictions(args.predictions),
-        benchmark=args.benchmark,
-        on_duplicate=args.on_duplicate,
-        mixed_exports=args.mixed_exports,
-        align=getattr(args, "align", "strict"),
-        options_file=getattr(args, "options_file", None),
-    )
+    with tempfile.TemporaryDirectory(prefix="vdg-base-runs-") as work:
+        runs, notes = expand_runs(
+            list(args.runs or []),
+            Path(work),
+            include_path=getattr(args, "include_path", None),
+            derived=[Path(d) for d in getattr(args, "derived", None) or []],
+        )
+        for note in notes:
+            print(f"vdg: {note}", file=sys.stderr)
+        frame = load_frame(
+            runs=runs,
+            predictions=_predictions(args.predictions),
+            benchmark=args.benchmark,
+            on_duplicate=args.on_duplicate,
+            mixed_exports=args.mixed_exports,
+            align=getattr(args, "align", "strict"),
+            options_file=getattr(args, "options_file", None),
+        )
     sets = _named_sets(getattr(args, "question_set", None))
     if sets:
         frame = with_named_sets(frame, sets)
@@ -361,6 +372,19 @@ def input_arguments(p: argparse.ArgumentParser) -> None:
         help="each question's number of options, overriding the records, the benchmark's declared count and the "
         "count inferred per task type: a CSV with columns benchmark, question_id or task_type (a row fills one), "
         "n_options (2-8); a bad row is an error naming its line",
+    )
+    p.add_argument(
+        "--include_path",
+        metavar="DIR",
+        help="the task folder a plain base-task run was made with (lmms-eval's own flag): its docs are loaded from "
+        "there to read the run as orig",
+    )
+    p.add_argument(
+        "--derived",
+        action="append",
+        metavar="DIR",
+        help="a vdg derive output folder: a plain run of one of its base tasks is read as that task's orig; "
+        "repeatable",
     )
 
 

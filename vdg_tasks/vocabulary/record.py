@@ -8,6 +8,7 @@ for users.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, get_args
 
 import msgspec
@@ -16,6 +17,11 @@ import msgspec
 RECORD_KEY = "vdg"
 #: The key of vdg's per-question accuracy (1.0, 0.0, or None for an error or a free-text answer).
 METRIC_KEY = "accuracy"
+#: How lmms-eval names a samples log: ``<stamp>_samples_<task>.jsonl`` (its results file: ``<stamp>_results.json``).
+SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
+#: The key of a results file written for a plain run of a base task read as orig (``vdg_tasks.jobs.base_runs``):
+#: ``{"samples": the base task's samples log, "task": its task, "benchmark": the benchmark it stands for}``.
+BASE_RUN_KEY = "vdg_base_run"
 
 #: ``ok``: a letter was read and scored; ``unparsed``: no letter could be read (scored wrong);
 #: ``error``: no answer to score (the video, the doc or the request failed: ``error`` says why);
