@@ -24,6 +24,7 @@ from loguru import logger
 
 from vdg_tasks.data.upstream import lmms_eval_tasks_dir
 from vdg_tasks.lmms.derive import DeriveError, derived_benchmark, plan, task_manager
+from vdg_tasks.lmms.derive_spec import is_in_text
 
 _VIDEO = re.compile(r"video|\.mp4|\.mkv|\.webm|\.avi", re.IGNORECASE)
 
@@ -109,7 +110,9 @@ def _row(folder: Path, index: Mapping[str, Mapping[str, Any]], manager: Any) -> 
             refused = refused or exc
             continue
         conditions = tuple(dict.fromkeys(c.name for spec in specs for c in derived_benchmark(spec).conditions()))
-        return CoverageRow(folder.name, name, True, len(specs), conditions, "letter (multiple choice)")
+        in_text = any(is_in_text(spec.fields.options) for spec in specs)
+        scoring = "letter (options read from the question text)" if in_text else "letter (multiple choice)"
+        return CoverageRow(folder.name, name, True, len(specs), conditions, scoring)
     assert refused is not None
     return CoverageRow(folder.name, names[0], False, reason=refused.short)
 

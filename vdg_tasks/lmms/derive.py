@@ -25,10 +25,12 @@ run-time side are in :mod:`vdg_tasks.lmms.derive_spec`, the reading of the base'
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import json
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -39,11 +41,20 @@ from loguru import logger
 
 from vdg_tasks.data.benchmarks import task_name
 from vdg_tasks.data.upstream import Function, load_config
-from vdg_tasks.lmms.derive_source import KNOWN_FIELDS, base_sources, closure_text, detect_fields, is_fn, offline_safe
+from vdg_tasks.lmms.derive_source import (
+    KNOWN_FIELDS,
+    base_sources,
+    closure_text,
+    detect_fields,
+    doc_keys,
+    is_fn,
+    offline_safe,
+)
 from vdg_tasks.lmms.derive_spec import (
     ALTERNATIVE,
     DEFAULT_FRAME_FOLDER_FPS,
     HOOKS_MODULE,
+    IN_TEXT,
     NUMBERED,
     PROVIDES,
     SPEC_FILE,
@@ -147,6 +158,43 @@ def _refuse(task: str, reason: str, short: str = "") -> DeriveError:
     return DeriveError(f"cannot derive {task}: {reason}", short or reason)
 
 
+_ASKS_FOR_A_LETTER = re.compile(
+    r"best option|option'?s? letter|letter of the|multiple.choice|\([A-E]\)|\b[A-E], [A-E],? (or|and) [A-E]\b",
+    re.IGNORECASE,
+)
+
+
+def _string_literals(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def asks_for_a_letter(config: Mapping[str, Any]) -> bool:
+    """Whether the prompt a task sends asks for an option's letter (a multiple-choice task, not an open-ended
+    one): the texts of its prompt builder and of its default ``lmms_eval_specific_kwargs`` (of a prompt kept
+    per question kind, the kinds its builder names) say "best option", "the option's letter", "(A)", ..."""
+    builder = closure_text(str(config["doc_to_text"])) if is_fn(config.get("doc_to_text")) else ""
+    literals = _string_literals(builder)
+    kwargs = config.get("lmms_eval_specific_kwargs")
+    default = kwargs.get("default") if isinstance(kwargs, Mapping) else None
+    for value in (default or {}).values() if isinstance(default, Mapping) else ():
+        if isinstance(value, str):
+            literals.append(value)
+        elif isinstance(value, Mapping):  # TempCompass: post_prompt per question kind, picked by the builder
+            literals += [str(v) for k, v in value.items() if k in literals]
+    return any(_ASKS_FOR_A_LETTER.search(text) for text in literals)
+
+
+def text_fields(builder: str, question: str) -> list[str]:
+    """The doc fields a prompt builder reads, the question's first: where options written as lettered lines
+    can be."""
+    keys = [question.split(ALTERNATIVE)[0], *doc_keys(builder)]
+    return list(dict.fromkeys(keys))
+
+
 def analyse(
     task: str,
     yaml_path: str | os.PathLike[str],
@@ -196,6 +244,13 @@ def analyse(
         )
     found = detect_fields(config, base_sources(config))
     found = dataclasses.replace(found, **{k: v for k, v in (fields or {}).items() if v})
+    if found.options is None and found.question is not None and found.answer is not None and asks_for_a_letter(config):
+        texts = text_fields(closure_text(str(build)), found.question)
+        logger.warning(
+            f"vdg derive: {task}: no options field; its prompt asks for an option's letter, so the options are read "
+            f"from lettered lines in {', '.join(texts)}; a question without them is an error row"
+        )
+        found = dataclasses.replace(found, options=IN_TEXT + ALTERNATIVE.join(texts))
     if found.options is None:
         raise _refuse(
             task,

@@ -21,7 +21,7 @@ from vdg_tasks.lmms.derive_spec import ALTERNATIVE, NUMBERED, Fields
 #: Field -> the names looked for in the base's source, most likely first.
 KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
     "question_id": ("question_id", "qid", "id", "question_idx", "uid", "key", "q_id"),
-    "options": ("options", "candidates", "choices", "option", "answer_choices", "candidate_answers"),
+    "options": ("options", "candidates", "choices", "option", "answer_choices", "candidate_answers", "index2ans"),
     "answer": (
         "answer",
         "correct_choice",
@@ -55,6 +55,8 @@ _UNSAFE_NAMES = frozenset(
 )
 _DOC_KEY = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*["']([^"'\n]+)["']""")
 _DOC_NUMBERED = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*f["']([A-Za-z_]\w*?)\{\w*\}["']""")
+#: A numbered options key built before it is read (``key = f"answer_choice_{idx}"; doc.get(key)``).
+_NAMED_NUMBERED = re.compile(r"""f["']((?:\w*(?:option|choice|candidate)\w*?)_?)\{\w*\}["']""", re.IGNORECASE)
 _LITERAL = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 _IDENT = re.compile(r"[A-Za-z_][\w-]*")
 
@@ -128,6 +130,11 @@ def base_sources(config: Mapping[str, Any]) -> list[str]:
     return ["\n".join(closure_text(r) for r in refs), "\n".join(whole)]
 
 
+def doc_keys(source: str) -> list[str]:
+    """The doc fields ``source`` reads (``doc["x"]``, ``doc.get("x")``), in order of first reading."""
+    return list(dict.fromkeys(_DOC_KEY.findall(source)))
+
+
 def is_fn(value: Any) -> bool:
     return isinstance(value, Function)
 
@@ -143,8 +150,10 @@ def _find(field: str, tiers: Sequence[str]) -> str | None:
     # Options only from the task's own functions: a module shared with an open-ended task reads them elsewhere.
     for text in tiers[:1] if field == "options" else tiers:
         keys = set(_DOC_KEY.findall(text))
-        numbered = _DOC_NUMBERED.search(text) if field == "options" else None
-        hits = [n for n in names if n in keys] + ([f"{numbered.group(1)}{NUMBERED}"] if numbered else [])
+        numbered = (_DOC_NUMBERED.search(text) or _NAMED_NUMBERED.search(text)) if field == "options" else None
+        # Video-Holmes spells them Question, Options, Answer
+        hits = [k for n in names for k in sorted(keys) if k.lower() == n.lower()]
+        hits += [f"{numbered.group(1)}{NUMBERED}"] if numbered else []
         if hits:
             return ALTERNATIVE.join(hits)
     if field in ("question_id", "options"):

@@ -28,6 +28,7 @@ from vdg_tasks.lmms.hooks import make_doc_to_text, make_doc_to_visual, make_proc
 from vdg_tasks.perturb.text import option_text
 from vdg_tasks.vocabulary.catalogue import OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
+from vdg_tasks.vocabulary.option_lines import OptionLines, find_options
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
 from vdg_tasks.vocabulary.seeding import stable_seed
@@ -40,6 +41,9 @@ RAW_KEY = "vdg_raw_doc"
 NUMBERED = "{i}"
 #: Separates alternative fields (``candidates|options``): the first one a doc has is read.
 ALTERNATIVE = "|"
+#: Marks an options spec of lettered lines inside text fields: ``@question|question_prompt`` reads them from the
+#: first of those fields whose text has them (``vdg_tasks.vocabulary.option_lines``).
+IN_TEXT = "@"
 #: The rate of a source that is a folder of frames (``--frame-folder-fps``).
 DEFAULT_FRAME_FOLDER_FPS = 1.0
 #: What derived docs carry: options only (no characters, titles or subtitles).
@@ -146,6 +150,21 @@ def read_options(doc: Mapping[str, Any], field: str | None) -> list[str]:
     if isinstance(value, Mapping):
         return [str(v) for v in value.values()]
     return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+def is_in_text(field: str | None) -> bool:
+    """Whether an options spec names text fields the options are lettered lines of (``IN_TEXT``)."""
+    return bool(field) and str(field).startswith(IN_TEXT)
+
+
+def options_in_text(doc: Mapping[str, Any], field: str) -> tuple[str | None, OptionLines | None]:
+    """(the field, its lettered option lines) of the first field of ``field`` (``@a|b``) whose text has them."""
+    for name in field.removeprefix(IN_TEXT).split(ALTERNATIVE):
+        value = doc.get(name)
+        found = find_options(value) if isinstance(value, str) else None
+        if found is not None:
+            return name, found
+    return None, None
 
 
 def _style(options: Sequence[str]) -> str:
@@ -256,8 +275,14 @@ def _text(doc: Mapping[str, Any], field: str | None) -> str:
 
 def _view(fields: Fields) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     def view(doc: Mapping[str, Any]) -> dict[str, Any]:
-        texts = option_texts(read_options(doc, fields.options))
         question = _text(doc, fields.question)
+        if is_in_text(fields.options):  # a question without lettered lines has no options: an error row
+            name, found = options_in_text(doc, str(fields.options))
+            texts = list(found.options) if found else []
+            if found and name == chosen_field(doc, fields.question):
+                question = found.question
+        else:
+            texts = option_texts(read_options(doc, fields.options))
         video = _text(doc, fields.video_id)
         digest = f"{stable_seed(question, *texts) & 0xFFFFFFFF:08x}"
         question_id = _text(doc, fields.question_id) or (f"{video}#{digest}" if video else digest)
@@ -321,10 +346,16 @@ def _prompt(spec: DeriveSpec) -> Callable[..., str]:
     def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
         options = list(view.get("options") or [])
         raw = view.get(RAW_KEY, view)
-        doc = write_options(raw, str(spec.fields.options), options)
         question_field = chosen_field(raw, spec.fields.question)
-        if question_field:
-            doc[question_field] = view.get("question", "")
+        if is_in_text(spec.fields.options):
+            doc = dict(raw)
+            name, found = options_in_text(raw, str(spec.fields.options))
+            if name is not None and found is not None:
+                doc[name] = found.render(options, view.get("question", "") if name == question_field else None)
+        else:
+            doc = write_options(raw, str(spec.fields.options), options)
+            if question_field:
+                doc[question_field] = view.get("question", "")
         kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
         try:
             build = load_function(spec.doc_to_text)

@@ -136,11 +136,21 @@ DERIVABLE = {
     "nextqa_mc_test": ["nextqa_mc_test"],
     "perceptiontest_val_mc": ["perceptiontest_val_mc"],
     "videomme_v2": ["videomme_v2"],
+    # options as lettered lines in the question text; Video-Holmes' fields spelled Question, Options, Answer
+    "tempcompass_multi_choice": ["tempcompass_multi_choice"],
+    "mlvu_dev": ["mlvu_dev"],
+    "video_holmes": ["video_holmes"],
+}
+#: Derivable tasks and their options spec: a field, or lettered lines in text fields (``@question``).
+OPTIONS_SPEC = {
+    "tempcompass_multi_choice": "@question",
+    "mlvu_dev": "@question",
+    "video_holmes": "Options",
+    "lvbench": "options",
 }
 #: base name -> (the reason in few words, a phrase of the message).
 REFUSED = {
-    "tempcompass_multi_choice": ("no options field", "likely inside the question text"),
-    "mlvu_dev": ("no options field", "give --options FIELD"),
+    "activitynetqa": ("no options field", "likely inside the question text"),  # open-ended: asks for no letter
     "vinoground": ("no options field", "give --options FIELD"),
     "longvideobench_val_i": ("frames or images, not video paths", "VideoReader"),
     "perceptiontest_val_mcppl": ("output_type multiple_choice", "vdg derives generate_until tasks"),
@@ -208,6 +218,15 @@ def test_builtin_task_derives_and_loads_in_lmms_eval(name, builtin, derived_inde
         assert derived_index[f"{task}_vdg"]["type"] == "tag"
     if name == "tvbench":
         assert derived_index["tvbench_vdg_black"]["type"] == "tag"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", list(OPTIONS_SPEC))
+def test_options_are_read_from_their_field_or_from_lettered_lines_of_the_question(task, builtin):
+    spec = DeriveSpec.from_json((builtin["out"] / task / "vdg_derive.json").read_text())
+    assert spec.fields.options == OPTIONS_SPEC[task]
+    in_text = [m for m in builtin["messages"] if m.startswith(f"vdg derive: {task}: no options field")]
+    assert bool(in_text) == OPTIONS_SPEC[task].startswith("@")
 
 
 @pytest.mark.slow

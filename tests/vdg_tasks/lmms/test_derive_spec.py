@@ -21,6 +21,7 @@ from vdg_tasks.data.benchmarks import VideoUnavailable
 from vdg_tasks.lmms.derive_spec import (
     DEFAULT_FRAME_FOLDER_FPS,
     GENERIC_POST_PROMPT,
+    IN_TEXT,
     PROVIDES,
     RAW_KEY,
     DeriveError,
@@ -540,3 +541,47 @@ def test_process_docs_without_a_base_one_passes_the_dataset_through(base, tmp_pa
     spec_file.write_text(make_spec(base).to_json())
     docs = [RAW, {**RAW, "qid": "q1"}]
     assert hooks_for(spec_file)["process_docs"](docs) is docs
+
+
+# --- options as lettered lines of the question text ---------------------------------------------------------
+
+
+def _in_text_benchmark(tmp_path, options: str):
+    (tmp_path / "mc_utils.py").write_text(
+        "def to_text(doc, kwargs=None):\n"
+        "    return doc['question'] + '\\n' + doc.get('prompt', '') + 'Best option: ('\n"
+    )
+    fields = Fields("qid", options, "answer", "vid", None, "question")
+    spec = DeriveSpec(
+        task="mc", yaml_path=str(tmp_path / "mc.yaml"), fields=fields,
+        doc_to_visual=f"{tmp_path}/mc_utils.to_text", doc_to_text=f"{tmp_path}/mc_utils.to_text",
+        process_results=None, process_docs=None, visual_kwargs=None, conditions=("orig", "abstain"),
+    )  # fmt: skip
+    return derived_benchmark(spec)
+
+
+def test_options_in_the_question_text_are_read_and_written_back_in_its_layout(tmp_path):
+    from vdg_tasks.perturb.text import apply as apply_text
+    from vdg_tasks.vocabulary.conditions import CONDITIONS
+
+    bench = _in_text_benchmark(tmp_path, f"{IN_TEXT}question")
+    doc = {"qid": "q1", "vid": "v", "question": "What moves?\n(A) car\n(B) dog\n(C) cat", "answer": "(B) dog"}
+    view = bench.view(doc)
+    assert (view["question"], view["options"], view["answer"]) == ("What moves?", ["A. car", "B. dog", "C. cat"], "B")
+    # orig asks exactly what the base asks
+    assert bench.prompt(view, {}) == "What moves?\n(A) car\n(B) dog\n(C) cat\nBest option: ("
+    # abstain's added option sits in the question, lettered as the benchmark letters
+    change = apply_text(CONDITIONS["abstain"], view)
+    added = change.doc["options"][-1].split(". ", 1)[1]
+    assert bench.prompt(change.doc, {}) == f"What moves?\n(A) car\n(B) dog\n(C) cat\n(D) {added}\nBest option: ("
+    # a question without lettered lines has no options, so no answer among them: the hooks log an error row
+    bare = bench.view({"qid": "q2", "vid": "v", "question": "What moves?", "answer": "dog"})
+    assert bare["options"] == [] and bare["answer"] == ""
+
+
+def test_options_in_another_text_field_leave_the_question_as_it_is(tmp_path):
+    bench = _in_text_benchmark(tmp_path, f"{IN_TEXT}question|prompt")
+    doc = {"qid": "q1", "vid": "v", "question": "What moves?", "prompt": "A. car\nB. dog\n", "answer": "A"}
+    view = bench.view(doc)
+    assert (view["question"], view["options"], view["answer"]) == ("What moves?", ["A. car", "B. dog"], "A")
+    assert bench.prompt(view, {}) == "What moves?\nA. car\nB. dog\nBest option: ("
