@@ -285,15 +285,23 @@ def analyse(
     )
 
 
-def _members(manager: Any, name: str) -> list[str | dict[str, Any]] | None:
-    """The tasks of a group or tag (a group's inline configs as dicts); None for a task."""
+def group_members(manager: Any, name: str, seen: frozenset[str] = frozenset()) -> list[str | dict[str, Any]] | None:
+    """The tasks of a group or tag, a member group's own tasks in its place (a group's inline configs as dicts);
+    None for a task."""
     entry = manager.task_index[name]
     if entry["type"] == "tag":
-        return list(entry["task"])
-    if entry["type"] != "group":
+        listed: Any = list(entry["task"])
+    elif entry["type"] == "group":
+        listed = load_config(Path(entry["yaml_path"])).get("task") or []
+    else:
         return None
-    listed = load_config(Path(entry["yaml_path"])).get("task") or []
-    return [listed] if isinstance(listed, str) else list(listed)
+    out: list[str | dict[str, Any]] = []
+    for member in [listed] if isinstance(listed, str) else list(listed):
+        inner = None
+        if isinstance(member, str) and member in manager.task_index and member not in seen | {name}:
+            inner = group_members(manager, member, seen | {name})
+        out += [member] if inner is None else inner
+    return out
 
 
 def plan(
@@ -333,7 +341,7 @@ def plan(
         raise _refuse(base_task, f"no lmms-eval task, group or tag of that name{where}{hint}")
     if index[base_task]["type"] == "python_task":
         raise _refuse(base_task, "it is a Python class task, not a YAML config vdg can read")
-    members = _members(manager, base_task)
+    members = group_members(manager, base_task)
     if members is None:
         return [analyse(base_task, index[base_task]["yaml_path"], chosen, fields, "", frame_folder_fps)]
     specs, problems = [], []

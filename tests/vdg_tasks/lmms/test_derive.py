@@ -279,3 +279,22 @@ def test_conditions_from_names_and_families():
         resolve_conditions(["nameswap"])
     with pytest.raises(DeriveError, match="Did you mean 'black'"):
         resolve_conditions(["blak"])
+
+
+def test_a_member_group_is_expanded_into_its_own_tasks(tmp_path):
+    from types import SimpleNamespace
+
+    from vdg_tasks.lmms.derive import group_members as members_of
+
+    (tmp_path / "outer.yaml").write_text("group: outer\ntask:\n  - inner\n  - plain\n  - outer\n")
+    (tmp_path / "inner.yaml").write_text("group: inner\ntask:\n  - a\n  - b\n")
+    index = {
+        "outer": {"type": "group", "yaml_path": str(tmp_path / "outer.yaml")},
+        "inner": {"type": "group", "yaml_path": str(tmp_path / "inner.yaml")},
+        "a_tag": {"type": "tag", "task": ["inner", "c"]},
+        **{name: {"type": "task", "yaml_path": str(tmp_path / f"{name}.yaml")} for name in ("a", "b", "c", "plain")},
+    }
+    manager = SimpleNamespace(task_index=index)
+    assert members_of(manager, "outer") == ["a", "b", "plain", "outer"]  # a group naming itself is not recursed
+    assert members_of(manager, "a_tag") == ["a", "b", "c"]
+    assert members_of(manager, "plain") is None
