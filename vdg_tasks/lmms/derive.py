@@ -188,6 +188,21 @@ def asks_for_a_letter(config: Mapping[str, Any]) -> bool:
     return any(_ASKS_FOR_A_LETTER.search(text) for text in literals)
 
 
+#: Metrics defined only over a whole corpus of answers (n-gram and caption scores): no per-question value.
+_CORPUS_METRIC = re.compile(r"bleu|cider|meteor|rouge|spice", re.IGNORECASE)
+
+
+def corpus_metrics(config: Mapping[str, Any]) -> list[str]:
+    """The metrics of a task config named for, or aggregated by, a corpus-level score (BLEU, CIDEr, ...)."""
+    found = []
+    for entry in config.get("metric_list") or []:
+        name, aggregation = str(entry.get("metric", "")), entry.get("aggregation")
+        text = name + (closure_text(str(aggregation)) if is_fn(aggregation) else str(aggregation or ""))
+        if _CORPUS_METRIC.search(text):
+            found.append(name)
+    return found
+
+
 def text_fields(builder: str, question: str) -> list[str]:
     """The doc fields a prompt builder reads, the question's first: where options written as lettered lines
     can be."""
@@ -244,7 +259,8 @@ def analyse(
         )
     found = detect_fields(config, base_sources(config))
     found = dataclasses.replace(found, **{k: v for k, v in (fields or {}).items() if v})
-    if found.options is None and found.question is not None and found.answer is not None and asks_for_a_letter(config):
+    lettered = found.options is None and asks_for_a_letter(config)
+    if lettered and found.question is not None and found.answer is not None:
         texts = text_fields(closure_text(str(build)), found.question)
         logger.warning(
             f"vdg derive: {task}: no options field; its prompt asks for an option's letter, so the options are read "
@@ -252,13 +268,26 @@ def analyse(
         )
         found = dataclasses.replace(found, options=IN_TEXT + ALTERNATIVE.join(texts))
     if found.options is None:
+        corpus = corpus_metrics(config)
         raise _refuse(
             task,
             f"no options field: its functions read none of {', '.join(KNOWN_FIELDS['options'])} (nor numbered "
-            "fields like option0, option1) from the doc, so its options are likely inside the question text; "
-            "give --options FIELD (a list, a newline-separated string, or FIELD{i} for numbered fields) if its docs "
-            "hold them",
-            "no options field",
+            "fields like option0, option1) from the doc, and "
+            + (
+                "no question field whose lettered lines could hold them"
+                if lettered
+                else "its prompt asks for no option's letter: an open-ended or short-answer task, which vdg does not "
+                "score per question yet"
+            )
+            + (
+                f" (and its {', '.join(corpus)} {'is' if len(corpus) == 1 else 'are'} defined only over the whole "
+                "corpus: no per-question value)"
+                if corpus
+                else ""
+            )
+            + "; give --options FIELD (a list, a newline-separated string, or FIELD{i} for numbered fields) if its "
+            "docs hold options, or --options @question if its question text letters them",
+            "open-ended, corpus-level metric" if corpus else "no options field",
         )
     if found.answer is None:
         known = ", ".join(KNOWN_FIELDS["answer"])

@@ -150,7 +150,8 @@ OPTIONS_SPEC = {
 }
 #: base name -> (the reason in few words, a phrase of the message).
 REFUSED = {
-    "activitynetqa": ("no options field", "likely inside the question text"),  # open-ended: asks for no letter
+    "activitynetqa": ("no options field", "asks for no option's letter: an open-ended or short-answer task"),
+    "youcook2_val": ("open-ended, corpus-level metric", "defined only over the whole corpus"),
     "vinoground": ("no options field", "give --options FIELD"),
     "longvideobench_val_i": ("frames or images, not video paths", "VideoReader"),
     "perceptiontest_val_mcppl": ("output_type multiple_choice", "vdg derives generate_until tasks"),
