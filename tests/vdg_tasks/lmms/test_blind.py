@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 import vdg_tasks.lmms.hooks as hooks
+from tests.helpers.docs import SQUARE_DOC
 from tests.helpers.videos import write_source
 from vdg_tasks.data.benchmarks import BENCHMARKS
 from vdg_tasks.data.upstream import task_config
@@ -17,15 +18,7 @@ from vdg_tasks.perturb.shown import video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 BLIND = CONDITIONS["blind"]
-DOC = {
-    "question_id": "v1-2",
-    "videoID": "v1",
-    "task_type": "multi_frame",
-    "duration": "short",
-    "question": "What colour is the square first?",
-    "options": ["A. red", "B. green", "C. blue", "D. white"],
-    "answer": "C",
-}
+DOC = SQUARE_DOC
 
 
 @pytest.fixture()

@@ -11,19 +11,11 @@ import pytest
 from lmms_eval.api.model import lmms
 
 import vdg_tasks.lmms.hooks as hooks
+from tests.helpers.docs import SQUARE_DOC
 from vdg_tasks.lmms.model_classes import NEEDS_A_VISUAL, calling_model, class_key, empty_visual_refusal
 from vdg_tasks.perturb.cache import placeholder_video
 
-DOC = {
-    "question_id": "v1-2",
-    "videoID": "v1",
-    "task_type": "multi_frame",
-    "duration": "short",
-    "question": "What colour is the square first?",
-    "options": ["A. red", "B. green", "C. blue", "D. white"],
-    "answer": "C",
-    "video": "/nowhere/v1.mp4",
-}
+DOC = {**SQUARE_DOC, "video": "/nowhere/v1.mp4"}
 
 
 def _model_class(module: str, name: str = "Model", base: type = lmms) -> type:
