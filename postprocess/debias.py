@@ -4,11 +4,12 @@ At most ``removal_total`` questions are removed in ``rounds`` batches: each roun
 answerers (``postprocess.shortcuts``, fitted per task type) on the questions that remain and removes the batch
 whose right option they favour most, ranked over the whole benchmark by s(q) above chance (the ``combined``
 answerer's s(q) minus 1 / options, so that questions with more options are not spared for that alone; ties broken
-by question id). Only task types whose text-only accuracy is still above chance in that round are pruned (the
-one-sided binomial test of ``shortcuts.type_summary``, Holm over the round's task types, ``ALPHA``): in a task type
-the text does not answer, a high s(q) is noise, and removing by it would be random pruning under another name.
-Pruning stops early when no task type is left above chance. A question whose shortcut shows only once the most
-obvious ones are gone is still found, and a task type the text answers outright is emptied first. Two kinds of
+by question id). Only the task types whose text-only accuracy is above chance on the whole benchmark are pruned
+(the one-sided binomial test of ``shortcuts.type_summary``, Holm over the task types, ``ALPHA``; decided once,
+before any removal, since a type's last few questions are too few to train an answerer on): in a task type the text
+does not answer, a high s(q) is noise, and removing by it would be random pruning under another name. Pruning stops
+early when those task types are emptied. A question whose shortcut shows only once the most obvious ones are gone is
+still found, and a task type the text answers outright goes first. Two kinds of
 random control, each drawn uniformly within task types with a seed from the kind, the benchmark, the task type, the
 control's number and the question ids:
 
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from postprocess.shortcuts import check_questions, ids_digest, shortcut_scores, type_summary
+from postprocess.shortcuts import check_questions, ids_digest, shortcut_scores
 from postprocess.stats import holm
 from vdg_tasks.vocabulary.seeding import rng_for
 
@@ -45,8 +46,8 @@ PRUNED_COLUMNS: dict[str, str] = {
     "round": "the round (from 1) that removed it",
     "s": "its s(q) in that round (combined answerer, cross-validated on the questions left)",
     "excess": "s minus 1 / n_options: what the removals are ranked by",
-    "type_accuracy": "its task type's text-only accuracy (combined answerer) in that round",
-    "type_p_holm": "one-sided binomial p of that accuracy above chance, Holm-adjusted over the round's task types",
+    "type_accuracy": "its task type's text-only accuracy (combined answerer) on the whole benchmark",
+    "type_p_holm": "one-sided binomial p of that accuracy above chance, Holm-adjusted over the task types",
 }
 
 
@@ -86,10 +87,12 @@ def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> p
     check_questions(questions)
     rows: list[dict[str, object]] = []
     remaining = questions.reset_index(drop=True)
+    prunable: pd.DataFrame | None = None
     for number, size in enumerate(_batches(int(total), rounds), start=1):
-        scores, _ = shortcut_scores(remaining)
+        scores, types = shortcut_scores(remaining)
         ranked = scores[scores["answerer"] == RANKED_BY].assign(excess=lambda t: t["s"] - t["chance"])
-        prunable = types_above_chance(ranked)
+        if prunable is None:  # decided once, on every question: a type's last few questions train no answerer
+            prunable = types_above_chance(types[types["answerer"] == RANKED_BY])
         ranked = ranked.merge(prunable, on="task_type", how="inner")
         removed = ranked.sort_values(["excess", "question_id"], ascending=[False, True]).head(size)
         if removed.empty:
@@ -111,10 +114,10 @@ def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> p
     return pd.DataFrame(rows, columns=list(PRUNED_COLUMNS))
 
 
-def types_above_chance(scores: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """The task types whose text-only accuracy in ``scores`` (one answerer's rows) is above chance: columns
-    ``task_type``, ``type_accuracy``, ``type_p_holm`` (one-sided binomial p, Holm over the task types)."""
-    summary = type_summary(scores)
+def types_above_chance(summary: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """The task types of ``summary`` (one answerer's rows of ``shortcuts.type_summary``) whose text-only accuracy
+    is above chance: columns ``task_type``, ``type_accuracy``, ``type_p_holm`` (the one-sided binomial p, Holm over
+    the task types)."""
     summary = summary[(summary["task_type"] != "Overall") & (summary["n"] > 0)]
     columns = ["task_type", "type_accuracy", "type_p_holm"]
     if summary.empty:

@@ -117,18 +117,23 @@ def cmd_debias(args: argparse.Namespace) -> int:
         return fail("debias", exc)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    stale = sorted(p for pattern in (f"{DEBIASED}.json", "uniform_*.json", "matched_*.json") for p in out.glob(pattern))
+    for path in stale:  # an earlier run's sets (more controls, another budget) would be read as this run's
+        path.unlink()
+    if stale:
+        print(f"vdg debias: removed {len(stale)} question sets an earlier run wrote in {out}", file=sys.stderr)
     pruned.to_csv(out / PRUNED_CSV, index=False)
     if pruned.empty:
         print(
-            f"no task type's text-only accuracy is above chance on {args.benchmark}: nothing to prune, no question "
-            f"sets written ({out / PRUNED_CSV} is empty)",
+            f"no task type's text-only accuracy is above chance on {args.benchmark} (or none has the videos to "
+            f"cross-validate): nothing to prune, no question sets written ({out / PRUNED_CSV} is empty)",
             file=sys.stderr,
         )
         return 0
     if len(pruned) < total:
         print(
-            f"stopped after {len(pruned)} of the {total} questions asked for: no task type's text-only accuracy "
-            f"was left above chance (Holm-adjusted p in {out / PRUNED_CSV})",
+            f"stopped after {len(pruned)} of the {total} questions asked for: the task types whose text-only "
+            f"accuracy is above chance are emptied (their Holm-adjusted p in {out / PRUNED_CSV})",
             file=sys.stderr,
         )
     counts = removed_per_type(pruned)

@@ -167,17 +167,23 @@ def _load(args: argparse.Namespace):
     # postprocess.io (pandas, ~0.55 s) only for the commands that read runs, not vdg --help or vdg stats
     from postprocess.frame import with_named_sets, with_text_scores
     from postprocess.io import load_frame
-    from vdg_tasks.jobs.base_runs import expand_runs
+    from postprocess.run_labels import RunDir, results_of, samples_files
+    from vdg_tasks.jobs.base_runs import as_orig, holds_vdg_records
 
+    runs = [RunDir.parse(str(text)) for text in args.runs or []]
+    logs = [(run.label, path) for run in runs for path in samples_files(run.path)]
     with tempfile.TemporaryDirectory(prefix="vdg-base-runs-") as work:
-        runs, notes = expand_runs(
-            list(args.runs or []),
-            Path(work),
-            include_path=getattr(args, "include_path", None),
-            derived=[Path(d) for d in getattr(args, "derived", None) or []],
-        )
-        for note in notes:
-            print(f"vdg: {note}", file=sys.stderr)
+        if not all(holds_vdg_records(path) for _, path in logs):  # a plain run of a base task among them
+            converted, notes = as_orig(
+                logs,
+                results_of,
+                Path(work),
+                include_path=getattr(args, "include_path", None),
+                derived=[Path(d) for d in getattr(args, "derived", None) or []],
+            )
+            runs = [RunDir(path, label) for label, path in converted]
+            for note in notes:
+                print(f"vdg: {note}", file=sys.stderr)
         frame = load_frame(
             runs=runs,
             predictions=_predictions(args.predictions),
@@ -383,8 +389,7 @@ def input_arguments(p: argparse.ArgumentParser) -> None:
         "--derived",
         action="append",
         metavar="DIR",
-        help="a vdg derive output folder: a plain run of one of its base tasks is read as that task's orig; "
-        "repeatable",
+        help="a vdg derive output folder: a plain run of one of its base tasks is read as that task's orig; repeatable",
     )
 
 

@@ -17,8 +17,9 @@ benchmark's ``orig`` task, beside a copy of the run's results file that names th
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, task_name
 from vdg_tasks.data.upstream import Function, lmms_eval_tasks_dir, load_config
 from vdg_tasks.lmms.derive_spec import SPEC_FILE, DeriveSpec, answer_letter, derived_benchmark
-from vdg_tasks.lmms.hooks import Visual, build_record
+from vdg_tasks.lmms.hooks import Visual, build_record, metric_value
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, METRIC_KEY, RECORD_KEY, SAMPLES_FILE
 
@@ -71,6 +72,7 @@ def _identity(config: Mapping[str, Any]) -> tuple[str, ...] | None:
     return functions if all(isinstance(config.get(key), Function) for key in _IDENTITY) else None
 
 
+@functools.cache
 def _builtin_bases() -> dict[str, Benchmark]:
     """lmms-eval task name -> the built-in benchmark whose vdg tasks copy it."""
     bases: dict[str, Benchmark] = {}
@@ -164,6 +166,7 @@ def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]])
             "was made on other docs (another dataset version, --limit, a question set) and cannot be matched"
         )
     out = []
+    matched: dict[int, str] = {}
     for number, text in numbered:
         where = f"{samples}:{number}"
         try:
@@ -179,6 +182,11 @@ def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]])
                 f"{where}: doc_id {line.get('doc_id')!r} (question id {logged_id!r}) is no doc of lmms-eval's "
                 f"{base.task} here"
             ) from None
+        if index in matched:
+            raise BaseRunError(
+                f"{where}: question {view['question_id']} is matched a second time (first at {matched[index]})"
+            )
+        matched[index] = where
         target = line.get("target")
         if answer_letter(target, view["options"]) != view["answer"]:
             raise BaseRunError(
@@ -188,86 +196,70 @@ def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]])
         record = build_record(benchmark, condition, doc, _reply(line), _NOT_LOOKED_AT)
         record |= {"question_set": "", "sampling": "", "provenance": {"base_run": where, "task": base.task}}
         kept = {k: v for k, v in line.items() if k not in (RECORD_KEY, METRIC_KEY)}
-        score = None if record["status"] in ("error", "open") else float(bool(record["correct"]))
-        out.append({**kept, RECORD_KEY: record, METRIC_KEY: score})
+        out.append({**kept, RECORD_KEY: record, METRIC_KEY: metric_value(record)})
     return out
 
 
-def convert(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]], out_dir: Path) -> Path:
-    """Write ``samples`` as the benchmark's orig samples log under ``out_dir``, with a copy of its results file
-    naming the base log; return the new samples log."""
+def convert(
+    samples: Path, results: Mapping[str, Any], base: BaseTask, docs: Sequence[Mapping[str, Any]], out_dir: Path
+) -> Path:
+    """Write ``samples`` as the benchmark's orig samples log under ``out_dir``, beside a copy of its run's
+    ``results`` (lmms-eval's results file, read) naming the base log; return the new samples log."""
     match = SAMPLES_FILE.match(samples.name)
     if match is None:
         raise BaseRunError(f"{samples}: not an lmms-eval samples file (<stamp>_samples_<task>.jsonl)")
-    results = samples.with_name(f"{match['stamp']}_results.json")
-    if not results.is_file():
-        raise BaseRunError(f"{samples}: no {results.name} beside it, so the model that wrote it is unknown")
     lines = orig_lines(samples, base, docs)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{match['stamp']}_samples_{task_name(base.benchmark.name, 'orig')}.jsonl"
     target.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-    data = json.loads(results.read_text(encoding="utf-8"))
-    data[BASE_RUN_KEY] = {"samples": str(samples), "task": base.task, "benchmark": base.benchmark.report_name}
-    (out_dir / results.name).write_text(json.dumps(data, indent=1), encoding="utf-8")
+    named = {BASE_RUN_KEY: {"samples": str(samples), "task": base.task, "benchmark": base.benchmark.report_name}}
+    (out_dir / f"{match['stamp']}_results.json").write_text(json.dumps({**results, **named}, indent=1))
     return target
 
 
-def _samples_files(run: Path) -> list[Path]:
-    return [run] if run.is_file() else sorted(run.rglob("*_samples_*.jsonl")) if run.is_dir() else []
-
-
-def expand_runs(
-    runs: Sequence[str],
+def as_orig(
+    logs: Sequence[tuple[str | None, Path]],
+    results_of: Callable[[Path], Mapping[str, Any]],
     work_dir: Path,
     include_path: str | None = None,
     derived: Sequence[Path] = (),
     manager: Any = None,
-) -> tuple[list[str], list[str]]:
-    """The runs to read (``NAME=PATH`` or ``PATH``, as ``vdg report`` takes them), each base-task samples log
-    among them converted into an orig log under ``work_dir``; and one line per converted log saying so.
-
-    A run whose logs all hold vdg records is passed on unchanged; a log of a task vdg does not know stays as it
-    is (the reader names it).
+) -> tuple[list[tuple[str | None, Path]], list[str]]:
+    """``logs`` (label, samples log) with each plain run of a base task vdg knows converted into an orig log under
+    ``work_dir`` (``results_of``: a samples log's results file, read); and one line per converted log saying so.
+    Logs of vdg's tasks, and of tasks vdg does not know, are passed on as they are (the reader names the latter).
     """
     bases = derived_bases(derived) if derived else {}
-    expanded: list[str] = []
+    out: list[tuple[str | None, Path]] = []
     notes: list[str] = []
-    for n, run in enumerate(runs):
-        name, sep, rest = run.partition("=")
-        label, path = (name, Path(rest)) if sep and name and not Path(run).exists() else (None, Path(run))
-        prefix = f"{label}=" if label else ""
-        files = _samples_files(path)
-        if all(holds_vdg_records(f) for f in files):
-            expanded.append(run)
-            continue
-        for number, samples in enumerate(files):
-            base = None
-            if not holds_vdg_records(samples):
-                if manager is None:
-                    from vdg_tasks.lmms.derive import task_manager  # lmms-eval's task index (seconds) only now
+    for number, (label, samples) in enumerate(logs):
+        base = None
+        if not holds_vdg_records(samples):
+            if manager is None:
+                from vdg_tasks.lmms.derive import task_manager  # lmms-eval's task index (seconds) only now
 
-                    manager = task_manager(include_path)
-                base = base_task(logged_task(samples), bases, manager)
-            if base is None:
-                expanded.append(f"{prefix}{samples}")
-                continue
-            converted = convert(samples, base, base_docs(base.task, manager), work_dir / f"{n:03d}_{number:03d}")
-            expanded.append(f"{prefix}{converted}")
-            notes.append(
-                f"orig of {base.benchmark.report_name} from {samples} (a plain run of lmms-eval's {base.task}: "
-                "the base task's prompt, replies re-parsed by vdg)"
-            )
-    return expanded, notes
+                manager = task_manager(include_path)
+            base = base_task(logged_task(samples), bases, manager)
+        if base is None:
+            out.append((label, samples))
+            continue
+        docs = base_docs(base.task, manager)
+        out.append((label, convert(samples, results_of(samples), base, docs, work_dir / f"{number:04d}")))
+        notes.append(
+            f"orig of {base.benchmark.report_name} from {samples} (a plain run of lmms-eval's {base.task}: "
+            "the base task's prompt, replies re-parsed by vdg)"
+        )
+    return out, notes
 
 
 __all__ = [
     "BaseRunError",
     "BaseTask",
+    "as_orig",
     "base_docs",
     "base_task",
     "convert",
     "derived_bases",
-    "expand_runs",
     "holds_vdg_records",
     "logged_task",
     "orig_lines",

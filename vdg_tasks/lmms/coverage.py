@@ -109,6 +109,9 @@ def _row(folder: Path, index: Mapping[str, Mapping[str, Any]], manager: Any) -> 
         except DeriveError as exc:
             refused = refused or exc
             continue
+        except Exception as exc:  # one folder's unreadable config is that folder's row, not the end of the table
+            refused = refused or DeriveError(str(exc), f"its config could not be read ({type(exc).__name__}: {exc})")
+            continue
         conditions = tuple(dict.fromkeys(c.name for spec in specs for c in derived_benchmark(spec).conditions()))
         in_text = any(is_in_text(spec.fields.options) for spec in specs)
         scoring = "letter (options read from the question text)" if in_text else "letter (multiple choice)"

@@ -378,19 +378,20 @@ def plan(
         name = member if isinstance(member, str) else str(member.get("task", member))
         entry = index.get(name) if isinstance(member, str) else None
         if entry is None or entry["type"] != "task":
-            problems.append(f"{name} ({'a group' if entry else 'defined inline in the group'})")
+            problems.append((name, "a group" if entry else "defined inline in the group"))
             continue
         try:
             specs.append(analyse(name, entry["yaml_path"], chosen, fields, base_task, frame_folder_fps))
         except DeriveError as exc:
-            problems.append(f"{name} ({exc.short})")
+            problems.append((name, exc.short))
     if problems:
         derivable = f"; these can be derived one by one: {', '.join(s.task for s in specs)}" if specs else ""
-        why = Counter(problem.rpartition(" (")[2].rstrip(")") for problem in problems)
+        why = Counter(short for _, short in problems)
+        listed = "; ".join(f"{name} ({short})" for name, short in problems)
         raise _refuse(
             base_task,
             f"it is a group of {len(members)} tasks and {len(problems)} cannot be derived: "
-            f"{'; '.join(problems)} (`vdg derive MEMBER` says why){derivable}",
+            f"{listed} (`vdg derive MEMBER` says why){derivable}",
             f"a group of {len(members)}, {len(problems)} refused: "
             + ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))),
         )

@@ -38,7 +38,7 @@ from msgspec.structs import replace
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
 from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
-from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal
+from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal, use_cache_run
 from vdg_tasks.lmms.register import stale_registration_warning
 from vdg_tasks.perturb.provenance import provenance
 from vdg_tasks.perturb.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
@@ -145,9 +145,11 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     return _resolve(benchmark.name, request)
 
 
-#: (benchmark, condition, question id) -> why the model class asking was handed the placeholder clip where the
-#: condition shows no video (``vdg_tasks.lmms.model_classes``): ``process_results`` logs the question as an error.
-_PLACEHOLDER_FOR_NONE: dict[tuple[str, str, str], str] = {}
+#: (benchmark, condition, question id) -> what the model class that last asked for the visual of a question a
+#: condition shows no video was handed: None (nothing), or why it got the placeholder clip instead
+#: (``vdg_tasks.lmms.model_classes``), which ``process_results`` logs as an error. Each ask replaces the entry, so
+#: a second model of one process (``lmms-eval --config`` with several) is judged on its own class.
+_SHOWN_FOR_NONE: dict[tuple[str, str, str], str | None] = {}
 
 
 def _question_key(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -158,10 +160,19 @@ def shown_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, A
     """``resolve_visual``, except that a question the model class could not be shown without a video
     (``doc_to_visual`` handed it the placeholder) is an error with the reason."""
     visual = resolve_visual(benchmark, condition, doc)
-    if visual.none_shown:
-        refused = _PLACEHOLDER_FOR_NONE.get(_question_key(benchmark, condition, doc))
-        if refused is not None:
-            return Visual(None, "", f"NoVisualRefused: {refused}; it was shown a placeholder clip, not scored")
+    if not visual.none_shown:
+        return visual
+    key = _question_key(benchmark, condition, doc)
+    if key not in _SHOWN_FOR_NONE and use_cache_run():
+        return Visual(
+            None,
+            "",
+            "NotAsked: the reply came from lmms-eval's request cache (--use_cache), so which model class "
+            "answered, and whether it took a request without a visual, is unknown here; rerun without --use_cache",
+        )
+    refused = _SHOWN_FOR_NONE.get(key)
+    if refused is not None:
+        return Visual(None, "", f"NoVisualRefused: {refused}; it was shown a placeholder clip, not scored")
     return visual
 
 
@@ -175,9 +186,9 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
             visual = resolve_visual(benchmark, condition, doc)
             if visual.none_shown:
                 refused = empty_visual_refusal(calling_model())
+                _SHOWN_FOR_NONE[_question_key(benchmark, condition, doc)] = refused
                 if refused is None:
                     return []
-                _PLACEHOLDER_FOR_NONE[_question_key(benchmark, condition, doc)] = refused
                 logger.warning(f"vdg: {benchmark.name}/{condition.name}: {refused}; the question is an error row")
                 visual = Visual(None, "", refused)
         except Exception as exc:
@@ -334,7 +345,8 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
     return logged(record)
 
 
-def _score(record: Mapping[str, Any]) -> float | None:
+def metric_value(record: Mapping[str, Any]) -> float | None:
+    """vdg's per-question ``accuracy`` metric of a record: 1.0 or 0.0, None for an error or an open answer."""
     return None if record["status"] in ("error", "open") else float(bool(record["correct"]))
 
 
@@ -348,7 +360,7 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             record = _failed_record(benchmark, condition, doc, exc)
-        out: dict[str, Any] = {RECORD_KEY: record, METRIC_KEY: _score(record)}
+        out: dict[str, Any] = {RECORD_KEY: record, METRIC_KEY: metric_value(record)}
         native = benchmark.native_results is not None and condition.modality == "video"
         if native and record["status"] != "error":
             try:

@@ -12,7 +12,7 @@ logs the question as an ``error`` with the reason, so the run goes on and nothin
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import FrameType, MappingProxyType
 from typing import NamedTuple
 
@@ -97,6 +97,12 @@ def calling_model(frame: FrameType | None = None) -> object | None:
     return None
 
 
+def use_cache_run(argv: Sequence[str] | None = None) -> bool:
+    """Whether this process is an lmms-eval run with its request cache (``--use_cache``): a cached reply reaches
+    ``process_results`` without the model asking ``doc_to_visual`` for anything."""
+    return any(arg == "--use_cache" or arg.startswith("--use_cache=") for arg in (sys.argv if argv is None else argv))
+
+
 def class_key(cls: type) -> str:
     """``simple.llava_vid`` for a class defined in ``lmms_eval.models.simple.llava_vid``; the full module otherwise."""
     return cls.__module__.removeprefix("lmms_eval.models.")
@@ -117,4 +123,4 @@ def empty_visual_refusal(model: object | None) -> str | None:
     return None
 
 
-__all__ = ["NEEDS_A_VISUAL", "Refusal", "calling_model", "class_key", "empty_visual_refusal"]
+__all__ = ["NEEDS_A_VISUAL", "Refusal", "calling_model", "class_key", "empty_visual_refusal", "use_cache_run"]

@@ -53,8 +53,9 @@ class Condition:
         max_new_tokens: the generation budget when it differs from the benchmark's (open answers).
         protocols: further tags (``<benchmark>_vdg_<protocol>``) grouping conditions run together.
         tagged: False puts the condition's task in no tag (``<benchmark>_vdg``, its family's, a protocol's): it runs
-            when named. ``blind``: some lmms-eval model classes index the first visual (``llava_vid``;
-            ``internvl2`` on video) and would end a whole ``--tasks <benchmark>_vdg`` run on its empty list.
+            when named. ``blind``: the classes known not to take an empty visual list get error rows
+            (``vdg_tasks.lmms.model_classes``), but one nobody has read yet could end a whole
+            ``--tasks <benchmark>_vdg`` run on it.
     """
 
     name: str

@@ -45,7 +45,8 @@ class OptionLines:
     @property
     def question(self) -> str:
         """The question without its options (a trailing ``Options:`` / ``Choices:`` line dropped)."""
-        return re.sub(r"\n?\s*(options|choices)\s*:?\s*$", "", self.before.rstrip("\n"), flags=re.IGNORECASE).strip()
+        header = r"(?:^|\n)[ \t]*(?:options|choices)[ \t]*:?[ \t]*$"  # an "Options:" line of its own
+        return re.sub(header, "", self.before.rstrip("\n"), flags=re.IGNORECASE).strip()
 
     def render(self, options: Sequence[str], question: str | None = None) -> str:
         """The text with ``options`` (texts, or lettered as views hold them) in place of the found ones, and

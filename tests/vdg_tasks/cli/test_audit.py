@@ -159,3 +159,13 @@ def test_debias_stops_short_of_the_budget_and_says_so(audited, tmp_path, capsys)
     assert len(pruned) < round(0.9 * len(docs)) and f"stopped after {len(pruned)} of the" in err
     assert "null" not in set(pruned.task_type)
     assert len(question_sets.read(out / "debiased.json")) == len(docs) - len(pruned)
+
+
+def test_debias_replaces_an_earlier_runs_sets(audited, tmp_path, capsys):
+    root, _ = audited
+    out = tmp_path / "d"
+    args = ["debias", "planted", "--docs", str(root / "docs.jsonl"), "--frac", "0.2", "--rounds", "1"]
+    assert main([*args, "--controls", "3", "--out", str(out)]) == 0
+    assert main([*args, "--controls", "1", "--out", str(out)]) == 0
+    assert sorted(p.stem for p in out.glob("*.json")) == ["debiased", "matched_00", "uniform_00"]
+    assert "removed 7 question sets an earlier run wrote" in capsys.readouterr().err

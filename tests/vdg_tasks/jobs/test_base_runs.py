@@ -13,8 +13,9 @@ import pytest
 import vdg_tasks.jobs.base_runs as base_runs
 from postprocess.io import load_frame
 from postprocess.reading import LogError
+from postprocess.run_labels import results_of
 from vdg_tasks.data.benchmarks import BENCHMARKS
-from vdg_tasks.jobs.base_runs import BaseRunError, BaseTask, base_task, convert, expand_runs, orig_lines
+from vdg_tasks.jobs.base_runs import BaseRunError, BaseTask, as_orig, base_task, orig_lines
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, METRIC_KEY, RECORD_KEY
 
 VIDEOMME = BaseTask("videomme", BENCHMARKS["videomme"])
@@ -116,46 +117,43 @@ def test_the_base_tasks_vdg_knows(tmp_path):
     assert base_task("lvbench", derived, NO_MANAGER).benchmark is BENCHMARKS["vdgsynth"]
 
 
-def test_expand_runs_converts_only_the_base_log_and_the_report_points_at_it(tmp_path, monkeypatch):
+def test_as_orig_converts_only_the_plain_log_and_the_report_points_at_it(tmp_path, monkeypatch):
     docs = _docs()
     monkeypatch.setattr(base_runs, "base_docs", lambda task, manager: docs)
-    run = tmp_path / "run"
-    samples = _write_run(run, [_line(i, d, "A") for i, d in enumerate(docs)])
-    runs, notes = expand_runs([f"probe={run}"], tmp_path / "work", manager=NO_MANAGER)
-    (converted,) = runs
-    label, _, path = converted.partition("=")
-    assert label == "probe" and Path(path).name == "20260101_000000_samples_videomme_vdg_orig.jsonl"
-    results = json.loads((Path(path).parent / "20260101_000000_results.json").read_text())
+    samples = _write_run(tmp_path / "run", [_line(i, d, "A") for i, d in enumerate(docs)])
+    black = _write_run(tmp_path / "vdg", [{"doc_id": 0, RECORD_KEY: {"condition": "black"}}], task="videomme_vdg_black")
+    logs, notes = as_orig([("probe", samples), ("probe", black)], results_of, tmp_path / "work", manager=NO_MANAGER)
+    (label, converted), kept = logs
+    assert kept == ("probe", black), "a vdg task's log is passed on as it is"
+    assert label == "probe" and converted.name == "20260101_000000_samples_videomme_vdg_orig.jsonl"
+    results = json.loads((converted.parent / "20260101_000000_results.json").read_text())
     assert results[BASE_RUN_KEY] == {"samples": str(samples), "task": "videomme", "benchmark": "videomme"}
+    assert results["config"] == results_of(samples)["config"]
     assert notes == [
-        f"orig of videomme from {samples} (a plain run of lmms-eval's videomme: the base task's "
-        "prompt, replies re-parsed by vdg)"
+        f"orig of videomme from {samples} (a plain run of lmms-eval's videomme: the base task's prompt, replies "
+        "re-parsed by vdg)"
     ]
-    frame = load_frame(runs)
+    frame = load_frame([f"probe={converted}"])
     assert set(frame.condition) == {"orig"} and set(frame.model) == {"probe"}
     assert sorted(frame.source) == sorted(f"{samples}:{n}" for n in range(1, 7))
     assert frame.correct.tolist() == [d["answer"] == "A" for d in docs]
-    # a run of vdg's own tasks is passed on as it is
-    assert expand_runs([str(Path(path).parent)], tmp_path / "work2", manager=NO_MANAGER) == (
-        [str(Path(path).parent)],
-        [],
-    )
 
 
 def test_a_log_of_a_task_vdg_does_not_know_is_left_to_the_reader(tmp_path):
-    run = tmp_path / "run"
-    _write_run(run, [{"doc_id": 0, "target": "x", "filtered_resps": "y"}], task="some_image_task")
-    runs, notes = expand_runs([str(run)], tmp_path / "work", manager=NO_MANAGER)
-    assert notes == [] and runs == [str(next(run.glob("*_samples_*.jsonl")))]
+    samples = _write_run(tmp_path / "run", [{"doc_id": 0, "target": "x", "filtered_resps": "y"}], task="image_task")
+    logs, notes = as_orig([(None, samples)], results_of, tmp_path / "work", manager=NO_MANAGER)
+    assert notes == [] and logs == [(None, samples)]
     with pytest.raises(LogError):
-        load_frame(runs)
+        load_frame([str(samples)])
 
 
-def test_convert_needs_the_results_file(tmp_path):
-    samples = _write_run(tmp_path / "run", [_line(i, d, "A") for i, d in enumerate(_docs())])
-    (tmp_path / "run" / "20260101_000000_results.json").unlink()
-    with pytest.raises(BaseRunError, match="no 20260101_000000_results.json beside it"):
-        convert(samples, VIDEOMME, _docs(), tmp_path / "out")
+def test_two_lines_of_one_question_are_refused(tmp_path):
+    docs = _docs()
+    lines = [_line(i, d, "A") for i, d in enumerate(docs)]
+    lines[3]["videomme_perception_score"]["question_id"] = docs[0]["question_id"]  # its doc_id says otherwise
+    twice = _write_run(tmp_path / "run", lines)
+    with pytest.raises(BaseRunError, match=rf"{twice}:4: question 001-1 is matched a second time \(first at .*:1\)"):
+        orig_lines(twice, VIDEOMME, docs)
 
 
 # --- vdg's orig prompt is the base task's: what makes a plain run stand for orig ------------------------------

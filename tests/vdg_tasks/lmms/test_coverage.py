@@ -75,3 +75,23 @@ def test_the_committed_coverage_table_is_the_one_the_installed_lmms_eval_gives(m
     # every derived row's tasks were planned from real lmms-eval configs: the known ones are there
     by_folder = {row.folder: row for row in rows}
     assert by_folder["videomme"].derives and by_folder["mvbench"].n_tasks == 20
+
+
+def test_a_folder_whose_config_cannot_be_read_is_a_row_not_the_end_of_the_table(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import vdg_tasks.lmms.coverage as coverage_module
+
+    _utils(tmp_path / "broken", "def doc_to_visual(doc):\n    return [doc['x'] + '.mp4']\n")
+    _utils(tmp_path / "fine", "def doc_to_visual(doc):\n    return [doc['x'] + '.mp4']\n")
+    index = {name: {"type": "task", "yaml_path": str(tmp_path / name / f"{name}.yaml")} for name in ("broken", "fine")}
+
+    def plan(name, manager):
+        if name == "broken":
+            raise KeyError("task")
+        return []
+
+    monkeypatch.setattr(coverage_module, "plan", plan)
+    rows = coverage(SimpleNamespace(task_index=index), tmp_path)
+    assert [(r.folder, r.derives) for r in rows] == [("broken", False), ("fine", True)]
+    assert rows[0].reason == "its config could not be read (KeyError: 'task')"

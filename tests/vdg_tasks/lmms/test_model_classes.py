@@ -12,7 +12,13 @@ from lmms_eval.api.model import lmms
 
 import vdg_tasks.lmms.hooks as hooks
 from tests.helpers.docs import SQUARE_DOC
-from vdg_tasks.lmms.model_classes import NEEDS_A_VISUAL, calling_model, class_key, empty_visual_refusal
+from vdg_tasks.lmms.model_classes import (
+    NEEDS_A_VISUAL,
+    calling_model,
+    class_key,
+    empty_visual_refusal,
+    use_cache_run,
+)
 from vdg_tasks.perturb.cache import placeholder_video
 
 DOC = {**SQUARE_DOC, "video": "/nowhere/v1.mp4"}
@@ -92,3 +98,31 @@ def test_a_condition_that_shows_a_video_is_not_affected_by_the_class(tmp_path, m
     assert refused.generate_until(hooks.vdgsynth__orig__doc_to_visual, doc) == [str(placeholder_video())]
     record = hooks.vdgsynth__orig__process_results(doc, ["C"])["vdg"]
     assert record["status"] == "error" and "NoVisualRefused" not in record["error"]
+
+
+def test_a_second_model_in_one_process_is_judged_on_its_own_class():
+    # lmms-eval --config with several models runs them one after another in one process
+    refused = _instance(_model_class("lmms_eval.models.simple.llava_vid", "LlavaVid"))
+    accepted = _instance(_model_class("lmms_eval.models.simple.qwen2_vl", "Qwen2_VL"))
+    doc = {**DOC, "question_id": "v1-two-models"}
+    refused.generate_until(hooks.vdgsynth__blind__doc_to_visual, doc)
+    assert hooks.vdgsynth__blind__process_results(doc, ["C"])["vdg"]["status"] == "error"
+    assert accepted.generate_until(hooks.vdgsynth__blind__doc_to_visual, doc) == []
+    assert hooks.vdgsynth__blind__process_results(doc, ["C"])["vdg"]["status"] == "ok"
+
+
+def test_a_cached_reply_under_use_cache_is_an_error_because_no_class_was_seen(monkeypatch):
+    doc = {**DOC, "question_id": "v1-cached"}
+    monkeypatch.setattr("sys.argv", ["lmms-eval", "--model", "llava_vid", "--use_cache", "/tmp/c"])
+    record = hooks.vdgsynth__blind__process_results(doc, ["C"])["vdg"]
+    assert record["status"] == "error" and record["error"].startswith("NotAsked: the reply came from lmms-eval's")
+    monkeypatch.setattr("sys.argv", ["lmms-eval", "--model", "llava_vid"])  # a model that never asks: as before
+    assert hooks.vdgsynth__blind__process_results(doc, ["C"])["vdg"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [(["x", "--use_cache", "d"], True), (["x", "--use_cache=d"], True), (["x", "--use_cached"], False), (["x"], False)],
+)
+def test_use_cache_run(argv, expected):
+    assert use_cache_run(argv) is expected

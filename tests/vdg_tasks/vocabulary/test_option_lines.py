@@ -74,3 +74,12 @@ def test_the_first_run_is_taken_and_a_later_line_is_left_after_it():
     text = "Q?\nA. one\nB. two\nnote\nA. again\nB. again"
     found = find_options(text)
     assert found.options == ("one", "two") and found.after == "\nnote\nA. again\nB. again"
+
+
+def test_a_question_mentioning_options_or_choices_keeps_its_words():
+    found = find_options("Pick one of the choices\nA. x\nB. y")
+    assert found.question == "Pick one of the choices"
+    found = find_options("Choose from the following options:\nA. x\nB. y")
+    assert found.question == "Choose from the following options:"
+    found = find_options("What is it?\n  Choices:\nA. x\nB. y")
+    assert found.question == "What is it?"
