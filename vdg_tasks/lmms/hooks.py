@@ -297,7 +297,8 @@ def build_record(
         record = replace(record, **change.details)
     error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
     if error is None and not record.answer and condition.answer_format != "open":
-        error = f"NoAnswer: question {record.question_id} has no ground-truth answer among its options"
+        listed = "its options" if options else "its options, and it lists none (no options field, no lettered lines)"
+        error = f"NoAnswer: question {record.question_id} has no ground-truth answer among {listed}"
     if error is None:
         error = request_failure(response)
     if error is not None:

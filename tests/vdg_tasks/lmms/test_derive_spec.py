@@ -38,6 +38,7 @@ from vdg_tasks.lmms.derive_spec import (
     read_options,
     write_options,
 )
+from vdg_tasks.lmms.hooks import NO_VIDEO, build_record
 
 BASE_UTILS = """\
 import sys
@@ -577,6 +578,10 @@ def test_options_in_the_question_text_are_read_and_written_back_in_its_layout(tm
     # a question without lettered lines has no options, so no answer among them: the hooks log an error row
     bare = bench.view({"qid": "q2", "vid": "v", "question": "What moves?", "answer": "dog"})
     assert bare["options"] == [] and bare["answer"] == ""
+    record = build_record(bench, CONDITIONS["orig"], {"qid": "q2", "vid": "v", "question": "What?", "answer": "x"},
+                          "A", NO_VIDEO)  # fmt: skip
+    assert record["status"] == "error"
+    assert record["error"].endswith("it lists none (no options field, no lettered lines)")
 
 
 def test_options_in_another_text_field_leave_the_question_as_it_is(tmp_path):
