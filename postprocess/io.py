@@ -103,6 +103,7 @@ from postprocess.predictions import read_predictions
 from postprocess.reading import (
     ARROW_TEXT,
     OWN_COUNT,
+    PLAIN_RUN_KIND,
     RECORD_TEXT,
     SOURCE_ATTR,
     TEXT_DTYPE,
@@ -430,9 +431,7 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
         origins,
         model_source(results),
         versions_text(versions.values if versions is not None else []),
-        f"plain run of lmms-eval's {base_run.get('task')} read as orig (the base task's prompt)"
-        if shown is not path
-        else "lmms-eval samples log",
+        PLAIN_RUN_KIND if shown is not path else "lmms-eval samples log",
     )
 
 

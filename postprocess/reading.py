@@ -90,6 +90,8 @@ OWN_COUNT = "n_options field"
 
 
 SOURCE_ATTR = "vdg_source"
+#: The ``kind`` of a plain run of a benchmark's base task read as its orig (``vdg_tasks.jobs.base_runs``).
+PLAIN_RUN_KIND = "plain run of the base task, read as orig (its prompt is the base task's)"
 
 
 def _summarise_origins(counts: Sequence[tuple[Any, int]]) -> str:

@@ -29,6 +29,7 @@ from postprocess.formatting import (
     shown_rows,
 )
 from postprocess.frame import QUANTIZED_MARK
+from postprocess.reading import PLAIN_RUN_KIND
 from postprocess.sections import GROUPS, HEADLINE, Section
 from postprocess.stats import json_ready
 
@@ -338,11 +339,20 @@ def _sources_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     if src is None:
         return []
     parts = ["## Inputs", ""]
-    logs = src[src["kind"] != "predictions"]
+    plain = src[src["kind"] == PLAIN_RUN_KIND]
+    logs = src[~src["kind"].isin(["predictions", PLAIN_RUN_KIND])]
     preds = src[src["kind"] == "predictions"]
     if len(logs):
         parts += [
             f"{len(logs)} lmms-eval samples logs ({int(logs['n_records'].sum())} records), read from vdg's own record.",
+            "",
+        ]
+    if len(plain):
+        parts += [
+            "Orig from plain runs of the benchmark's base task (`lmms-eval --tasks <task>`): the base task's prompt, "
+            "which is vdg's orig prompt; each reply re-parsed by vdg and matched to its question.",
+            "",
+            markdown_table(plain, ["file", "model", "benchmark", "n_records"]),
             "",
         ]
     if len(preds):

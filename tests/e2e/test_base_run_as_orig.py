@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from postprocess.reading import PLAIN_RUN_KIND
 from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
 from tests.helpers.runs import lmms_eval, offline_env
 from tests.helpers.standins import write_standins
@@ -80,8 +81,11 @@ def test_the_plain_run_as_orig_gives_the_per_question_table_of_vdgs_orig_run(run
     assert f"orig of videomme from {plain}" in err
     sources = pd.read_csv(root / "report_base" / "sources.csv")
     row = sources[sources.file == str(plain)].iloc[0]
-    assert row.kind == "plain run of lmms-eval's videomme_standin read as orig (the base task's prompt)"
-    assert row.conditions == "orig" and row.n_records == 4
+    assert row.kind == PLAIN_RUN_KIND and row.conditions == "orig" and row.n_records == 4
+    report = (root / "report_base" / "report.md").read_text()
+    assert "Orig from plain runs of the benchmark's base task" in report
+    (listed,) = [line for line in report.splitlines() if line.startswith(f"| {plain} ")]
+    assert [cell.strip() for cell in listed.strip("|").split("|")] == [str(plain), "probe", "videomme", "4"]
 
 
 def test_the_plain_run_on_other_docs_is_refused(runs, monkeypatch, capsys, tmp_path):
