@@ -25,6 +25,7 @@ from vdg_tasks.data.local_copies import LocalLayout, VideoUnavailable, local_dir
 from vdg_tasks.vocabulary.catalogue import DOCS, MVBENCH_SUB_TASKS, OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import Condition, Requirement, conditions_for
 from vdg_tasks.vocabulary.parse import LETTERS
+from vdg_tasks.vocabulary.scoring import LETTER
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 __all__ = ["BENCHMARKS", "Benchmark", "VideoUnavailable", "members", "open_prompt", "parse_task_name", "task_name"]
@@ -241,6 +242,8 @@ class Benchmark:
             reused (None: read from a local file written by vdg).
         frame_folder_fps: the rate of a source that is a folder of frames (MVBench's TVQA frames):
             vdg encodes it to a video at that rate first.
+        scoring: how a reply is scored (``vdg_tasks.vocabulary.scoring``): ``letter`` for multiple choice; a
+            graded task's docs carry no options and its view's ``answer`` is the reference answer itself.
     """
 
     name: str
@@ -256,6 +259,7 @@ class Benchmark:
     local: LocalLayout | None = None
     upstream: Upstream | None = None
     frame_folder_fps: float | None = None
+    scoring: str = LETTER
 
     @property
     def report_name(self) -> str:

@@ -47,6 +47,7 @@ from vdg_tasks.perturb.text import apply as apply_text
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
+from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, counts_as_correct, metric_score, scoring
 
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
@@ -257,10 +258,16 @@ def _question_set(benchmark: Benchmark) -> str:
 
 
 def build_record(
-    benchmark: Benchmark, condition: Condition, raw: Mapping[str, Any], response: str | None, visual: Visual
+    benchmark: Benchmark,
+    condition: Condition,
+    raw: Mapping[str, Any],
+    response: str | None,
+    visual: Visual,
+    native: Mapping[str, Any] | str | None = None,
 ) -> dict[str, Any]:
     """The logged sample (``vdg_tasks.vocabulary.record``): everything the per-question join needs, nothing it must
-    infer.
+    infer. ``native``: the base task's own ``process_results`` output (a ``metric:<key>`` scoring reads its score
+    there), or why it failed.
     """
     doc = benchmark.view(raw)
     change = text_change(condition, doc)
@@ -296,27 +303,56 @@ def build_record(
     if isinstance(change, TextChange):
         record = replace(record, **change.details)
     error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
+    graded = benchmark.scoring != LETTER
     if error is None and not record.answer and condition.answer_format != "open":
         listed = "its options" if options else "its options, and it lists none (no options field, no lettered lines)"
-        error = f"NoAnswer: question {record.question_id} has no ground-truth answer among {listed}"
+        error = f"NoAnswer: question {record.question_id} has no ground-truth answer" + (
+            " as text (none, or a list or mapping)" if graded else f" among {listed}"
+        )
     if error is None:
         error = request_failure(response)
     if error is not None:
         return logged(replace(record, status="error", error=error))
+    text = "" if response is None else str(response)
     if condition.answer_format == "open":
-        text = "" if response is None else str(response)
         question = str(change.doc.get("question", "")) if isinstance(change, TextChange) else ""
-        return logged(replace(record, status="open", question=question, response=text[:MAX_RESPONSE_CHARS]))
+        return logged(
+            replace(record, status="open", scoring=JUDGE, question=question, response=text[:MAX_RESPONSE_CHARS])
+        )
+    if graded:
+        return logged(graded_record(benchmark.scoring, record, doc, text, native))
     parsed = parse_answer(response, n_options=n_options or len(LETTERS), options=options or None)
+    correct = parsed.letter == record.answer
     scored = replace(
         record,
         pred=parsed.letter,
         parse_status=parsed.status,
         parse_rule=parsed.rule,
         status=parsed.status,
-        correct=parsed.letter == record.answer,
+        correct=correct,
+        score=float(correct),
     )
     return logged(scored)
+
+
+def graded_record(
+    name: str, record: SampleRecord, doc: Mapping[str, Any], reply: str, native: Mapping[str, Any] | str | None
+) -> SampleRecord:
+    """The record of a graded answer (``vdg_tasks.vocabulary.scoring``): for the judge, the question, reply and
+    reference answer, ``open`` until judged; for a base metric, its score, or an error row naming why there is
+    none."""
+    response = reply[:MAX_RESPONSE_CHARS]
+    if name == JUDGE:
+        question = str(doc.get("question", ""))
+        return replace(record, status="open", scoring=JUDGE, question=question, response=response, truth=record.answer)
+    key = scoring(name).metric_key
+    try:
+        if not isinstance(native, Mapping):
+            raise ValueError(f"its process_results failed ({native})" if native else "it has no process_results")
+        score = metric_score(key, dict(native))
+    except ValueError as exc:
+        return replace(record, status="error", scoring=name, response=response, error=f"NoScore: {exc}")
+    return replace(record, status="ok", scoring=name, response=response, score=score, correct=counts_as_correct(score))
 
 
 def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: BaseException) -> dict[str, Any]:
@@ -347,27 +383,32 @@ def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: Ba
 
 
 def metric_value(record: Mapping[str, Any]) -> float | None:
-    """vdg's per-question ``accuracy`` metric of a record: 1.0 or 0.0, None for an error or an open answer."""
-    return None if record["status"] in ("error", "open") else float(bool(record["correct"]))
+    """vdg's per-question ``accuracy`` metric of a record: its score (1.0 or 0.0 for a letter), None for an error
+    or an answer not yet judged."""
+    score = record.get("score")
+    return None if record["status"] in ("error", "open") or score is None else float(score)
 
 
 def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable[..., dict[str, Any]]:
     def process_results(doc: dict, results: list[str], **_: Any) -> dict[str, Any]:
         # Never raises: an exception here would end the user's whole lmms-eval run.
+        native: dict[str, Any] | str | None = None
+        if benchmark.native_results is not None and condition.modality == "video":
+            try:
+                native = dict(benchmark.native_results(doc, results))
+            except Exception as exc:  # the benchmark's own scorer: its failure costs only its own metric
+                native = _describe(exc)
+                logger.warning(f"vdg: {benchmark.name} native process_results failed: {native}")
         try:
             visual = shown_visual(benchmark, condition, doc)
             response = results[0] if results else None
-            record = build_record(benchmark, condition, doc, response, visual)
+            record = build_record(benchmark, condition, doc, response, visual, native)
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             record = _failed_record(benchmark, condition, doc, exc)
         out: dict[str, Any] = {RECORD_KEY: record, METRIC_KEY: metric_value(record)}
-        native = benchmark.native_results is not None and condition.modality == "video"
-        if native and record["status"] != "error":
-            try:
-                out.update(benchmark.native_results(doc, results))
-            except Exception as exc:  # the benchmark's own scorer: its failure costs only its own metric
-                logger.warning(f"vdg: {benchmark.name} native process_results failed: {_describe(exc)}")
+        if isinstance(native, dict) and record["status"] != "error":
+            out.update(native)
         return out
 
     process_results.__name__ = f"{benchmark.name}__{condition.name}__process_results"

@@ -258,6 +258,10 @@ LADDER_DELTAS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: The conditions that ask vdg's own open-ended question (free text, judged) instead of the benchmark's.
+OPEN_ANSWER: frozenset[str] = frozenset(c.name for c in _DECLARED if c.answer_format == "open")
+
+
 def conditions_for(provides: frozenset[Requirement]) -> list[Condition]:
     """The declared conditions that apply to docs carrying ``provides``, in declaration order."""
     return [c for c in CONDITIONS.values() if c.requires <= provides]

@@ -2,8 +2,8 @@
 
 The hooks write it (``vdg_tasks.lmms.hooks.build_record``, failures included) under ``RECORD_KEY`` of the
 dict lmms-eval's ``process_results`` returns, which lmms-eval writes into the samples log; the
-report's reader (``postprocess.io``) decodes it from there. ``docs/schema.md`` describes the fields
-for users.
+report's reader (``postprocess.io``) decodes it from there; its columns in the tidy frame are described in
+``postprocess.io``'s docstring.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import msgspec
 
 #: The key of the record in ``process_results``' output and in each samples-log line.
 RECORD_KEY = "vdg"
-#: The key of vdg's per-question accuracy (1.0, 0.0, or None for an error or a free-text answer).
+#: The key of vdg's per-question metric: the record's ``score`` (None for an error or an answer not yet judged).
 METRIC_KEY = "accuracy"
 #: How lmms-eval names a samples log: ``<stamp>_samples_<task>.jsonl`` (its results file: ``<stamp>_results.json``).
 SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
@@ -23,8 +23,8 @@ SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
 #: ``{"samples": the base task's samples log, "task": its task, "benchmark": the benchmark it stands for}``.
 BASE_RUN_KEY = "vdg_base_run"
 
-#: ``ok``: a letter was read and scored; ``unparsed``: no letter could be read (scored wrong);
-#: ``error``: no answer to score (the video, the doc or the request failed: ``error`` says why);
+#: ``ok``: a letter was read and scored, or a graded answer was scored; ``unparsed``: no letter could be read
+#: (scored wrong); ``error``: no answer to score (the video, the doc or the request failed: ``error`` says why);
 #: ``open``: a free-text answer, scored later by a judge.
 Status = Literal["ok", "unparsed", "error", "open"]
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -74,7 +74,12 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     parse_rule: str | None = None
     status: Status
     error: str | None = None
+    #: For a graded answer ``score >= vdg_tasks.vocabulary.scoring.CORRECT_AT``.
     correct: bool | None = None
+    #: The question's score in [0, 1] (``correct`` as 1 or 0 for a letter); None until scored.
+    score: float | None = None
+    #: How ``score`` is made (``vdg_tasks.vocabulary.scoring``).
+    scoring: str = "letter"
     # A free-text answer's question and reply.
     question: str | _Unset = msgspec.UNSET
     response: str | _Unset = msgspec.UNSET

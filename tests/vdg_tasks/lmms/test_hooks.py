@@ -272,3 +272,62 @@ def test_native_aggregation_is_wrapped_nan_and_a_logged_reason_instead_of_an_esc
     finally:
         logger.remove(sink)
     assert "videomme_perception_score" in caplog.text and "KeyError" in caplog.text
+
+
+def test_a_letter_s_score_is_its_correct_flag(doc):
+    right = hooks.vdgsynth__orig__process_results(doc, ["The answer is C."])["vdg"]
+    wrong = hooks.vdgsynth__orig__process_results(doc, ["The answer is A."])["vdg"]
+    assert (right["score"], right["scoring"], wrong["score"], wrong["correct"]) == (1.0, "letter", 0.0, False)
+
+
+def _graded(scoring: str, native=None):
+    import dataclasses
+
+    bench = dataclasses.replace(BENCHMARKS["vdgsynth"], scoring=scoring, provides=frozenset(), native_results=native)
+    return lambda doc, reply, condition="orig": hooks.make_process_results(bench, CONDITIONS[condition])(doc, [reply])
+
+
+def test_a_judged_answer_is_logged_with_its_reference_for_the_judge_and_no_score_yet(doc):
+    open_doc = {**doc, "options": [], "answer": "red", "question": "What colour is the border?"}
+    out = _graded("judge")(open_doc, "The border is red.")
+    rec = out["vdg"]
+    assert (rec["status"], rec["scoring"], rec["truth"], rec["response"]) == (
+        "open",
+        "judge",
+        "red",
+        "The border is red.",
+    )
+    assert rec["question"] == "What colour is the border?" and rec["score"] is None and rec["correct"] is None
+    assert out[hooks.METRIC_KEY] is None  # not scored until judged
+
+
+def test_a_base_metric_s_per_question_value_is_the_score(doc):
+    def mra(doc, results):
+        return {"mra": 0.3 if results[0] == "4" else 0.9, "count_log": {doc["question_id"]: results[0]}}
+
+    graded = _graded("metric:mra", mra)
+    low, high = graded({**doc, "answer": "5"}, "4"), graded({**doc, "answer": "5"}, "5")
+    assert (low["vdg"]["status"], low["vdg"]["score"], low["vdg"]["correct"]) == ("ok", 0.3, False)
+    assert (high["vdg"]["score"], high["vdg"]["correct"], high[hooks.METRIC_KEY]) == (0.9, True, 0.9)
+    assert low["mra"] == 0.3 and low["count_log"] == {"v1-2": "4"}  # the base's own metrics are kept beside it
+    assert low["vdg"]["pred"] is None and low["vdg"]["response"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("native", "reason"),
+    [
+        (lambda doc, results: {"mra": 70.0}, "NoScore: its 'mra' is 70.0, outside [0, 1]"),
+        (lambda doc, results: {"acc": 1.0}, "NoScore: its process_results gave no 'mra' (it gave acc)"),
+        (lambda doc, results: 1 / 0, "NoScore: its process_results failed (ZeroDivisionError"),
+        (None, "NoScore: it has no process_results"),
+    ],
+)
+def test_a_base_metric_that_gives_no_unit_score_is_an_error_row_naming_why(doc, native, reason):
+    out = _graded("metric:mra", native)({**doc, "answer": "5"}, "5")
+    assert out["vdg"]["status"] == "error" and out["vdg"]["error"].startswith(reason)
+    assert out[hooks.METRIC_KEY] is None
+
+
+def test_a_graded_question_without_a_reference_answer_is_an_error_row(doc):
+    rec = _graded("judge")({**doc, "options": [], "answer": ""}, "red")["vdg"]
+    assert rec["status"] == "error" and rec["error"].startswith("NoAnswer: question v1-2 has no ground-truth answer as")

@@ -1,0 +1,83 @@
+"""How a reply becomes a question's score in [0, 1], declared once.
+
+A multiple-choice question is scored by its letter (``letter``): 1 when the letter read is the answer, else 0, so
+its ``score`` equals ``correct``. A question without options is *graded*:
+
+- ``judge``: a free-text reply, scored after the run by vdg's judge (``postprocess.judge``, offline or through an
+  OpenAI-compatible endpoint) on {0, 0.5, 1}, taken as it is;
+- ``metric:<key>``: the base task's own per-question metric ``<key>`` (its ``process_results``, run offline),
+  taken as it is; a value outside [0, 1] or not a number is an ``error`` row naming it.
+
+VDG, the ladder and their paired CIs are computed on ``score``; McNemar and the letter analyses count a question
+as correct when ``score >= CORRECT_AT`` and say so in their tables.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+#: A graded score counts as correct (McNemar, the letter analyses) from this value on.
+CORRECT_AT = 0.5
+
+LETTER = "letter"
+JUDGE = "judge"
+METRIC_PREFIX = "metric:"
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """One way of scoring: its name as logged, whether its score can lie between 0 and 1, and in words how a
+    reply's score is made and mapped to [0, 1] (for the report and the coverage table)."""
+
+    name: str
+    graded: bool
+    to_unit: str
+
+    @property
+    def metric_key(self) -> str:
+        """The base task's metric a ``metric:<key>`` scoring reads ("" for the others)."""
+        return self.name[len(METRIC_PREFIX) :] if self.name.startswith(METRIC_PREFIX) else ""
+
+
+def scoring(name: str) -> Scoring:
+    """The scoring logged as ``name``.
+
+    Raises:
+        ValueError: no such scoring.
+    """
+    if name == LETTER:
+        return Scoring(LETTER, False, "1 when the letter read from the reply is the answer, else 0")
+    if name == JUDGE:
+        return Scoring(JUDGE, True, "vdg's judge on {0, 0.5, 1}, as it is")
+    if name.startswith(METRIC_PREFIX) and name[len(METRIC_PREFIX) :]:
+        key = name[len(METRIC_PREFIX) :]
+        return Scoring(name, True, f"the base task's own per-question `{key}`, as it is (in [0, 1])")
+    raise ValueError(f"unknown scoring {name!r}: {LETTER}, {JUDGE} or {METRIC_PREFIX}<key>")
+
+
+def metric_score(key: str, results: Any) -> float:
+    """The per-question score a base task's ``process_results`` output ``results`` gives under ``metric:<key>``.
+
+    Raises:
+        ValueError: no such key, or its value is not a number in [0, 1] (the message names the value).
+    """
+    if not isinstance(results, dict) or key not in results:
+        have = ", ".join(map(str, results)) if isinstance(results, dict) else type(results).__name__
+        raise ValueError(f"its process_results gave no {key!r} (it gave {have})")
+    value = results[key]
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"its {key!r} is {str(value)[:80]!r}, not a number") from None
+    if not (math.isfinite(number) and 0.0 <= number <= 1.0):
+        raise ValueError(f"its {key!r} is {number!r}, outside [0, 1]")
+    return number
+
+
+def counts_as_correct(score: float) -> bool:
+    """Whether a score counts as a correct answer (``score >= CORRECT_AT``)."""
+    return score >= CORRECT_AT
