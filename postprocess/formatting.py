@@ -42,6 +42,7 @@ CONVENTION_COLUMNS: tuple[str, ...] = (
     "baseline",
     "convention",
     "seed",
+    "scale",
 )
 
 
@@ -70,6 +71,10 @@ def _phrase(column: str, value: Any) -> str:
         return f"significance level {value:g}" if _is_number(value) else f"alpha = {value}"
     if column == "temporal_definition":
         return f"temporal = {value}"
+    if column == "scale":
+        if "correct when" in str(value):
+            return f"on a {value}"
+        return f"on a {value} (accuracies are mean scores)" if "graded" in str(value) else ""
     if _is_number(value):
         return f"{column} = {value:g}"
     return f"{column} = {value}"

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from vdg_tasks.vocabulary.scoring import LETTER
+
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 SAMPLE_COLUMNS: tuple[str, ...] = (
@@ -30,6 +33,8 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "status",
     "error",
     "correct",
+    "score",
+    "scoring",
     "source",
     "character",
     "swap_to",
@@ -74,6 +79,16 @@ VIDEO_ID_FIELDS: tuple[str, ...] = (
     "video",
     "video_path",
 )
+
+
+def graded_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows hold a graded answer (``scoring`` other than ``letter``: no letter, no options)."""
+    import numpy as np
+
+    if "scoring" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    scoring = frame["scoring"]
+    return (scoring.notna() & ~scoring.astype(str).isin([LETTER, "", "nan"])).to_numpy(dtype=bool)
 
 
 def sources(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -14,13 +14,22 @@ from postprocess.frame import (
     KEY,
 )
 from postprocess.reading import LogError
+from vdg_tasks.vocabulary.scoring import LETTER
 
 logger = logging.getLogger(__name__)
 
 
 def _answer(row: pd.Series) -> str:
-    """A row's answer as a refusal names it: its letter, and its status when that is not ok."""
-    return repr(row["pred"]) if row["status"] == "ok" else f"{row['pred']!r} ({row['status']})"
+    """A row's answer as a refusal names it: its letter (a graded answer: its score and reference answer), and its
+    status when that is not ok."""
+    graded = "scoring" in row.index and str(row["scoring"]) not in (LETTER, "", "nan")
+    shown = f"score {float(row['score']):g} against {row['answer']!r}" if graded else repr(row["pred"])
+    return shown if row["status"] == "ok" else f"{shown} ({row['status']})"
+
+
+#: What two records of one question must agree on to be one answer (a graded answer has no letter: its score
+#: and reference answer tell two apart).
+_ONE_ANSWER = ("pred", "status", "score", "answer")
 
 
 def dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:
@@ -32,11 +41,12 @@ def dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error"
     keep = []
     for _, group in frame[dup].groupby(list(KEY), sort=False):
         valid = group[group["status"] != "error"]
-        disagree = valid["pred"].astype(str).nunique() > 1 or valid["status"].nunique() > 1
+        compared = valid[[c for c in _ONE_ANSWER if c in valid.columns]]
+        seen = compared.astype(object).where(compared.notna(), "").map(str)  # one text per value, "" for missing
+        disagree = bool((seen.nunique() > 1).any())
         if disagree and on_duplicate == "error":
             a = valid.iloc[0]
-            differs = (valid["pred"].astype(str) != str(a["pred"])) | (valid["status"] != a["status"])
-            b = valid[differs].iloc[0]
+            b = valid[(seen != seen.iloc[0]).any(axis=1).to_numpy()].iloc[0]
             raise LogError(
                 f"question {a['question_id']} ({a['model']}, {a['benchmark']}, {a['condition']}) has two different "
                 f"answers: {_answer(a)} at {a['source']} and {_answer(b)} at {b['source']}"
@@ -155,6 +165,16 @@ def none_for_missing(table: pd.DataFrame) -> pd.DataFrame:
     """One missing-value marker in pred and error: None (NaN != NaN would split "no answer" apart)."""
     for column in ("pred", "error"):
         table[column] = table[column].astype(object).where(table[column].notna(), None)
+    return table
+
+
+def fill_scores(table: pd.DataFrame) -> pd.DataFrame:
+    """``score`` and ``scoring`` where a source has none (an older log, a prediction file): a letter's score is its
+    ``correct`` flag."""
+    letter = table["scoring"].isna() | table["scoring"].astype(str).isin(["", "nan"])
+    table["scoring"] = table["scoring"].astype(object).where(~letter, LETTER)
+    fill = table["score"].isna() & table["correct"].notna() & letter
+    table["score"] = table["score"].astype(float).where(~fill, table["correct"].astype(float))
     return table
 
 

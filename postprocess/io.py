@@ -14,7 +14,10 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
 - status: ``ok`` (a letter among the question's options was read), ``unparsed`` (answered, no such
   letter: scored wrong) or ``error`` (no answer: missing or undecodable video); error: the reason
   for ``error``
-- correct: True/False for ok and unparsed rows, <NA> for error and open rows
+- correct: True/False for ok and unparsed rows, <NA> for error and open rows; a graded answer is correct when
+  its score is at least ``vdg_tasks.vocabulary.scoring.CORRECT_AT``
+- score: the question's score in [0, 1] (``correct`` as 1.0 / 0.0 for a letter; a graded answer's own); NaN for
+  error rows and answers not yet judged. scoring: how it was made (``letter``, ``judge``, ``metric:<key>``)
 - source: ``file:line`` the row came from
 
 Columns of the text conditions and the character-tracking protocol (``EXTRA_COLUMNS``; "" / NaN /
@@ -95,6 +98,7 @@ from postprocess.frame_checks import (
     check_question_sets,
     check_settings,
     dedupe,
+    fill_scores,
     none_for_missing,
 )
 from postprocess.options_file import read_options_file, resolve_options
@@ -202,7 +206,7 @@ def _log_counts(own: _Field | None, benchmark: _Field) -> tuple[pd.Series, list[
 #: Fields of the ``vdg`` record that ``_samples_frame`` reads (besides pred and error: ``_SamplesLog.answers``).
 _SAMPLE_FIELDS = (
     *_RECORD_FIELDS,
-    *("video_id", "task_type", "duration", "n_options", "correct", "duration_s", "provenance"),
+    *("video_id", "task_type", "duration", "n_options", "correct", "score", "scoring", "duration_s", "provenance"),
     *TEXT_EXTRAS,
     *RECORD_TEXT,
 )
@@ -491,6 +495,10 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
             "status": table["status"].astype(str),
             "error": answers("error"),
             "correct": pd.arrays.BooleanArray(correct.fillna(False).to_numpy(dtype=bool), error_rows.to_numpy(bool)),
+            "score": pd.to_numeric(table["score"], errors="coerce").astype(float)
+            if "score" in table.columns
+            else pd.Series(np.nan, index=table.index, dtype=float),
+            **text_columns(table, ("scoring",)),
             "source": _stacked([log.sources for log in logs], sizes, one_chunk=False),  # read for messages only
             **extra_columns(table, settings),
         },
@@ -612,7 +620,7 @@ def load_frame(
     else:
         check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")
-    frame = none_for_missing(frame).reset_index(drop=True)
+    frame = fill_scores(none_for_missing(frame)).reset_index(drop=True)
     frame.attrs = {SOURCES_ATTR: json.dumps([i for i in infos if i])}
     if align == "intersect":
         frame.attrs[ALIGNMENT_ATTR] = json.dumps(dropped)

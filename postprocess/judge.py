@@ -60,7 +60,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import pandas as pd
 from tqdm.auto import tqdm
 
+from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
 from vdg_tasks.vocabulary.paths import CacheUnwritable, cache_dir
+from vdg_tasks.vocabulary.scoring import CORRECT_AT, JUDGE
 
 __all__ = [
     "CACHE_FILE",
@@ -763,7 +765,9 @@ def judge_answers(items: Iterable[JudgeItem], judge: Judge, *, progress: bool | 
 
 
 def judge_frame(frame: pd.DataFrame, judge: Judge) -> pd.DataFrame:
-    """The tidy frame with ``judge_score`` and ``judge`` filled for its ``open`` rows (a copy).
+    """The tidy frame with ``judge_score``, ``judge`` and ``score`` filled for its ``open`` rows (a copy). The
+    answers of a graded task (``scoring`` judge under a condition asking its own question, not vdg's ``open``) are
+    scored answers from then on: status ``ok``, ``correct`` when ``score >= CORRECT_AT``.
 
     Raises:
         JudgeError: an answer could not be judged (the question id first in the message).
@@ -777,4 +781,8 @@ def judge_frame(frame: pd.DataFrame, judge: Judge) -> pd.DataFrame:
     judged = judge_answers(items, judge)
     out.loc[open_rows, "judge_score"] = [j.score for j in judged]
     out.loc[open_rows, "judge"] = [j.judge_label for j in judged]
+    out.loc[open_rows, "score"] = [j.score for j in judged]
+    graded = rows.index[((rows["scoring"] == JUDGE) & ~rows["condition"].isin(OPEN_ANSWER)).to_numpy(bool)]
+    out.loc[graded, "status"] = "ok"
+    out.loc[graded, "correct"] = out.loc[graded, "score"] >= CORRECT_AT
     return out

@@ -20,6 +20,7 @@ from postprocess.choices import (
     letter_position,
     resolve_option_counts,
 )
+from postprocess.frame import graded_rows
 from postprocess.reading import LogError, per_distinct
 from vdg_tasks.vocabulary.parse import LETTERS
 
@@ -122,7 +123,8 @@ def resolve_options(frame: pd.DataFrame, options_file: OptionsFile | None = None
     frame["n_options"], frame["n_options_rule"] = resolve_option_counts(frame, file_counts)
     n = frame["n_options"].to_numpy(dtype=np.int64)
     key = letter_position(frame["answer"])
-    bad_key = ((key < 0) | (key >= n)) & (frame["status"] != "error").to_numpy()  # no answer key: an error row
+    lettered = ~graded_rows(frame)  # a graded answer's key is the reference answer itself, and it has no letter
+    bad_key = ((key < 0) | (key >= n)) & (frame["status"] != "error").to_numpy() & lettered  # no key: an error row
     if bad_key.any():
         row = frame.iloc[int(np.flatnonzero(bad_key)[0])]
         where = (
@@ -135,7 +137,7 @@ def resolve_options(frame: pd.DataFrame, options_file: OptionsFile | None = None
             f"'{row['n_options_rule']}'); check {where} or the benchmark (--benchmark)"
         )
     pred = letter_position(frame["pred"])
-    outside = (frame["status"] == "ok").to_numpy() & ((pred < 0) | (pred >= n))
+    outside = (frame["status"] == "ok").to_numpy() & ((pred < 0) | (pred >= n)) & lettered
     if outside.any():
         frame["pred"] = frame["pred"].astype(object).where(~outside, None)
         frame["status"] = frame["status"].astype(object).where(~outside, "unparsed")

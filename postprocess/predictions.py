@@ -440,6 +440,8 @@ def read_predictions(
             "status": statuses,
             "error": error_text.where(~failed | error_text.notna(), "null prediction").where(failed, None),
             "correct": correct,
+            "score": np.nan,  # a letter's: ``correct``, filled by load_frame
+            "scoring": "",
             "source": raw["_where"],
             **extra_columns(raw),
         }

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.base import MissingPolicy, Options, memo_by_frame
+from postprocess.frame import graded_rows
 from vdg_tasks.vocabulary.conditions import CONDITIONS
+from vdg_tasks.vocabulary.scoring import CORRECT_AT, LETTER
 
 OVERALL = "Overall"
 _DECLARED_CONDITIONS = list(CONDITIONS)
@@ -25,20 +27,24 @@ PAIRED_COLUMNS: tuple[str, ...] = (
     "task_type",
     "status",
     "correct",
+    "score",
+    "scoring",
 )
 
 
 def by_model_benchmark(frame: pd.DataFrame) -> Iterator[tuple[tuple[str, str], pd.DataFrame]]:
     """``frame.groupby(["model", "benchmark"], sort=True)`` over ``PAIRED_COLUMNS`` only: each group holds what
     ``paired`` reads, and is not a copy of every other column (most of the grouping's cost on a large frame)."""
-    yield from frame[list(PAIRED_COLUMNS)].groupby(["model", "benchmark"], sort=True)
+    yield from frame[[c for c in PAIRED_COLUMNS if c in frame.columns]].groupby(["model", "benchmark"], sort=True)
 
 
 def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolicy = "exclude") -> pd.DataFrame:
     """One row per question of one (model, benchmark) holding every condition in ``conditions``.
 
-    Columns: question_id, video_id, task_type, then ``correct_<cond>`` (bool) and
-    ``unparsed_<cond>`` (bool) per condition, and ``error`` (bool: some condition had an error).
+    Columns: question_id, video_id, task_type, then per condition ``correct_<cond>`` (bool), ``score_<cond>``
+    (float in [0, 1]: the frame's ``score``, where it has none ``correct``; 0 for an error) and ``unparsed_<cond>``
+    (bool), then ``error`` (bool: some condition had an error) and ``graded`` (bool: some condition's score is not a
+    letter's).
     With ``missing="exclude"`` rows with an error are kept but flagged (callers drop them from both
     arms); with ``"incorrect"`` an error counts as a wrong answer and ``error`` is False.
     """
@@ -69,12 +75,17 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
             f"model {dup['model']!r}: question {dup['question_id']!r} appears twice under {dup['condition']!r}"
         )
 
-    def spread(values: np.ndarray) -> np.ndarray:
-        out = np.zeros(shape, dtype=bool)
+    def spread(values: np.ndarray, dtype: type = bool) -> np.ndarray:
+        out = np.zeros(shape, dtype=dtype)
         out[q_codes, c_codes] = values[rows]
         return out
 
     correct = spread(frame["correct"].fillna(False).to_numpy(dtype=bool))
+    flags = frame["correct"].astype(float)
+    given = frame["score"].astype(float).fillna(flags) if "score" in frame.columns else flags
+    score = spread(given.fillna(0.0).to_numpy(dtype=float), float)
+    letter = frame["scoring"].eq(LETTER) | frame["scoring"].isna() if "scoring" in frame.columns else None
+    graded = spread(~letter.to_numpy(dtype=bool)) if letter is not None else np.zeros(shape, dtype=bool)
     unparsed = spread(frame["status"].eq("unparsed").to_numpy(dtype=bool, na_value=False))
     error = spread(frame["status"].eq("error").to_numpy(dtype=bool, na_value=False))
     first = rows[np.unique(q_codes, return_index=True)[1]]
@@ -85,8 +96,10 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
     }
     for i, cond in enumerate(conditions):
         columns[f"correct_{cond}"] = correct[:, i]
+        columns[f"score_{cond}"] = score[:, i]
         columns[f"unparsed_{cond}"] = unparsed[:, i]
     columns["error"] = error.any(axis=1) if missing == "exclude" else np.zeros(shape[0], dtype=bool)
+    columns["graded"] = graded.any(axis=1)
     return pd.DataFrame(columns)
 
 
@@ -167,6 +180,27 @@ def cell_index(frame: pd.DataFrame, options: Options = Options()) -> tuple[np.nd
 #: paper's convention, kept for reproduction).
 QUESTION_SET_SHARED = "shared"
 QUESTION_SET_PER_MODEL = "per-model"
+
+
+#: The ``scale`` column of a table on scores: a letter's 0 / 1, or a graded score (``vdg_tasks.vocabulary.scoring``).
+SCALE_CORRECT = "correct (0/1)"
+SCALE_GRADED = "graded score in [0, 1]"
+
+
+#: The ``scale`` of a table on ``correct`` whose graded questions count as correct from ``CORRECT_AT`` on.
+SCALE_AT_THRESHOLD = f"graded score, correct when at least {CORRECT_AT:g}"
+
+
+def scale_of(graded: np.ndarray) -> str:
+    """The ``scale`` of a row computed on questions of which ``graded`` marks the graded ones."""
+    return SCALE_GRADED if bool(np.any(graded)) else SCALE_CORRECT
+
+
+def correct_scales(frame: pd.DataFrame, benchmarks: pd.Series) -> list[str]:
+    """The ``scale`` of rows on ``correct`` of ``benchmarks``: ``SCALE_AT_THRESHOLD`` for a benchmark with a graded
+    question, else ``SCALE_CORRECT``."""
+    graded = set(frame.loc[graded_rows(frame), "benchmark"].astype(str))
+    return [SCALE_AT_THRESHOLD if str(b) in graded else SCALE_CORRECT for b in benchmarks]
 
 
 def question_rule(conditions: Sequence[str], missing: MissingPolicy, scope: str = QUESTION_SET_SHARED) -> str:

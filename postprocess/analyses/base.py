@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 
+from postprocess.frame import graded_rows
 from postprocess.options import AlignPolicy as AlignPolicy  # re-exported: the analyses import them from here
 from postprocess.options import MissingPolicy as MissingPolicy
 from postprocess.options import Options as Options
@@ -155,3 +156,9 @@ def memo_by_frame(
 
 def empty(columns: Mapping[str, str]) -> pd.DataFrame:
     return pd.DataFrame(np.empty((0, len(columns)), dtype=object), columns=list(columns))
+
+
+def letter_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its graded rows: what the analyses of letters and options (letter bias, chance) read."""
+    graded = graded_rows(frame)
+    return frame[~graded] if graded.any() else frame

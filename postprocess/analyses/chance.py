@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, cell_index, condition_sort_key
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, Options, empty, letter_rows
 from postprocess.choices import option_counts, rule_codes, rules_label
 from postprocess.stats import binom_pmf, binom_sf, holm, wilson
 
@@ -110,6 +110,7 @@ def _adjust_family(rows: list[dict], family: list[int], one_task_type: bool, alp
 
 def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy against chance per (model, benchmark, condition, task type); columns as in ``COLUMNS``."""
+    frame = letter_rows(frame)  # a graded answer has no letter and no options
     if frame.empty:
         return empty(COLUMNS)
     status = frame["status"].to_numpy(dtype=object)

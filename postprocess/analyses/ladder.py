@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, task_type_masks
+from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
@@ -47,6 +47,8 @@ COLUMNS: dict[str, str] = {
     "without CIs)",
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share: the model's rungs, question_set and missing_policy",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded (accuracies are then mean "
+    "scores)",
 }
 
 
@@ -78,7 +80,7 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         compared = rungs + [p for p in LADDER_PROBES if p in present]
         arms = paired_arms(frame, group, str(benchmark), compared, options)
         deltas = _deltas(compared)
-        error, correct, shared, rule = arms.error, arms.correct, arms.shared, arms.rule
+        error, score, shared, rule = arms.error, arms.score, arms.shared, arms.rule
         question_ids, videos = arms.question_ids, arms.videos
         for task_type, rows_of_task in task_type_masks(arms.table):
             kept = rows_of_task & ~error & shared
@@ -96,12 +98,13 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "ci_level": options.ci_level,
                 "missing_policy": options.missing,
                 "question_rule": rule,
+                "scale": scale_of(arms.graded[kept]),
             }
             for rung in (*LADDER, *LADDER_PROBES):
-                row[f"acc_{rung}"] = correct[rung][kept].mean() if rung in compared and n else np.nan
+                row[f"acc_{rung}"] = score[rung][kept].mean() if rung in compared and n else np.nan
             cis = []
             for name, upper, lower in deltas:
-                diff = correct[upper][kept].astype(int) - correct[lower][kept].astype(int)
+                diff = score[upper][kept] - score[lower][kept]
                 row[name] = diff.mean() if n else np.nan
                 ci = ci_or_none(diff, options, ("ladder", benchmark, task_type, name), question_ids[kept], videos[kept])
                 if ci is not None:

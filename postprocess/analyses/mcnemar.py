@@ -61,7 +61,14 @@ import numpy as np
 import pandas as pd
 from scipy import special as _special
 
-from postprocess.analyses._paired import ordered_conditions, question_rule, question_set_seed
+from postprocess.analyses._paired import (
+    SCALE_AT_THRESHOLD,
+    SCALE_CORRECT,
+    correct_scales,
+    ordered_conditions,
+    question_rule,
+    question_set_seed,
+)
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.options import natural_sorted
 from postprocess.stats import (
@@ -120,6 +127,7 @@ COLUMNS: dict[str, str] = {
     "Monte Carlo error target)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude or incorrect",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
 
 DISSOCIATION_COLUMNS: dict[str, str] = {
@@ -179,6 +187,7 @@ DISSOCIATION_COLUMNS: dict[str, str] = {
     "stability_resamples": "bootstrap resamples of the question set (one draw shared by the orig and black arms)",
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude or incorrect",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
 
 
@@ -439,6 +448,7 @@ def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     table["ci_level"] = options.ci_level
     table["resample_unit"] = "video" if options.cluster else "question"
     table["missing_policy"] = options.missing
+    table["scale"] = correct_scales(frame, table["benchmark"])
     return table[list(COLUMNS)]
 
 
@@ -708,6 +718,7 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
         ["orig only", "black only"]
     )
     _pattern_stability(table, tests, keeps, np.array(members), options)
+    table["scale"] = correct_scales(frame, table["benchmark"])
     return table[list(DISSOCIATION_COLUMNS)]
 
 

@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark
+from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms
 from postprocess.frame import named_sets
@@ -47,6 +47,8 @@ COLUMNS: dict[str, str] = {
     "ci_method": "exact when both CIs are, else monte carlo; empty without CIs",
     "n_resamples": "the most bootstrap resamples a CI of the row drew",
     "mc_se": "the largest Monte Carlo standard error of the row's CI endpoints",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded (accuracies are then mean "
+    "scores)",
 }
 
 
@@ -64,7 +66,7 @@ def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -
         paired_ = paired_arms(frame, group, str(benchmark), arms, options)
         question_ids = paired_.question_ids.astype(str)
         compared = ~paired_.error & paired_.shared
-        correct = paired_.correct
+        score = paired_.score
         mine = [s for s in sets if s["benchmark"] == benchmark]
         if not mine:
             continue
@@ -78,7 +80,7 @@ def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -
                 if lower not in arms:
                     row[column] = np.nan
                     continue
-                gap = correct["orig"][kept].astype(int) - correct[lower][kept].astype(int)
+                gap = score["orig"][kept] - score[lower][kept]
                 row[column] = gap.mean() if n else np.nan
                 ci = ci_or_none(
                     gap,
@@ -90,8 +92,9 @@ def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -
                 row[f"{prefix}ci_low"], row[f"{prefix}ci_high"] = (ci.low, ci.high) if ci else (np.nan, np.nan)
                 cis.append(ci)
             for arm in ARMS:
-                row[f"acc_{arm}"] = correct[arm][kept].mean() if arm in arms and n else np.nan
+                row[f"acc_{arm}"] = score[arm][kept].mean() if arm in arms and n else np.nan
             row.update(too_small=n < options.min_stratum, ci_level=options.ci_level, **ci_columns(cis))
+            row["scale"] = scale_of(paired_.graded[kept])
             rows.append(row)
     if not rows:
         return empty(COLUMNS)

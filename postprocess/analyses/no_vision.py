@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import by_model_benchmark, task_type_masks
+from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import NO_VISION
@@ -53,6 +53,8 @@ COLUMNS: dict[str, str] = {
     "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share: the model's arms, question_set and missing_policy",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded (accuracies are then mean "
+    "scores)",
 }
 
 
@@ -78,13 +80,13 @@ def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
         if "blind" not in arms or not contrasts:
             continue
         paired_ = paired_arms(frame, group, str(benchmark), arms, options)
-        error, correct, shared, rule = paired_.error, paired_.correct, paired_.shared, paired_.rule
+        error, score, shared, rule = paired_.error, paired_.score, paired_.shared, paired_.rule
         question_ids, videos = paired_.question_ids, paired_.videos
         for task_type, rows_of_task in task_type_masks(paired_.table):
             kept = rows_of_task & ~error & shared
             n = int(kept.sum())
             for name, upper, lower in contrasts:
-                diff = correct[upper][kept].astype(int) - correct[lower][kept].astype(int)
+                diff = score[upper][kept] - score[lower][kept]
                 seed_parts = ("no_vision", benchmark, task_type, name)
                 ci = ci_or_none(diff, options, seed_parts, question_ids[kept], videos[kept])
                 rows.append(
@@ -97,8 +99,8 @@ def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
                         "lower": lower,
                         "arms": ",".join(arms),
                         "n": n,
-                        "acc_upper": correct[upper][kept].mean() if n else np.nan,
-                        "acc_lower": correct[lower][kept].mean() if n else np.nan,
+                        "acc_upper": score[upper][kept].mean() if n else np.nan,
+                        "acc_lower": score[lower][kept].mean() if n else np.nan,
                         "diff": diff.mean() if n else np.nan,
                         "ci_low": ci.low if ci else np.nan,
                         "ci_high": ci.high if ci else np.nan,
@@ -109,6 +111,7 @@ def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
                         **ci_columns([ci]),
                         "missing_policy": options.missing,
                         "question_rule": rule,
+                        "scale": scale_of(paired_.graded[kept]),
                     }
                 )
     if not rows:

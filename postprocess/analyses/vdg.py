@@ -1,4 +1,5 @@
-"""Visual Dependency Gap: VDG(q) = correct(orig) - correct(black), in {-1, 0, +1}.
+"""Visual Dependency Gap: VDG(q) = score(orig) - score(black): in {-1, 0, +1} for a letter (score = correct), in
+[-1, 1] for a graded task (``vdg_tasks.vocabulary.scoring``; the ``scale`` column says which).
 
 The models of one benchmark are compared on one question set (``Options.question_set="shared"``, the
 default): the questions no model has an error for under orig or black (``compared_questions``), so one
@@ -20,10 +21,13 @@ import pandas as pd
 
 from postprocess.analyses._paired import (
     QUESTION_SET_PER_MODEL,
+    SCALE_CORRECT,
+    SCALE_GRADED,
     by_model_benchmark,
     paired,
     question_rule,
     question_set_seed,
+    scale_of,
     shared_questions,
     task_type_masks,
 )
@@ -39,11 +43,14 @@ PER_QUESTION_COLUMNS: dict[str, str] = {
     "question_id": "question id",
     "video_id": "video id",
     "task_type": "task type",
-    "correct_orig": "answered right with the original video",
-    "correct_black": "answered right with the black video",
-    "vdg": "correct_orig - correct_black (-1, 0, +1); empty when excluded",
+    "correct_orig": "answered right with the original video (a graded score: at least 0.5)",
+    "correct_black": "answered right with the black video (a graded score: at least 0.5)",
+    "score_orig": "score with the original video (correct_orig as 1 / 0 for a letter)",
+    "score_black": "score with the black video",
+    "vdg": "score_orig - score_black (-1, 0, +1 for a letter; in [-1, 1] graded); empty when excluded",
     "excluded": "an arm has no answer and missing_policy is exclude",
     "missing_policy": "exclude or incorrect",
+    "scale": f"{SCALE_CORRECT!r} (a letter) or {SCALE_GRADED!r}",
 }
 
 COLUMNS: dict[str, str] = {
@@ -51,13 +58,13 @@ COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "task_type": "task type, or Overall",
     "n": "questions compared (both arms answered, or errors scored wrong under missing_policy=incorrect)",
-    "acc_orig": "accuracy on the original video over the n questions",
-    "acc_black": "accuracy on the black video over the n questions",
+    "acc_orig": "accuracy (mean score, on a graded scale) on the original video over the n questions",
+    "acc_black": "accuracy (mean score, on a graded scale) on the black video over the n questions",
     "vdg": "mean per-question VDG = acc_orig - acc_black",
     "ci_low": "lower bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
     "ci_high": "upper bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
-    "d": "questions with VDG = +1 (right only with the video)",
-    "c": "questions with VDG = -1 (right only without it)",
+    "d": "questions with VDG > 0 (right only with the video, for a letter)",
+    "c": "questions with VDG < 0 (right only without it, for a letter)",
     "dc_ratio": "d / c (inf when c = 0 < d; empty when both are 0)",
     "n_error": "questions excluded because an arm has no answer (missing or undecodable video)",
     "n_not_shared": "questions this model answered in both arms but left out because another model has an error "
@@ -73,6 +80,7 @@ COLUMNS: dict[str, str] = {
     "resample_unit": "question, or video (cluster bootstrap)",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
     "question_rule": "which questions the benchmark's rows share (question_set and missing_policy)",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded",
 }
 
 
@@ -84,7 +92,9 @@ def per_question(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         if not {"orig", "black"} <= set(group["condition"].unique()):
             continue
         table = paired(group, ["orig", "black"], options.missing)
-        gap = table["correct_orig"].astype(int) - table["correct_black"].astype(int)
+        graded = table["graded"].to_numpy(dtype=bool)
+        gap = table["score_orig"] - table["score_black"]
+        gap = gap if graded.any() else gap.astype(int)
         parts.append(
             pd.DataFrame(
                 {
@@ -95,7 +105,10 @@ def per_question(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                     "task_type": table["task_type"],
                     "correct_orig": table["correct_orig"],
                     "correct_black": table["correct_black"],
-                    "vdg": gap.where(~table["error"]).astype("Int64"),
+                    "score_orig": table["score_orig"],
+                    "score_black": table["score_black"],
+                    "vdg": gap.where(~table["error"]).astype("Float64" if graded.any() else "Int64"),
+                    "scale": scale_of(graded),
                     "excluded": table["error"],
                     "missing_policy": options.missing,
                 }
@@ -148,11 +161,14 @@ def in_question_set(question_ids: np.ndarray, shared: frozenset[str] | None) -> 
 @dataclass(frozen=True)
 class Arms:
     """One (model, benchmark)'s questions paired over ``conditions`` (``_paired.paired``), as arrays: each arm's
-    ``correct`` flags, ``error`` (an arm without an answer), ``shared`` (in the benchmark's compared question set,
-    ``compared_questions``), the question and video ids and the ``question_rule`` of a table comparing them."""
+    ``correct`` flags and ``score`` values, ``error`` (an arm without an answer), ``shared`` (in the benchmark's
+    compared question set, ``compared_questions``), ``graded`` (a question scored on a graded scale), the question
+    and video ids and the ``question_rule`` of a table comparing them."""
 
     table: pd.DataFrame
     correct: dict[str, np.ndarray]
+    score: dict[str, np.ndarray]
+    graded: np.ndarray
     error: np.ndarray
     shared: np.ndarray
     question_ids: np.ndarray
@@ -169,6 +185,8 @@ def paired_arms(
     return Arms(
         table=table,
         correct={arm: table[f"correct_{arm}"].to_numpy(dtype=bool) for arm in conditions},
+        score={arm: table[f"score_{arm}"].to_numpy(dtype=float) for arm in conditions},
+        graded=table["graded"].to_numpy(dtype=bool),
         error=table["error"].to_numpy(dtype=bool),
         shared=in_question_set(question_ids, compared_questions(frame, str(benchmark), conditions, options)),
         question_ids=question_ids,
@@ -226,9 +244,10 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
     rows = []
     for (model, benchmark), table in questions.groupby(["model", "benchmark"], sort=True):
         excluded = table["excluded"].to_numpy(dtype=bool)
-        gaps = table["vdg"].fillna(0).to_numpy(dtype=int)
-        correct_orig = table["correct_orig"].to_numpy(dtype=bool)
-        correct_black = table["correct_black"].to_numpy(dtype=bool)
+        gaps = table["vdg"].astype(float).fillna(0.0).to_numpy(dtype=float)
+        score_orig = table["score_orig"].to_numpy(dtype=float)
+        score_black = table["score_black"].to_numpy(dtype=float)
+        graded = table["scale"].eq(SCALE_GRADED).to_numpy(dtype=bool)
         question_ids = table["question_id"].to_numpy()
         videos = table["video_id"].to_numpy()
         shared = in_question_set(question_ids, compared_questions(frame, str(benchmark), ARMS, options))
@@ -236,7 +255,7 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
             kept = rows_of_task & ~excluded & shared
             n = int(kept.sum())
             gap = gaps[kept]
-            d, c = int((gap == 1).sum()), int((gap == -1).sum())
+            d, c = int((gap > 0).sum()), int((gap < 0).sum())
             ci = ci_or_none(gap, options, ("vdg", benchmark, task_type), question_ids[kept], videos[kept])
             rows.append(
                 {
@@ -244,9 +263,10 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
                     "benchmark": benchmark,
                     "task_type": task_type,
                     "n": n,
-                    "acc_orig": correct_orig[kept].mean() if n else np.nan,
-                    "acc_black": correct_black[kept].mean() if n else np.nan,
+                    "acc_orig": score_orig[kept].mean() if n else np.nan,
+                    "acc_black": score_black[kept].mean() if n else np.nan,
                     "vdg": gap.mean() if n else np.nan,
+                    "scale": scale_of(graded[kept]),
                     "ci_low": ci.low if ci else np.nan,
                     "ci_high": ci.high if ci else np.nan,
                     "d": d,

@@ -17,6 +17,7 @@ from postprocess.frame_checks import (
     check_question_sets,
     check_settings,
     dedupe,
+    fill_scores,
     none_for_missing,
 )
 from postprocess.reading import LogError
@@ -275,3 +276,32 @@ def test_one_label_holding_two_models_is_refused_naming_both_and_their_files():
 def test_one_model_per_label_passes():
     runs = [{"model": "a", "source": "s1", "where": "f:1"}, {"model": "b", "source": "s2", "where": "g:1"}]
     assert check_models(runs) is None and check_models([]) is None
+
+
+# ----------------------------------------------------------------------------------- scores
+
+
+def test_a_source_without_scores_scores_a_letter_by_its_correct_flag_and_keeps_a_graded_score():
+    frame = tidy_frame(
+        [
+            _row(question_id="q1", correct=True, status="ok"),
+            _row(question_id="q2", correct=False, status="unparsed"),
+            _row(question_id="q3", correct=None, status="error", error="gone"),
+            _row(question_id="q4", correct=False, status="ok", score=0.25, scoring="metric:mra"),
+            _row(question_id="q5", correct=None, status="open", scoring="judge"),
+        ]
+    )
+    out = fill_scores(frame)
+    assert out["scoring"].tolist() == ["letter", "letter", "letter", "metric:mra", "judge"]
+    np.testing.assert_array_equal(out["score"].to_numpy(), [1.0, 0.0, np.nan, 0.25, np.nan])
+
+
+def test_two_graded_answers_of_one_question_that_differ_in_score_or_reference_are_an_error():
+    def graded(score, answer, source):
+        return _row(pred=None, status="ok", score=score, scoring="metric:mra", answer=answer, source=source)
+
+    with pytest.raises(LogError, match=r"two different answers: score 0\.4 against '6' at a:1 and score 1 against"):
+        dedupe(tidy_frame([graded(0.4, "6", "a:1"), graded(1.0, "6", "b:1")]))
+    with pytest.raises(LogError, match=r"score 1 against '3' at a:1 and score 1 against '4' at b:1$"):
+        dedupe(tidy_frame([graded(1.0, "3", "a:1"), graded(1.0, "4", "b:1")]))
+    assert len(dedupe(tidy_frame([graded(1.0, "3", "a:1"), graded(1.0, "3", "b:1")]))) == 1

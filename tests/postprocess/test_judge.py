@@ -624,3 +624,37 @@ def test_cache_unwritable_folder(tmp_path):
     blocker.write_text("x")
     with pytest.raises(CacheUnwritable):
         JudgeCache(blocker / "judge.sqlite")
+
+
+def test_judging_makes_a_graded_task_s_answers_scored_and_leaves_open_condition_answers_open():
+    import pandas as pd
+
+    from postprocess.judge import judge_frame
+    from tests.helpers.frames import tidy_frame, tidy_row
+
+    def answer(condition, question_id, scoring, truth, response):
+        return tidy_row(
+            "m", condition, question_id, "b", status="open", correct=None, scoring=scoring, question="Q?",
+            truth=truth, response=response,
+        )  # fmt: skip
+
+    frame = tidy_frame(
+        [
+            answer("orig", "q1", "judge", "red", "The border is red."),
+            answer("black", "q1", "judge", "red", "I don't know."),
+            answer("orig", "q2", "judge", "red car", "A red bus."),
+            answer("open", "q3", "judge", "blue", "blue"),
+        ]
+    )
+    out = judge_frame(frame, OfflineJudge()).set_index(["condition", "question_id"])
+    expected = {key: OfflineJudge().score("Q?", truth, reply) for key, truth, reply in [
+        (("orig", "q1"), "red", "The border is red."), (("black", "q1"), "red", "I don't know."),
+        (("orig", "q2"), "red car", "A red bus."), (("open", "q3"), "blue", "blue"),
+    ]}  # fmt: skip
+    assert sorted(set(expected.values())) == [0.0, 0.5, 1.0]
+    for key, score in expected.items():
+        assert out.loc[key, "score"] == out.loc[key, "judge_score"] == score
+    graded = out.drop(index=("open", "q3"))
+    assert (graded["status"] == "ok").all()
+    assert graded["correct"].tolist() == [s >= 0.5 for k, s in expected.items() if k != ("open", "q3")]
+    assert out.loc[("open", "q3"), "status"] == "open" and pd.isna(out.loc[("open", "q3"), "correct"])

@@ -727,3 +727,22 @@ def test_a_third_model_leaves_the_pairs_unadjusted_values_unchanged():
         after = compute(three, options)
         after = after[(after["model_a"] == "a") & (after["model_b"] == "b")].reset_index(drop=True)
         pd.testing.assert_frame_equal(after[columns], before[columns])
+
+
+def test_on_a_graded_benchmark_a_score_of_one_half_or_more_counts_as_correct_and_the_table_says_so():
+    rng = np.random.default_rng(5)
+    scores = {(m, c, q): float(rng.choice([0.0, 0.4, 0.5, 0.9])) for m in ("a", "b") for c in ("orig", "black")
+              for q in range(30)}  # fmt: skip
+
+    def row(model, condition, question):
+        score = scores[(model, condition, question)]
+        return tidy_row(model, condition, f"q{question}", "graded", status="ok", pred=None, answer="4",
+                        correct=score >= 0.5, score=score, scoring="metric:mra")  # fmt: skip
+
+    frame = tidy_frame(row(m, c, q) for (m, c, q) in scores)
+    table = mcnemar_table(frame, Options(n_resamples=200)).set_index("condition")
+    for condition in ("orig", "black"):
+        a = np.array([scores[("a", condition, q)] >= 0.5 for q in range(30)])
+        b = np.array([scores[("b", condition, q)] >= 0.5 for q in range(30)])
+        assert (table.at[condition, "b01"], table.at[condition, "b10"]) == (int((~a & b).sum()), int((a & ~b).sum()))
+    assert set(table["scale"]) == {"graded score, correct when at least 0.5"}

@@ -102,3 +102,50 @@ def test_report_files_and_markdown(tmp_path):
         assert (tmp_path / "out" / name).is_file()
     assert "Visual Dependency Gap by task type" in md and "| Overall" in md
     assert "errors" in md  # the error row is flagged
+
+
+def _graded_sample(question_id, condition, score, task_type="T1", benchmark="numbench", error=None):
+    """A record of a task scored by its own per-question metric (``metric:mra``), as the hooks log it."""
+    record = sample(question_id, condition, None, answer="4", task_type=task_type, benchmark=benchmark, error=error)
+    status = "error" if error else "ok"
+    record["vdg"].update(
+        status=status,
+        scoring="metric:mra",
+        score=None if error else float(score),
+        correct=None if error else bool(score >= 0.5),
+    )
+    return record
+
+
+def test_vdg_on_a_graded_score_is_the_mean_score_difference_and_says_so(tmp_path):
+    rng = np.random.default_rng(11)
+    levels = [0.0, 0.3, 0.7, 1.0]
+    scores = {q: (float(rng.choice(levels)), float(rng.choice(levels))) for q in range(40)}
+    orig = [_graded_sample(f"q{q}-0", "orig", o, f"T{q % 2}") for q, (o, _) in scores.items()]
+    black = [_graded_sample(f"q{q}-0", "black", b, f"T{q % 2}") for q, (_, b) in scores.items()]
+    black[0] = _graded_sample("q0-0", "black", 0.0, "T0", error="undecodable")
+    letters = [
+        sample(f"l{q}-0", c, "A" if (q + (c == "black")) % 3 else "B") for q in range(30) for c in ("orig", "black")
+    ]
+    run = write_run(
+        tmp_path / "m",
+        "m",
+        {"numbench_vdg_orig": orig, "numbench_vdg_black": black, "vdgsynth_vdg": letters},
+    )
+    frame = load_frame([run])
+    table = vdg_table(frame, Options(n_resamples=500)).set_index(["benchmark", "task_type"])
+    kept = [q for q in scores if q != 0]
+    gap = np.array([scores[q][0] - scores[q][1] for q in kept])
+    graded = table.loc[("numbench", "Overall")]
+    assert graded.n == len(kept) == 39 and graded.n_error == 1
+    np.testing.assert_allclose(graded.vdg, gap.mean(), atol=1e-12)
+    np.testing.assert_allclose(graded.acc_orig, np.mean([scores[q][0] for q in kept]), atol=1e-12)
+    assert (graded.d, graded.c) == (int((gap > 0).sum()), int((gap < 0).sum()))
+    assert graded.scale == "graded score in [0, 1]" and graded.ci_low < graded.vdg < graded.ci_high
+    assert table.loc[("vdgsynth", "Overall"), "scale"] == "correct (0/1)"
+    per_question = run_all(frame, Options(n_resamples=200))["vdg_per_question"].set_index(["benchmark", "question_id"])
+    row = per_question.loc[("numbench", "q5-0")]
+    assert (row.score_orig, row.score_black, row.vdg) == (scores[5][0], scores[5][1], scores[5][0] - scores[5][1])
+    assert row.correct_orig == (scores[5][0] >= 0.5) and row.scale == "graded score in [0, 1]"
+    letter = per_question.loc[("vdgsynth", "l1-0")]
+    assert letter.vdg in (-1, 0, 1) and letter.score_orig == float(letter.correct_orig)
