@@ -51,7 +51,8 @@ Episode rules ("outfit" questions):
 
 Open-ended ``vdgsynth`` questions (no options) get words instead of a letter: a quoted word ->
 that word; "border" -> "The border is <colour>."; "at some point" -> "The centre square shows
-<c1>, <c2> at some point." (the distinct centre colours seen, sorted); "first" -> "The centre
+<c1>, <c2> at some point." (the distinct centre colours seen, sorted); "how many" -> the number of
+distinct centre colours seen, as a numeral ("3"); "first" -> "The centre
 square shows <colour> first." (order-blind: the most common centre colour); no visual signal or
 any other question -> "I don't know."
 
@@ -412,6 +413,8 @@ def answer_open(
         return f"The border is {_most_common(borders)}."
     if "at some point" in q:
         return f"The centre square shows {', '.join(sorted({f.centre for f in lit}))} at some point."
+    if re.search(r"\bhow many\b", q):
+        return str(len({f.centre for f in lit}))
     if re.search(r"\bfirst\b", q):
         if order_blind:
             counts = Counter(f.centre for f in lit)

@@ -238,3 +238,15 @@ def test_model_args_and_unsupported_requests():
         VdgProbe(max_num_frames="0")
     with pytest.raises(NotImplementedError, match="only answers generate_until"):
         probe.loglikelihood([])
+
+
+def test_a_how_many_question_is_answered_with_the_count_of_distinct_centre_colours_seen():
+    from model_wrappers.probe import answer_open
+
+    colours = ["red", "blue", "blue", "green", "red", "white"]
+    frames = [FrameFeatures("gray", c, False) for c in colours]
+    q = "How many colours does the centre square show?"
+    assert answer_open(q, frames) == str(len(set(colours)))
+    assert answer_open(q, frames[:3]) == "2"
+    dark = [FrameFeatures("black", "black", True)] * 4
+    assert answer_open(q, dark) == "I don't know."

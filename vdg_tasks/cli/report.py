@@ -204,7 +204,26 @@ def _load(args: argparse.Namespace):
         from postprocess.judge import judge_frame, make_judge
 
         frame = judge_frame(frame, make_judge(args.judge))
+    else:
+        waiting = unjudged_benchmarks(frame)
+        if waiting:
+            print(
+                f"vdg: {', '.join(waiting)}: answers scored by vdg's judge are not judged, so these benchmarks have no "
+                "VDG, ladder or accuracy; give --judge offline or --judge api",
+                file=sys.stderr,
+            )
     return frame
+
+
+def unjudged_benchmarks(frame) -> list[str]:  # noqa: ANN001 (a DataFrame; pandas is imported lazily)
+    """The benchmarks whose graded answers wait for the judge (status ``open`` under a condition asking the
+    benchmark's own question)."""
+    from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
+
+    if "scoring" not in frame.columns:
+        return []
+    waiting = (frame["status"] == "open") & (frame["scoring"] == "judge") & ~frame["condition"].isin(OPEN_ANSWER)
+    return sorted(frame.loc[waiting, "benchmark"].astype(str).unique())
 
 
 def _inputs(args: argparse.Namespace) -> dict[str, object]:

@@ -23,8 +23,9 @@ from typing import Any
 from loguru import logger
 
 from vdg_tasks.data.upstream import lmms_eval_tasks_dir
-from vdg_tasks.lmms.derive import DeriveError, derived_benchmark, plan, task_manager
+from vdg_tasks.lmms.derive import DeriveError, DeriveSpec, derived_benchmark, plan, task_manager
 from vdg_tasks.lmms.derive_spec import is_in_text
+from vdg_tasks.vocabulary.scoring import LETTER
 
 _VIDEO = re.compile(r"video|\.mp4|\.mkv|\.webm|\.avi", re.IGNORECASE)
 
@@ -113,11 +114,22 @@ def _row(folder: Path, index: Mapping[str, Mapping[str, Any]], manager: Any) -> 
             refused = refused or DeriveError(str(exc), f"its config could not be read ({type(exc).__name__}: {exc})")
             continue
         conditions = tuple(dict.fromkeys(c.name for spec in specs for c in derived_benchmark(spec).conditions()))
-        in_text = any(is_in_text(spec.fields.options) for spec in specs)
-        scoring = "letter (options read from the question text)" if in_text else "letter (multiple choice)"
-        return CoverageRow(folder.name, name, True, len(specs), conditions, scoring)
+        return CoverageRow(folder.name, name, True, len(specs), conditions, scoring_cell(specs))
     assert refused is not None
     return CoverageRow(folder.name, names[0], False, reason=refused.short)
+
+
+def scoring_cell(specs: Sequence[DeriveSpec]) -> str:
+    """How a folder's derived tasks are scored: each distinct scoring, a letter's saying where its options are."""
+    cells = []
+    for spec in specs:
+        if spec.scoring != LETTER:
+            cells.append(f"{spec.scoring} (graded)")
+        elif is_in_text(spec.fields.options):
+            cells.append("letter (options read from the question text)")
+        else:
+            cells.append("letter (multiple choice)")
+    return "; ".join(dict.fromkeys(cells))
 
 
 def coverage(manager: Any = None, tasks_dir: Path | None = None) -> list[CoverageRow]:

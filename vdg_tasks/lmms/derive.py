@@ -70,6 +70,7 @@ from vdg_tasks.lmms.derive_spec import (
 )
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, condition_metadata, dump_yaml, vdg_metrics
 from vdg_tasks.vocabulary.conditions import CONDITIONS, conditions_for, families, get_condition
+from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, METRIC_PREFIX, scoring
 
 __all__ = [
     "DeriveError",
@@ -267,28 +268,37 @@ def analyse(
             f"from lettered lines in {', '.join(texts)}; a question without them is an error row"
         )
         found = dataclasses.replace(found, options=IN_TEXT + ALTERNATIVE.join(texts))
+    results = config.get("process_results")
+    offline_results = str(results) if is_fn(results) and offline_safe(results) else None
+    how = LETTER
     if found.options is None:
         corpus = corpus_metrics(config)
-        raise _refuse(
-            task,
-            f"no options field: its functions read none of {', '.join(KNOWN_FIELDS['options'])} (nor numbered "
-            "fields like option0, option1) from the doc, and "
-            + (
-                "no question field whose lettered lines could hold them"
-                if lettered
-                else "its prompt asks for no option's letter: an open-ended or short-answer task, which vdg does not "
-                "score per question yet"
+        if lettered or corpus:
+            raise _refuse(
+                task,
+                f"no options field: its functions read none of {', '.join(KNOWN_FIELDS['options'])} (nor numbered "
+                "fields like option0, option1) from the doc, and "
+                + (
+                    "no question field whose lettered lines could hold them"
+                    if lettered
+                    else f"its prompt asks for no option's letter, and its {', '.join(corpus)} "
+                    f"{'is' if len(corpus) == 1 else 'are'} defined only over the whole corpus: no per-question value"
+                )
+                + "; give --options FIELD (a list, a newline-separated string, or FIELD{i} for numbered fields) if "
+                "its docs hold options, or --options @question if its question text letters them",
+                "open-ended, corpus-level metric" if corpus else "no options field",
             )
-            + (
-                f" (and its {', '.join(corpus)} {'is' if len(corpus) == 1 else 'are'} defined only over the whole "
-                "corpus: no per-question value)"
-                if corpus
-                else ""
+        how = graded_scoring(config, offline_results)
+        unjudgeable = unjudgeable_metrics(config) if how == JUDGE else []
+        if unjudgeable:
+            raise _refuse(
+                task,
+                f"no options field, and its {', '.join(unjudgeable)} (a grounding, tracking or error-rate metric) has "
+                "no per-question value in [0, 1] from an offline process_results: a judge comparing words would "
+                "score intervals, tracks or transcripts wrongly",
+                "grounding or error-rate metric, none per question",
             )
-            + "; give --options FIELD (a list, a newline-separated string, or FIELD{i} for numbered fields) if its "
-            "docs hold options, or --options @question if its question text letters them",
-            "open-ended, corpus-level metric" if corpus else "no options field",
-        )
+        conditions = tuple(c for c in conditions if not CONDITIONS[c].requires)
     if found.answer is None:
         known = ", ".join(KNOWN_FIELDS["answer"])
         raise _refuse(task, f"no answer field: none of {known}; give --answer FIELD", "no answer field")
@@ -298,20 +308,46 @@ def analyse(
             "every question gets one task type, so the report's per-task-type tables have one row; give "
             "--task-type FIELD if its docs have one"
         )
-    results, docs = config.get("process_results"), config.get("process_docs")
+    docs = config.get("process_docs")
     return DeriveSpec(
         task=task,
         yaml_path=str(Path(yaml_path).resolve()),
         fields=found,
         doc_to_visual=str(visual),
         doc_to_text=str(build),
-        process_results=str(results) if is_fn(results) and offline_safe(results) else None,
+        process_results=offline_results,
         process_docs=str(docs) if is_fn(docs) else None,
         visual_kwargs=_visual_kwargs(config),
         conditions=conditions,
         group=group,
         frame_folder_fps=frame_folder_fps,
+        scoring=how,
     )
+
+
+#: Metrics named for an error (lower is better, unbounded): never a per-question score.
+_ERROR_METRIC = re.compile(r"(^|_)(mae|mse|rmse|wer|cer|error|loss)(_|$)", re.IGNORECASE)
+#: Metrics of temporal grounding, tracking or localisation (IoU, mAP, recall at IoU, HOTA, F1), and error rates:
+#: where the base gives no per-question value, vdg's judge (which compares words) cannot stand in for them.
+_UNJUDGEABLE_METRIC = re.compile(r"(^|_)(m?iou|map|r@[\d.]+|hota|f1|precision|recall|wer|cer)(_|@|$)", re.IGNORECASE)
+
+
+def unjudgeable_metrics(config: Mapping[str, Any]) -> list[str]:
+    """The metrics of a task config that a judge comparing words cannot stand in for (``_UNJUDGEABLE_METRIC``)."""
+    names = [str(entry.get("metric") or "") for entry in config.get("metric_list") or []]
+    return [name for name in names if _UNJUDGEABLE_METRIC.search(name)]
+
+
+def graded_scoring(config: Mapping[str, Any], offline_results: str | None) -> str:
+    """How a task without options is scored (``vdg_tasks.vocabulary.scoring``): its own first metric averaged per
+    question (``aggregation: mean``) and not named for an error (MAE, WER, ...) when its ``process_results`` runs
+    offline, else vdg's judge."""
+    if offline_results is not None:
+        for entry in config.get("metric_list") or []:
+            name = str(entry.get("metric") or "")
+            if str(entry.get("aggregation", "")) == "mean" and name and not _ERROR_METRIC.search(name):
+                return METRIC_PREFIX + native_name(name)
+    return JUDGE
 
 
 def group_members(manager: Any, name: str, seen: frozenset[str] = frozenset()) -> list[str | dict[str, Any]] | None:
@@ -512,6 +548,21 @@ def _field_lines(fields: Fields) -> list[str]:
     return lines
 
 
+JUDGE_FLAG = " --judge offline|api"
+
+
+def scoring_sentence(name: str) -> str:
+    """How a derived task's replies are scored, in words (its README and the coverage table)."""
+    if name == LETTER:
+        return "`letter`: the letter read from the reply, 1 when it is the answer, else 0"
+    if name == JUDGE:
+        return (
+            "`judge`: no options and no offline per-question metric: the free-text reply is scored after the run by "
+            "vdg's judge on {0, 0.5, 1} (`vdg report --judge offline|api`); VDG is then on a graded score"
+        )
+    return f"`{name}`: {scoring(name).to_unit}; VDG is then on a graded score"
+
+
 def readme(spec: DeriveSpec, notes: list[str]) -> str:
     conditions = [CONDITIONS[c] for c in spec.conditions]
     group = f" (a member of `{spec.group}`; tags `{spec.group}_vdg...` run every member)" if spec.group else ""
@@ -521,11 +572,15 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         f"Derived by `vdg derive` from lmms-eval's `{spec.task}`{group}: its dataset, prompt builder and video "
         f"lookup ({spec.yaml_path}); vdg's hooks change the video or the question.",
         "",
-        "Doc fields (answers given as a letter, a 0-based index or an option's text are scored as letters):",
+        "Doc fields (answers given as a letter, a 0-based index or an option's text are scored as letters):"
+        if spec.scoring == LETTER
+        else "Doc fields (the answer is the reference the reply is scored against):",
         "",
         *_field_lines(spec.fields),
         "",
-        "Metrics: `accuracy` (vdg's, over answered questions), then the base's own:",
+        f"Scoring: {scoring_sentence(spec.scoring)}.",
+        "",
+        "Metrics: `accuracy` (vdg's mean score, over answered questions), then the base's own:",
         "",
         *([f"- {n}" for n in notes] or ["- none"]),
         "",
@@ -540,7 +595,7 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         *(f"| `{task_name(spec.task, c.name)}` | `{c.name}` | {c.description} |" for c in conditions),
         "",
         f"Run: `lmms-eval --model MODEL --include_path <this folder's parent> --tasks {spec.task}_vdg --log_samples "
-        "--output_path RUN`, then `vdg report RUN --out REPORT`.",
+        f"--output_path RUN`, then `vdg report RUN --out REPORT{JUDGE_FLAG if spec.scoring == JUDGE else ''}`.",
         "",
         "Generated by `vdg derive`; rerun it instead of editing these files (the hooks read vdg_derive.json).",
         "",

@@ -31,6 +31,7 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
 from vdg_tasks.vocabulary.option_lines import OptionLines, find_options
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
+from vdg_tasks.vocabulary.scoring import LETTER
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 SPEC_FILE = "vdg_derive.json"
@@ -89,6 +90,8 @@ class DeriveSpec:
         conditions: the derived conditions.
         group: the group (or tag) it was derived as a member of, "" for none.
         frame_folder_fps: the rate of a source that is a folder of frames.
+        scoring: how a reply is scored (``vdg_tasks.vocabulary.scoring``): ``letter``, or for a task without
+            options its own per-question metric or vdg's judge; such a task gets the conditions that need no options.
     """
 
     task: str
@@ -102,6 +105,7 @@ class DeriveSpec:
     conditions: tuple[str, ...]
     group: str = ""
     frame_folder_fps: float = DEFAULT_FRAME_FOLDER_FPS
+    scoring: str = LETTER
 
     def to_json(self) -> str:
         return json.dumps({"version": 1, **dataclasses.asdict(self)}, indent=1, default=str) + "\n"
@@ -273,7 +277,15 @@ def _text(doc: Mapping[str, Any], field: str | None) -> str:
     return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
-def _view(fields: Fields) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def _graded_answer(doc: Mapping[str, Any], field: str | None) -> str:
+    """A graded question's reference answer as text; "" (no answer: the question's error row) for a structured one
+    (a list or mapping: an order, an interval, several counts), which no score of words can be read against."""
+    name = chosen_field(doc, field)
+    value = doc.get(name) if name else None
+    return "" if value is None or isinstance(value, list | tuple | dict) else str(value).strip()
+
+
+def _view(fields: Fields, graded: bool = False) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     def view(doc: Mapping[str, Any]) -> dict[str, Any]:
         question = _text(doc, fields.question)
         if is_in_text(fields.options):  # a question without lettered lines has no options: an error row
@@ -284,7 +296,9 @@ def _view(fields: Fields) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
         else:
             texts = option_texts(read_options(doc, fields.options))
         video = _text(doc, fields.video_id)
-        digest = f"{stable_seed(question, *texts) & 0xFFFFFFFF:08x}"
+        # Without options a question's text need not tell it apart (one count asked of every video): the whole doc.
+        named_by = (json.dumps(doc, sort_keys=True, default=str),) if graded else (question, *texts)
+        digest = f"{stable_seed(*named_by) & 0xFFFFFFFF:08x}"
         question_id = _text(doc, fields.question_id) or (f"{video}#{digest}" if video else digest)
         return {
             **doc,
@@ -294,7 +308,9 @@ def _view(fields: Fields) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
             "duration": "",
             "question": question,
             "options": [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=False)],
-            "answer": answer_letter(doc.get(chosen_field(doc, fields.answer) or ""), texts),
+            "answer": _graded_answer(doc, fields.answer)
+            if graded
+            else answer_letter(doc.get(chosen_field(doc, fields.answer) or ""), texts),
             RAW_KEY: doc,
         }
 
@@ -342,7 +358,22 @@ def generic_prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[s
     return f"{pre}{view.get('question', '')}\n{options}\n{post}"
 
 
+def _base_prompt(spec: DeriveSpec) -> Callable[..., str]:
+    """A graded task's prompt: the base's own builder on the doc as it is (there are no options to change)."""
+
+    def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+        build = load_function(spec.doc_to_text)
+        raw = view.get(RAW_KEY, view)
+        kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
+        return build(raw, kwargs) if _n_params(build) >= 2 else build(raw)
+
+    return prompt
+
+
 def _prompt(spec: DeriveSpec) -> Callable[..., str]:
+    if spec.scoring != LETTER:
+        return _base_prompt(spec)
+
     def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
         options = list(view.get("options") or [])
         raw = view.get(RAW_KEY, view)
@@ -394,9 +425,10 @@ def derived_benchmark(spec: DeriveSpec) -> Benchmark:
         f"lmms-eval's `{spec.task}`, derived by `vdg derive` (same dataset, prompt builder and video lookup).",
         _native(spec) if spec.process_results else None,
         prompt=_prompt(spec),
-        provides=PROVIDES,
-        view=_view(spec.fields),
+        provides=PROVIDES if spec.scoring == LETTER else frozenset(),
+        view=_view(spec.fields, graded=spec.scoring != LETTER),
         frame_folder_fps=spec.frame_folder_fps,
+        scoring=spec.scoring,
     )
 
 

@@ -140,6 +140,18 @@ DERIVABLE = {
     "tempcompass_multi_choice": ["tempcompass_multi_choice"],
     "mlvu_dev": ["mlvu_dev"],
     "video_holmes": ["video_holmes"],
+    # no options: graded, by the base's own per-question metric where it runs offline, else by vdg's judge
+    "activitynetqa": ["activitynetqa"],
+    "countix": ["countix"],
+    "ssv2": ["ssv2"],
+    "nextqa": ["nextqa_mc_test", "nextqa_oe_val", "nextqa_oe_test"],
+}
+#: Graded tasks (no options) and their scoring: countix's first mean metric is `mae_norm`, an error, so `obo`.
+GRADED = {
+    "activitynetqa": "judge",
+    "countix": "metric:obo",
+    "ssv2": "metric:acc",
+    "nextqa_oe_val": "judge",
 }
 #: Derivable tasks and their options spec: a field, or lettered lines in text fields (``@question``).
 OPTIONS_SPEC = {
@@ -150,12 +162,12 @@ OPTIONS_SPEC = {
 }
 #: base name -> (the reason in few words, a phrase of the message).
 REFUSED = {
-    "activitynetqa": ("no options field", "asks for no option's letter: an open-ended or short-answer task"),
     "youcook2_val": ("open-ended, corpus-level metric", "defined only over the whole corpus"),
-    "vinoground": ("no options field", "give --options FIELD"),
+    "temporal_grounding_charades": ("grounding or error-rate metric", "a judge comparing words would score intervals"),
+    "av_asr": ("grounding or error-rate metric", "its wer"),
     "longvideobench_val_i": ("frames or images, not video paths", "VideoReader"),
     "perceptiontest_val_mcppl": ("output_type multiple_choice", "vdg derives generate_until tasks"),
-    "nextqa": ("a group", "these can be derived one by one: nextqa_mc_test"),
+    "cgav_counting": ("a group", "these can be derived one by one: cgav_counting_long"),
     "longvidebench": ("no lmms-eval task", "did you mean longvideobench_val_v"),
     "ai2d": ("not a video task", "returns images"),
     "mme": ("not a video task", "reads no video"),
@@ -205,7 +217,7 @@ def test_builtin_task_derives_and_loads_in_lmms_eval(name, builtin, derived_inde
     for task in DERIVABLE[name]:
         folder = builtin["out"] / task
         spec = DeriveSpec.from_json((folder / "vdg_derive.json").read_text())
-        assert spec.fields.options and spec.fields.answer
+        assert (spec.fields.options or spec.scoring != "letter") and spec.fields.answer
         hooks = hooks_for(folder / "vdg_derive.json")
         for condition in spec.conditions:
             leaf = f"{task}_vdg_{condition}"
@@ -228,6 +240,16 @@ def test_options_are_read_from_their_field_or_from_lettered_lines_of_the_questio
     assert spec.fields.options == OPTIONS_SPEC[task]
     in_text = [m for m in builtin["messages"] if m.startswith(f"vdg derive: {task}: no options field")]
     assert bool(in_text) == OPTIONS_SPEC[task].startswith("@")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", list(GRADED))
+def test_a_task_without_options_is_graded_and_gets_the_conditions_that_need_none(task, builtin):
+    spec = DeriveSpec.from_json((builtin["out"] / task / "vdg_derive.json").read_text())
+    assert spec.fields.options is None and spec.scoring == GRADED[task]
+    assert {"orig", "black", "blind"} <= set(spec.conditions) and not {"open", "abstain"} & set(spec.conditions)
+    readme = (builtin["out"] / task / "README.md").read_text()
+    assert f"Scoring: `{spec.scoring}`" in readme and ("--judge offline|api" in readme) == (spec.scoring == "judge")
 
 
 @pytest.mark.slow

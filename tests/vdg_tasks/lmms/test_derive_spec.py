@@ -95,6 +95,10 @@ def scorer(doc, results):
 
 def keep_first_two(dataset):
     return dataset[:2]
+
+
+def open_prompt(doc, lmms_eval_specific_kwargs=None):
+    return doc["question"].capitalize() + "?" + (lmms_eval_specific_kwargs or {}).get("post_prompt", "")
 """
 TASK = "demo_mc"
 FIELDS = Fields("qid", "candidates", "answer", "clip", "category", "question")
@@ -590,3 +594,41 @@ def test_options_in_another_text_field_leave_the_question_as_it_is(tmp_path):
     view = bench.view(doc)
     assert (view["question"], view["options"], view["answer"]) == ("What moves?", ["A. car", "B. dog"], "A")
     assert bench.prompt(view, {}) == "What moves?\nA. car\nB. dog\nBest option: ("
+
+
+# --- graded tasks (no options) -----------------------------------------------------------------------
+
+
+def test_a_graded_task_keeps_the_reference_answer_and_asks_the_base_s_own_prompt(base):
+    from vdg_tasks.vocabulary.conditions import conditions_for
+
+    spec = make_spec(
+        base,
+        fields=Fields("qid", None, "answer", "clip", "category", "question"),
+        doc_to_text=f"{base}/baseutils.open_prompt",
+        scoring="judge",
+        conditions=("orig", "black", "blind"),
+    )
+    bench = derived_benchmark(spec)
+    raw = {"qid": "q9", "clip": "c0.mp4", "question": "what colour is the car", "answer": " red ", "category": "c"}
+    view = bench.view(raw)
+    assert (view["answer"], view["options"], view["question_id"]) == ("red", [], "q9")
+    assert bench.prompt(view, {"post_prompt": " Answer briefly."}) == "What colour is the car? Answer briefly."
+    assert bench.scoring == "judge" and bench.conditions() == conditions_for(frozenset())
+    assert not {"open", "abstain"} & {c.name for c in bench.conditions()}
+    # an order, an interval, several counts: no text a judge can read a reply against, so no answer (an error row)
+    for structured in ([2, 0, 1], {"start": 1.0, "end": 2.0}):
+        assert bench.view({**raw, "answer": structured})["answer"] == ""
+    assert bench.view({**raw, "answer": 3})["answer"] == "3"
+
+
+def test_a_graded_question_without_an_id_is_named_by_a_digest_of_its_whole_doc(base):
+    spec = make_spec(base, fields=Fields(None, None, "answer", None, None, "question"), scoring="metric:mra")
+    view = derived_benchmark(spec).view
+    one = {"scene": "s1", "question": "How many chairs?", "answer": "3"}
+    other = {"scene": "s2", "question": "How many chairs?", "answer": "3"}
+    reordered = {"answer": "3", "question": "How many chairs?", "scene": "s1"}
+    assert view(one)["question_id"] != view(other)["question_id"]
+    assert (
+        view(one)["question_id"] == view(reordered)["question_id"] == question_digest(json.dumps(one, sort_keys=True))
+    )
