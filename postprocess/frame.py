@@ -83,7 +83,7 @@ VIDEO_ID_FIELDS: tuple[str, ...] = (
 
 def graded_rows(frame: pd.DataFrame) -> np.ndarray:
     """Which rows hold a graded answer (``scoring`` other than ``letter``: no letter, no options)."""
-    import numpy as np
+    import numpy as np  # this schema module imports no numpy or pandas until a frame is read
 
     if "scoring" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)

@@ -21,7 +21,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import OVERALL, QUESTION_SET_PER_MODEL, ordered_conditions, question_rule
+from postprocess.analyses._paired import (
+    OVERALL,
+    QUESTION_SET_PER_MODEL,
+    SCALE_AT_THRESHOLD,
+    SCALE_CORRECT,
+    correct_scales,
+    ordered_conditions,
+    question_rule,
+)
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.choices import option_counts
 from postprocess.stats import wilson
@@ -38,7 +46,7 @@ COLUMNS: dict[str, str] = {
     "ci_low": "lower end of the Wilson score interval of acc (empty when too_small)",
     "ci_high": "upper end of the Wilson score interval of acc (empty when too_small)",
     "chance": "accuracy of uniform guessing on the same n questions: the mean of 1 / (the question's number of "
-    "options); empty when n = 0",
+    "options); empty when n = 0 and for a graded benchmark",
     "ci_level": "confidence level of the interval",
     "n_error": "questions with no answer in this condition (missing or undecodable video)",
     "n_not_shared": "questions this model answered under this condition but left out because another model has an "
@@ -47,6 +55,7 @@ COLUMNS: dict[str, str] = {
     "too_small": "n is below min_stratum: descriptive values only, no interval",
     "missing_policy": "exclude (errors not scored) or incorrect (errors scored wrong)",
     "question_rule": "which questions the models' rows of this condition share (question_set and missing_policy)",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions (no chance then)",
 }
 
 _STATUSES = ("ok", "unparsed", "error")
@@ -147,6 +156,8 @@ def accuracy_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
     table["question_rule"] = table["condition"].map(
         {c: condition_rule(str(c), options) for c in table["condition"].unique()}
     )
+    table["scale"] = correct_scales(frame, table["benchmark"])
+    table.loc[table["scale"] != SCALE_CORRECT, "chance"] = np.nan  # a graded answer has no options to guess among
     for column in counts[:-1]:
         table[column] = table[column].astype(np.int64)
     return table[list(COLUMNS)]

@@ -12,6 +12,7 @@ from pathlib import Path
 from postprocess.options import Options
 from vdg_tasks.cli.common import fail
 from vdg_tasks.data import question_sets
+from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
 
 
 def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
@@ -218,8 +219,6 @@ def _load(args: argparse.Namespace):
 def unjudged_benchmarks(frame) -> list[str]:  # noqa: ANN001 (a DataFrame; pandas is imported lazily)
     """The benchmarks whose graded answers wait for the judge (status ``open`` under a condition asking the
     benchmark's own question)."""
-    from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
-
     if "scoring" not in frame.columns:
         return []
     waiting = (frame["status"] == "open") & (frame["scoring"] == "judge") & ~frame["condition"].isin(OPEN_ANSWER)

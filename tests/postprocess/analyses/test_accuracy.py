@@ -181,3 +181,30 @@ def test_chance_per_task_type_from_each_questions_option_count(missing):
 def test_chance_of_the_reference_is_a_quarter():
     table = accuracy_table(reference_frame(("qwen2vl",), ORIG_BLACK))
     assert np.allclose(table["chance"], 0.25)
+
+
+def test_a_graded_benchmark_counts_a_score_of_one_half_or_more_as_right_and_has_no_chance_level():
+    scores = [0.0, 0.2, 0.5, 0.8, 1.0, 0.4]
+    rows = [
+        tidy_row(
+            "m",
+            "orig",
+            f"q{i}",
+            "graded",
+            status="ok",
+            pred=None,
+            answer="red",
+            correct=s >= 0.5,
+            score=s,
+            scoring="judge",
+        )  # fmt: skip
+        for i, s in enumerate(scores)
+    ]
+    rows += [tidy_row("m", "orig", f"l{i}", "lettered", status="ok", pred="A", answer="AB"[i % 2], correct=i % 2 == 0,
+                      n_options=4) for i in range(4)]  # fmt: skip
+    table = accuracy_table(tidy_frame(rows)).set_index(["benchmark", "task_type"])
+    graded = table.loc[("graded", "Overall")]
+    assert (graded["n"], graded["correct"]) == (6, sum(s >= 0.5 for s in scores))
+    assert graded["scale"] == "graded score, correct when at least 0.5" and pd.isna(graded["chance"])
+    lettered = table.loc[("lettered", "Overall")]
+    assert lettered["scale"] == "correct (0/1)" and lettered["chance"] == 0.25
