@@ -8,8 +8,9 @@ correct sequence of changing the outfits for <NAME>?"), with a ``name_mode`` tha
 it binds the name in the question to a person on screen.
 
 It sees only what a real model sees: the prompt text (``context``) and the video file(s) returned
-by ``doc_to_visual``. It never reads ``doc["answer"]``, ``doc["task_type"]`` or a condition name,
-and never parses the video path.
+by ``doc_to_visual`` (or the decoded frames or images a task returns instead, sampled as a video's frames
+are). It never reads ``doc["answer"]``, ``doc["task_type"]`` or a condition name, and never parses the
+video path.
 
 Perception: ``max_num_frames`` frames sampled with ``np.linspace(0, n_frames - 1, N).astype(int)``
 (the lmms-eval/decord/qwen sampler), decoded with PyAV in one streaming, frame-threaded pass that
@@ -194,6 +195,21 @@ def _count_frames(path: str) -> int:
         if stream.frames:
             return int(stream.frames)
         return sum(1 for p in container.demux(stream) if p.size)
+
+
+def _picture_features(pictures: Sequence[object], n: int) -> list[FrameFeatures]:
+    """The features of ``n`` of the given frames (PIL images or arrays), taken as a video's frames would be."""
+    rgb = []
+    for picture in pictures:
+        try:
+            convert = getattr(picture, "convert", None)
+            rgb.append(np.asarray(convert("RGB") if convert else picture)[..., :3])
+        except Exception as exc:  # a real model that cannot read a picture answers from the rest
+            eval_logger.warning(f"vdg_probe could not read a frame: {exc!r}")
+    if not rgb:
+        return []
+    picks = np.linspace(0, len(rgb) - 1, min(n, len(rgb))).astype(int)
+    return [_features(np.ascontiguousarray(rgb[i], dtype=np.uint8)) for i in picks]
 
 
 def sample_features(path: str, n: int) -> list[FrameFeatures]:
@@ -480,9 +496,10 @@ class VdgProbe(DataParallel, lmms):
         if not isinstance(visuals, (list, tuple)):
             visuals = [visuals]
         frames: list[FrameFeatures] = []
+        pictures = [v for v in visuals if not isinstance(v, (str, Path))]
+        if pictures:  # a task that gives decoded frames or images: sampled as a video's frames are
+            return _picture_features(pictures, self.max_num_frames)
         for visual in visuals:
-            if not isinstance(visual, (str, Path)):
-                continue
             try:
                 st = Path(visual).stat()
                 key = (str(visual), st.st_size, st.st_mtime_ns)

@@ -244,6 +244,9 @@ class Benchmark:
             vdg encodes it to a video at that rate first.
         scoring: how a reply is scored (``vdg_tasks.vocabulary.scoring``): ``letter`` for multiple choice; a
             graded task's docs carry no options and its view's ``answer`` is the reference answer itself.
+        frames: view -> the decoded frames or images the task shows (its own ``doc_to_visual``), for a task that
+            gives frames rather than a video file: the conditions apply to them (``vdg_tasks.perturb.frames``)
+            and no video is built; None for a task that gives a video file.
     """
 
     name: str
@@ -260,6 +263,7 @@ class Benchmark:
     upstream: Upstream | None = None
     frame_folder_fps: float | None = None
     scoring: str = LETTER
+    frames: Callable[[Mapping[str, Any]], list[Any]] | None = None
 
     @property
     def report_name(self) -> str:

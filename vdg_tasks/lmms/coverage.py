@@ -23,7 +23,7 @@ from typing import Any
 from loguru import logger
 
 from vdg_tasks.data.upstream import lmms_eval_tasks_dir
-from vdg_tasks.lmms.derive import DeriveError, DeriveSpec, derived_benchmark, plan, task_manager
+from vdg_tasks.lmms.derive import DeriveError, DeriveSpec, plan, task_manager
 from vdg_tasks.lmms.derive_spec import is_in_text
 from vdg_tasks.vocabulary.scoring import LETTER
 
@@ -113,7 +113,7 @@ def _row(folder: Path, index: Mapping[str, Mapping[str, Any]], manager: Any) -> 
         except Exception as exc:  # one folder's unreadable config is that folder's row, not the end of the table
             refused = refused or DeriveError(str(exc), f"its config could not be read ({type(exc).__name__}: {exc})")
             continue
-        conditions = tuple(dict.fromkeys(c.name for spec in specs for c in derived_benchmark(spec).conditions()))
+        conditions = tuple(dict.fromkeys(c for spec in specs for c in spec.conditions))
         return CoverageRow(folder.name, name, True, len(specs), conditions, scoring_cell(specs))
     assert refused is not None
     return CoverageRow(folder.name, names[0], False, reason=refused.short)
@@ -123,7 +123,9 @@ def scoring_cell(specs: Sequence[DeriveSpec]) -> str:
     """How a folder's derived tasks are scored: each distinct scoring, a letter's saying where its options are."""
     cells = []
     for spec in specs:
-        if spec.scoring != LETTER:
+        if spec.frames:
+            cells.append(f"{spec.scoring}, on the task's own frames")
+        elif spec.scoring != LETTER:
             cells.append(f"{spec.scoring} (graded)")
         elif is_in_text(spec.fields.options):
             cells.append("letter (options read from the question text)")

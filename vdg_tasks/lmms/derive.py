@@ -69,6 +69,7 @@ from vdg_tasks.lmms.derive_spec import (
     write_options,
 )
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, condition_metadata, dump_yaml, vdg_metrics
+from vdg_tasks.perturb.frames import FRAME_TRANSFORMS
 from vdg_tasks.vocabulary.conditions import CONDITIONS, conditions_for, families, get_condition
 from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, METRIC_PREFIX, scoring
 
@@ -244,14 +245,13 @@ def analyse(
             f"not a video task: its doc_to_visual {visual} returns images ({', '.join(images)}) and reads no video",
             "not a video task",
         )
-    markers = [m.strip(".(") for m in _FRAME_MARKERS if m in code]
-    if markers:
-        raise _refuse(
-            task,
-            f"its doc_to_visual {visual} returns decoded frames or images ({', '.join(markers)}), not video paths; "
-            "vdg perturbs the video file",
-            "frames or images, not video paths",
+    gives_frames = any(m in code for m in _FRAME_MARKERS)
+    if gives_frames:
+        logger.warning(
+            f"vdg derive: {task}: its doc_to_visual {visual} returns decoded frames or images, not a video file: "
+            "the conditions apply to those frames (no re-encoding conditions)"
         )
+        conditions = tuple(c for c in conditions if CONDITIONS[c].transform in FRAME_TRANSFORMS)
     if not is_fn(build):
         raise _refuse(
             task,
@@ -322,6 +322,7 @@ def analyse(
         group=group,
         frame_folder_fps=frame_folder_fps,
         scoring=how,
+        frames=gives_frames,
     )
 
 

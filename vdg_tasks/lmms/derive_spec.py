@@ -92,6 +92,7 @@ class DeriveSpec:
         frame_folder_fps: the rate of a source that is a folder of frames.
         scoring: how a reply is scored (``vdg_tasks.vocabulary.scoring``): ``letter``, or for a task without
             options its own per-question metric or vdg's judge; such a task gets the conditions that need no options.
+        frames: its doc_to_visual returns decoded frames or images, not a video file: the conditions apply to them.
     """
 
     task: str
@@ -106,6 +107,7 @@ class DeriveSpec:
     group: str = ""
     frame_folder_fps: float = DEFAULT_FRAME_FOLDER_FPS
     scoring: str = LETTER
+    frames: bool = False
 
     def to_json(self) -> str:
         return json.dumps({"version": 1, **dataclasses.asdict(self)}, indent=1, default=str) + "\n"
@@ -317,18 +319,35 @@ def _view(fields: Fields, graded: bool = False) -> Callable[[Mapping[str, Any]],
     return view
 
 
+def _base_visuals(spec: DeriveSpec, view: Mapping[str, Any]) -> Any:
+    """What the base's ``doc_to_visual`` gives for a view's raw doc.
+
+    Raises:
+        VideoUnavailable: it exits (lmms-eval's lookups do on a missing file) or fails.
+    """
+    raw = view.get(RAW_KEY, view)
+    try:
+        lookup = load_function(spec.doc_to_visual)
+        two = spec.visual_kwargs is not None and _n_params(lookup) == 2
+        return lookup(raw, dict(spec.visual_kwargs or {})) if two else lookup(raw)
+    except SystemExit as exc:  # this question's error only
+        raise VideoUnavailable(str(exc.code)) from None
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise VideoUnavailable(f"{spec.task}'s doc_to_visual failed: {reason}") from None
+
+
+def _frames(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], list[Any]]:
+    def frames(view: Mapping[str, Any]) -> list[Any]:
+        visuals = _base_visuals(spec, view)
+        return list(visuals) if isinstance(visuals, list | tuple) else [visuals]
+
+    return frames
+
+
 def _source(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], Path]:
     def source(view: Mapping[str, Any]) -> Path:
-        raw = view.get(RAW_KEY, view)
-        try:
-            lookup = load_function(spec.doc_to_visual)
-            two = spec.visual_kwargs is not None and _n_params(lookup) == 2
-            visuals = lookup(raw, dict(spec.visual_kwargs or {})) if two else lookup(raw)
-        except SystemExit as exc:  # lmms-eval's lookups exit on a missing file: this question's error only
-            raise VideoUnavailable(str(exc.code)) from None
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            raise VideoUnavailable(f"{spec.task}'s doc_to_visual failed: {reason}") from None
+        visuals = _base_visuals(spec, view)
         first = visuals[0] if isinstance(visuals, list | tuple) and visuals else visuals
         if not isinstance(first, str | os.PathLike):
             raise VideoUnavailable(
@@ -429,6 +448,7 @@ def derived_benchmark(spec: DeriveSpec) -> Benchmark:
         view=_view(spec.fields, graded=spec.scoring != LETTER),
         frame_folder_fps=spec.frame_folder_fps,
         scoring=spec.scoring,
+        frames=_frames(spec) if spec.frames else None,
     )
 
 

@@ -40,6 +40,7 @@ from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
 from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
 from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal, use_cache_run
 from vdg_tasks.lmms.register import stale_registration_warning
+from vdg_tasks.perturb.frames import apply_to_frames, effective_frame_params
 from vdg_tasks.perturb.provenance import provenance
 from vdg_tasks.perturb.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
 from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter
@@ -67,11 +68,13 @@ class Visual:
     error: str | None
     effective_params: Mapping[str, Any] | None = None
     provenance: Mapping[str, Any] | None = None
+    #: The frames shown, for a task that gives frames rather than a video file (``Benchmark.frames``).
+    frames: tuple[Any, ...] | None = None
 
     @property
     def none_shown(self) -> bool:
         """The condition shows no video at all (``blind``): not a failure."""
-        return self.path is None and self.error is None
+        return self.path is None and self.error is None and self.frames is None
 
 
 #: What a question is shown under a condition that shows no video.
@@ -134,6 +137,8 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     question is shown under ``condition`` (``NO_VIDEO`` under a condition that shows none)."""
     if not condition.shows_video:  # as video_request: no video is looked at, from an export or not
         return NO_VIDEO
+    if benchmark.frames is not None:
+        return frame_visual(benchmark, condition, doc)
     exported = doc.get("vdg_export")
     if isinstance(exported, Mapping):
         return _exported_visual(exported)
@@ -144,6 +149,22 @@ def resolve_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str,
     if request is None:
         return NO_VIDEO
     return _resolve(benchmark.name, request)
+
+
+def frame_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:
+    """The frames a task that gives frames shows this question under ``condition`` (``vdg_tasks.perturb.frames``),
+    or why there are none."""
+    # vdg_tasks.perturb.cache (filelock, ~0.06 s) only when frames are shown, not when lmms-eval imports the hooks
+    from vdg_tasks.perturb.cache import video_seed
+
+    try:
+        view = benchmark.view(doc)
+        given = list(benchmark.frames(view)) if benchmark.frames is not None else []
+        shown = apply_to_frames(condition, given, video_seed(condition, str(view["videoID"])))
+    except Exception as exc:  # the base's lookup, or frames the condition cannot take: this question's error row
+        return Visual(None, "", _describe(exc))
+    origin = {"frames": len(given), "shown": len(shown), "from": f"{benchmark.name}'s doc_to_visual"}
+    return Visual(None, "", None, effective_frame_params(condition, len(given)), origin, tuple(shown))
 
 
 #: (benchmark, condition, question id) -> what the model class that last asked for the visual of a question a
@@ -195,6 +216,8 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             visual = Visual(None, "", _describe(exc))
+        if visual.frames is not None:
+            return list(visual.frames)
         return [str(visual.path if visual.path is not None else placeholder_video())]
 
     doc_to_visual.__name__ = f"{benchmark.name}__{condition.name}__doc_to_visual"

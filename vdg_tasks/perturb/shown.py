@@ -178,13 +178,14 @@ class RequestError(Exception):
 
 def video_request(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> VideoRequest | None:
     """The video ``doc`` (a raw doc of ``benchmark``) asks for under ``condition``; None when the condition shows
-    no video at all (``blind``: the question's video is never looked at).
+    no video at all (``blind``: the question's video is never looked at), or the task gives frames rather than a
+    video file (``Benchmark.frames``: nothing is built for it).
 
     Raises:
         RequestError: the source is unavailable or unreadable, or the per-question parameters cannot be
             worked out (no oracle windows, a malformed ``$VDG_SAMPLING``).
     """
-    if not condition.shows_video:
+    if not condition.shows_video or benchmark.frames is not None:
         return None
     try:
         view = benchmark.view(doc)

@@ -145,6 +145,8 @@ DERIVABLE = {
     "countix": ["countix"],
     "ssv2": ["ssv2"],
     "nextqa": ["nextqa_mc_test", "nextqa_oe_val", "nextqa_oe_test"],
+    # decoded frames, not a video file: the conditions apply to the frames
+    "longvideobench_val_i": ["longvideobench_val_i"],
 }
 #: Graded tasks (no options) and their scoring: countix's first mean metric is `mae_norm`, an error, so `obo`.
 GRADED = {
@@ -165,9 +167,8 @@ REFUSED = {
     "youcook2_val": ("open-ended, corpus-level metric", "defined only over the whole corpus"),
     "temporal_grounding_charades": ("grounding or error-rate metric", "a judge comparing words would score intervals"),
     "av_asr": ("grounding or error-rate metric", "its wer"),
-    "longvideobench_val_i": ("frames or images, not video paths", "VideoReader"),
     "perceptiontest_val_mcppl": ("output_type multiple_choice", "vdg derives generate_until tasks"),
-    "cgav_counting": ("a group", "these can be derived one by one: cgav_counting_long"),
+    "timelens": ("a group of 3, 3 refused: 3 grounding or error-rate metric", "3 cannot be derived: timelens_"),
     "longvidebench": ("no lmms-eval task", "did you mean longvideobench_val_v"),
     "ai2d": ("not a video task", "returns images"),
     "mme": ("not a video task", "reads no video"),
@@ -250,6 +251,16 @@ def test_a_task_without_options_is_graded_and_gets_the_conditions_that_need_none
     assert {"orig", "black", "blind"} <= set(spec.conditions) and not {"open", "abstain"} & set(spec.conditions)
     readme = (builtin["out"] / task / "README.md").read_text()
     assert f"Scoring: `{spec.scoring}`" in readme and ("--judge offline|api" in readme) == (spec.scoring == "judge")
+
+
+@pytest.mark.slow
+def test_a_task_that_gives_frames_gets_the_conditions_frames_can_take(builtin):
+    spec = DeriveSpec.from_json((builtin["out"] / "longvideobench_val_i" / "vdg_derive.json").read_text())
+    assert spec.frames and spec.scoring == "letter"
+    assert {"orig", "black", "blind", "single", "shuffled", "abstain"} <= set(spec.conditions)
+    assert not {c for c in spec.conditions if c.startswith("crf")}
+    warned = [m for m in builtin["messages"] if m.startswith("vdg derive: longvideobench_val_i: its doc_to_visual")]
+    assert warned and "no re-encoding conditions" in warned[0]
 
 
 @pytest.mark.slow

@@ -1,0 +1,91 @@
+"""The video conditions applied to a list of frames: for a task whose ``doc_to_visual`` returns decoded frames or
+images (its own sampler has already chosen them) rather than a video file vdg could perturb.
+
+The model is shown as many frames as the base gives (so the same number of visual tokens), each of the size and
+mode of the frame it stands in for:
+
+- ``identity`` (orig): the frames as they are;
+- ``black``: every frame black;
+- ``hold`` (single, ordered, shuffled, reversed): the list's key frames (``layout.key_frame_indices``: the centres
+  of ``min(k, n)`` equal segments of the list), each shown over one equal segment of it (``layout.segment_bounds``),
+  in ``layout.hold_order`` with the video's seed: the frame-list analogue of the video holds, which a model
+  sampling the held video uniformly sees the same way;
+- a re-encoding (``crf``) or a window (``hold_at``) needs the video stream: not offered (``FRAME_TRANSFORMS``).
+
+Frames are PIL images or numpy arrays (height x width [x channels]); anything else is refused with its type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vdg_tasks.perturb.video.layout import hold_order, key_frame_indices, segment_bounds
+from vdg_tasks.vocabulary.conditions import Condition
+
+#: The condition transforms that apply to a list of frames.
+FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none"})
+
+
+class FramesUnavailable(ValueError):
+    """The frames cannot be shown under the condition (none given, not frames, or a transform frames lack)."""
+
+
+def _black_like(frame: Any) -> Any:
+    if isinstance(frame, np.ndarray):
+        return np.zeros_like(frame)
+    from PIL import Image  # PIL only when frames are shown, not when lmms-eval imports vdg's hooks
+
+    if isinstance(frame, Image.Image):
+        return Image.new(frame.mode, frame.size)
+    raise FramesUnavailable(f"a visual of type {type(frame).__name__} is not a frame (a PIL image or numpy array)")
+
+
+def _check_frames(frames: Sequence[Any]) -> None:
+    if not frames:
+        raise FramesUnavailable("the task's doc_to_visual gave no frames")
+    from PIL import Image  # as in _black_like
+
+    odd = next((f for f in frames if not isinstance(f, np.ndarray | Image.Image)), None)
+    if odd is not None:
+        raise FramesUnavailable(f"a visual of type {type(odd).__name__} is not a frame (a PIL image or numpy array)")
+
+
+def held_positions(n_frames: int, k: int, order: str, seed: int) -> np.ndarray:
+    """For each of ``n_frames`` output positions, the input frame it shows under a hold of ``k`` key frames."""
+    keys = key_frame_indices(n_frames, k)
+    shown = keys[hold_order(len(keys), order, seed)]  # type: ignore[arg-type]
+    bounds = segment_bounds(n_frames, len(keys))
+    return np.repeat(shown, np.diff(bounds))
+
+
+def apply_to_frames(condition: Condition, frames: Sequence[Any], seed: int) -> list[Any]:
+    """``frames`` as ``condition`` shows them (module docstring); ``seed``: the video's seed for ``shuffled``.
+
+    Raises:
+        FramesUnavailable: no frames, a visual that is not a frame, or a condition frames cannot take.
+    """
+    if condition.transform not in FRAME_TRANSFORMS:
+        raise FramesUnavailable(
+            f"condition {condition.name} ({condition.transform}) needs a video stream; this task gives frames"
+        )
+    if condition.transform == "none":
+        return []
+    _check_frames(frames)
+    if condition.transform == "identity":
+        return list(frames)
+    if condition.transform == "black":
+        return [_black_like(f) for f in frames]
+    params = condition.params_dict()
+    positions = held_positions(len(frames), int(params["k"]), str(params["order"]), seed)
+    return [frames[i] for i in positions]
+
+
+def effective_frame_params(condition: Condition, n_frames: int) -> Mapping[str, Any]:
+    """The condition's parameters as applied to a list of ``n_frames`` frames (a hold's ``k`` capped at them)."""
+    params = condition.params_dict()
+    if condition.transform == "hold":
+        params["k"] = min(int(params["k"]), n_frames)
+    return params
