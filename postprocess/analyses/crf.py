@@ -60,10 +60,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import OVERALL, QUESTION_SET_PER_MODEL, question_rule
+from postprocess.analyses._paired import (
+    OVERALL,
+    QUESTION_SET_PER_MODEL,
+    SCALE_AT_THRESHOLD,
+    SCALE_CORRECT,
+    correct_scales,
+    question_rule,
+)
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.consistency import MIN_TASK_TYPES, correlation_reason, too_small_note
 from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
+from postprocess.frame import graded_rows
 from postprocess.stats import fisher, spearman, wilson
 
 ORIG = "orig"
@@ -89,6 +97,7 @@ COLUMNS: dict[str, str] = {
     "n_unparsed": "answers at this level, of the n, with no readable letter (scored wrong)",
     "ci_level": "confidence level of the CI",
     "missing_policy": "exclude (errors dropped from every level) or incorrect (errors scored wrong)",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
 
 FLIPS_COLUMNS: dict[str, str] = {
@@ -106,6 +115,7 @@ FLIPS_COLUMNS: dict[str, str] = {
     "net": "i_to_c - c_to_i (equals n * delta of the crf table)",
     "stable_pct": "100 * share of the n questions with the same correctness at orig and this level",
     "missing_policy": "exclude or incorrect",
+    "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
 
 STABILITY_COLUMNS: dict[str, str] = {
@@ -115,7 +125,8 @@ STABILITY_COLUMNS: dict[str, str] = {
     "levels": "the conditions compared, joined by '>' (orig and every CRF level present)",
     "question_rule": "the questions the rows are computed on: every question (an error is a prediction value)",
     "n": "questions (all of them: no missing policy applies)",
-    "n_identical": "questions with the same prediction at every level; an error or unparsed answer is a value",
+    "n_identical": "questions with the same prediction at every level (a graded answer's prediction is its score); "
+    "an error or unparsed answer is a value",
     "identical_pred_pct": "100 * n_identical / n",
 }
 
@@ -262,7 +273,10 @@ def _each_block(frame: pd.DataFrame) -> Iterator[_Block]:
     bench_codes, benchmarks = _codes(frame["benchmark"], sort=True)
     question_codes, questions = _codes(frame["question_id"])
     task_codes, task_names = _codes(frame["task_type"], sort=True)
-    pred_codes, _ = _codes(frame["pred"])
+    # A graded answer has no letter: its score stands for its prediction (two different scores are two answers).
+    graded = graded_rows(frame)
+    shown = frame["pred"].astype(object).where(~graded, "score " + frame["score"].astype(str)) if graded.any() else None
+    pred_codes, _ = _codes(frame["pred"] if shown is None else shown)
     status_codes, statuses = _codes(frame["status"])
     status = status_codes[rows]
     is_error, is_unparsed = (status == _position(statuses, s) for s in ("error", "unparsed"))
@@ -410,7 +424,9 @@ def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
                 )
     if not rows:
         return empty(COLUMNS)
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    table["scale"] = correct_scales(frame, table["benchmark"])
+    return table
 
 
 def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
@@ -446,14 +462,16 @@ def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
                 )
     if not rows:
         return empty(FLIPS_COLUMNS)
-    return pd.DataFrame(rows, columns=list(FLIPS_COLUMNS))
+    table = pd.DataFrame(rows, columns=list(FLIPS_COLUMNS))
+    table["scale"] = correct_scales(frame, table["benchmark"])
+    return table
 
 
 def stability_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Share of questions with one prediction at orig and every CRF level; columns as in ``STABILITY_COLUMNS``.
 
-    A prediction is the parsed letter, or "error" / "unparsed" when there is none, so a question
-    that fails at every level counts as stable. ``options`` is unused (no missing policy applies).
+    A prediction is the parsed letter (a graded answer's: its score), or "error" / "unparsed" when there is none,
+    so a question that fails at every level counts as stable. ``options`` is unused (no missing policy applies).
     """
     rows = []
     for block in _blocks(frame):

@@ -651,3 +651,20 @@ def test_crf_vdg_uses_task_types_of_at_least_min_stratum_questions_and_needs_fiv
 def test_crf_vdg_is_empty_without_black():
     no_black = make_frame([("m", c, "q1", "T", "A") for c in ("orig", "crf18")])
     assert crf.crf_vdg_table(no_black).empty
+
+
+def test_on_a_graded_benchmark_a_changed_score_is_a_changed_prediction_and_flips_count_at_one_half():
+    from postprocess.analyses.crf import flips_table, stability_table
+
+    scores = {"q1": (1.0, 1.0), "q2": (1.0, 0.6), "q3": (0.6, 0.4), "q4": (0.0, 0.8)}  # (orig, crf28)
+
+    def row(condition, question, score):
+        return tidy_row("m", condition, question, "graded", status="ok", pred=None, answer="red", correct=score >= 0.5,
+                        score=score, scoring="judge", task_type="T")  # fmt: skip
+
+    frame = tidy_frame([row(c, q, s[i]) for q, s in scores.items() for i, c in enumerate(("orig", "crf28"))])
+    stable = stability_table(frame).set_index("task_type").loc["Overall"]
+    assert (stable["n"], stable["n_identical"]) == (4, 1)  # only q1 kept its score
+    flips = flips_table(frame).set_index("task_type").loc["Overall"]
+    assert (flips["c_to_i"], flips["i_to_c"]) == (1, 1)  # q3 falls below one half, q4 rises above it
+    assert flips["scale"] == "graded score, correct when at least 0.5"
