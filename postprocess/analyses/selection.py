@@ -56,6 +56,8 @@ _NOT_FIELDS = frozenset(
         "status",
         "error",
         "correct",
+        "score",
+        "scoring",
         "source",
         "question",
         "response",

@@ -270,3 +270,11 @@ def test_cli_report_with_selection_options(tmp_path, capsys):
     assert notes[["kind", "condition", "n_dropped"]].values.tolist() == [["align", "orig", 1]]
     assert main([*base, "--align", "intersect", "--by", "nosuch"]) != 0
     assert "available:" in capsys.readouterr().err
+
+
+def test_a_score_and_its_scoring_are_outcomes_not_fields_to_stratify_by():
+    from postprocess.analyses.selection import stratifiable
+
+    frame = tidy_frame([tidy_row("m", "orig", "q1", "b", domain="sports", score=1.0, scoring="letter")])
+    fields = stratifiable(frame)
+    assert "domain" in fields and not {"score", "scoring", "correct", "pred"} & set(fields)
