@@ -102,7 +102,8 @@ def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
         by_bench = {str(b): t for b, t in group.groupby("benchmark", sort=True)}
         for bench_a, bench_b in itertools.combinations(sorted(by_bench), 2):
             ta, tb = by_bench[bench_a], by_bench[bench_b]
-            ga, gb = ta["vdg"].to_numpy(dtype=np.int64), tb["vdg"].to_numpy(dtype=np.int64)
+            # float: a graded benchmark's gaps lie between -1 and 1 (a letter's are -1, 0, +1)
+            ga, gb = ta["vdg"].to_numpy(dtype=np.float64), tb["vdg"].to_numpy(dtype=np.float64)
             low, high = _bootstrap_diff(
                 ga,
                 gb,

@@ -7,6 +7,8 @@ Per question (one model, orig and black arms, under the missing-answer policy):
 - III right with the black video only (VDG = -1)
 - IV  wrong in both (VDG = 0)
 
+On a graded benchmark "right" is a score of at least 0.5 (``vdg_tasks.vocabulary.scoring.CORRECT_AT``).
+
 Two tables:
 
 ``categories``: counts and shares of I-IV per (model, benchmark, task type) and Overall, plus
@@ -56,7 +58,7 @@ HARD_CORE_COLUMNS: dict[str, str] = {
     "models": "the models compared, joined by ','",
     "n_models": "number of models compared",
     "n": "questions every model has and (under exclude) answered in both arms",
-    "n_hard_core": "questions with VDG = +1 (right only with the video) for every model",
+    "n_hard_core": "questions in category I (right only with the video: VDG = +1 for a letter) for every model",
     "share": "n_hard_core / n",
     "n_error": "shared questions left out because some model has no answer in an arm (exclude)",
     "missing_policy": "exclude or incorrect",
@@ -107,7 +109,7 @@ def categories_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
 
 
 def hard_core_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """Share of questions with VDG = +1 for every model, per (benchmark, task type); ``HARD_CORE_COLUMNS``."""
+    """Share of questions in category I for every model, per (benchmark, task type); ``HARD_CORE_COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:
         return empty(HARD_CORE_COLUMNS)
@@ -119,7 +121,10 @@ def hard_core_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
         by_model = group.set_index(["question_id", "model"])
         shared = group.groupby("question_id")["model"].nunique()
         shared_ids = shared.index[shared == len(models)]
-        vdg = by_model["vdg"].unstack("model").reindex(index=shared_ids, columns=models)
+        # category I for every model: right with the video and wrong without (VDG = +1 for a letter; a graded
+        # score of at least 0.5 against one below it)
+        right_only_with = by_model["correct_orig"].astype(bool) & ~by_model["correct_black"].astype(bool)
+        vdg = right_only_with.unstack("model").reindex(index=shared_ids, columns=models)
         excluded = by_model["excluded"].unstack("model").reindex(index=shared_ids, columns=models)
         table = pd.DataFrame(
             {
@@ -129,7 +134,7 @@ def hard_core_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
                 .reindex(shared_ids)
                 .to_numpy(),
                 "any_excluded": excluded.any(axis=1).to_numpy(dtype=bool),
-                "all_plus": (vdg == 1).fillna(False).all(axis=1).to_numpy(dtype=bool),
+                "all_plus": vdg.fillna(False).astype(bool).all(axis=1).to_numpy(dtype=bool),
             }
         )
         for task_type, part in by_task_type(table):

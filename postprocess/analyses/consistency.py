@@ -93,6 +93,12 @@ SPLIT_HALF_COLUMNS: dict[str, str] = {
 }
 
 
+def exact_mean(total: float, n: int) -> Fraction:
+    """``total / n`` as a fraction: exact for a letter's integer sum of gaps; a graded sum as its shortest decimal."""
+    whole = float(total)
+    return Fraction(int(whole), n) if whole.is_integer() else Fraction(repr(whole)) / n
+
+
 def task_vdgs(questions: pd.DataFrame) -> dict[str, Fraction]:
     """Task type -> exact VDG (d - c) / n over one model's kept questions (types with n > 0)."""
     return {t: gap for t, (gap, _) in _task_profile(questions).items()}
@@ -102,7 +108,7 @@ def _task_profile(questions: pd.DataFrame) -> dict[str, tuple[Fraction, int]]:
     """Task type -> (exact VDG, n) over one model's kept questions (types with n > 0)."""
     kept = questions[~questions["excluded"]]
     sums = kept.groupby("task_type", sort=True)["vdg"].agg(["sum", "size"])
-    return {str(t): (Fraction(int(s), int(n)), int(n)) for t, (s, n) in sums.iterrows() if n > 0}
+    return {str(t): (exact_mean(s, int(n)), int(n)) for t, (s, n) in sums.iterrows() if n > 0}
 
 
 def too_small_note(sizes: dict[str, int], min_stratum: int) -> str:
@@ -212,8 +218,9 @@ def split_half_correlations(
 ) -> np.ndarray:
     """Spearman correlation between the task-type VDG vectors of two random halves, per split.
 
-    ``gaps`` are per-question VDGs (integers), ``task_codes`` their task type codes; every task
-    type is split within itself (half A gets floor(n_k / 2) questions). Returns ``n_splits`` values.
+    ``gaps`` are per-question VDGs (integers for a letter, in [-1, 1] graded), ``task_codes`` their task type
+    codes; every task type is split within itself (half A gets floor(n_k / 2) questions). Returns ``n_splits``
+    values.
     """
     codes = np.unique(task_codes)
     keys = rng.random((n_splits, gaps.shape[0]))
@@ -225,7 +232,7 @@ def split_half_correlations(
         chosen = np.argsort(keys[:, idx], axis=1)[:, :half]
         sum_a = gaps[idx][chosen].sum(axis=1)
         sum_b = gaps[idx].sum() - sum_a
-        # Integer / integer in float64 is correctly rounded: equal VDGs tie exactly.
+        # Integer / integer in float64 is correctly rounded: equal VDGs of a letter tie exactly.
         vdg_a[:, j] = sum_a / half
         vdg_b[:, j] = sum_b / (idx.size - half)
     return _row_spearman(vdg_a, vdg_b)
@@ -261,7 +268,7 @@ def split_half_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
         }
         if n_types >= MIN_TASK_TYPES:
             seed = question_set_seed(options, "split_half", benchmark, question_ids=kept["question_id"])
-            rho = split_half_correlations(kept["vdg"].to_numpy(dtype=np.int64), codes, np.random.default_rng(seed))
+            rho = split_half_correlations(kept["vdg"].to_numpy(dtype=np.float64), codes, np.random.default_rng(seed))
             rho = rho[np.isfinite(rho)]
             row["n_defined"] = int(rho.size)
             if rho.size:

@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import OVERALL
+from postprocess.analyses._paired import OVERALL, SCALE_CORRECT
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
@@ -170,10 +170,11 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
         raise ValueError(
             f"a model is labelled {POOLED!r}, the label of the pooled rows; relabel it (--predictions NAME=FILE)"
         )
-    # Exact VDGs (d - c) / n; the vdg column of the vdg table is their correctly rounded float.
+    # Exact VDGs: (d - c) / n for a letter, of which the vdg column is the correctly rounded float; a graded
+    # row's mean gap is no count of questions, so its float taken as the decimal it prints as.
     exact = [
-        Fraction(int(d) - int(c), int(n)) if n > 0 else None
-        for d, c, n in zip(vdg["d"], vdg["c"], vdg["n"], strict=True)
+        (Fraction(int(d) - int(c), int(n)) if scale == SCALE_CORRECT else Fraction(repr(float(gap)))) if n > 0 else None
+        for d, c, n, gap, scale in zip(vdg["d"], vdg["c"], vdg["n"], vdg["vdg"], vdg["scale"], strict=True)
     ]
     rows = pd.DataFrame(
         {

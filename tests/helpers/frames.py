@@ -93,3 +93,11 @@ def make_frame(records: list[tuple[str, str, str, str, object]], benchmark: str 
         )
         for model, condition, qid, task_type, value in records
     )
+
+
+def graded_row(model: str, condition: str, question_id: str, benchmark: str, score: float, **columns: Any) -> dict:
+    """A tidy row of a graded answer (scored by its task's own metric): its score, correct at 0.5 or more."""
+    return tidy_row(
+        model, condition, question_id, benchmark, status="ok", pred=None, answer="4", correct=score >= 0.5,
+        score=score, scoring="metric:mra", **columns,
+    )  # fmt: skip

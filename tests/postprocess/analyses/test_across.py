@@ -146,3 +146,14 @@ def test_letters_no_answer_uses_are_dropped():
 def test_registered():
     names = {a.name for a in ANALYSES}
     assert {"vdg_across", "letters_across"} <= names
+
+
+def test_a_graded_benchmark_s_gaps_are_not_cut_to_whole_numbers():
+    from tests.helpers.frames import graded_row
+
+    rows = [graded_row("m", c, f"g{i}-0", "graded", s) for i in range(10) for c, s in (("orig", 1.0), ("black", 0.5))]
+    rows += [tidy_row("m", c, f"l{i}-0", "lettered", **outcome_fields(c == "orig")) for i in range(10)
+             for c in ("orig", "black")]  # fmt: skip
+    row = vdg_across_table(tidy_frame(rows), Options(n_resamples=200)).iloc[0]
+    assert (row.benchmark_a, row.vdg_a, row.benchmark_b, row.vdg_b) == ("graded", 0.5, "lettered", 1.0)
+    assert row["diff"] == -0.5

@@ -216,3 +216,15 @@ def test_reference_hard_core_under_exclude_drops_qwen_errors():
     overall = hard_core_table(frame, Options(missing="exclude")).set_index("task_type").loc["Overall"]
     # Only qwen2vl has errors in orig/black (53); the 62 hard-core questions all survive.
     assert (overall["n"], overall["n_error"], overall["n_hard_core"]) == (547, 53, 62)
+
+
+def test_the_hard_core_of_a_graded_benchmark_is_category_i_for_every_model():
+    from postprocess.analyses.categories import hard_core_table
+    from tests.helpers.frames import graded_row, tidy_frame
+
+    # q0: both models right only with the video, one with a partial score; q1: one model right both ways
+    scores = {("a", "q0"): (0.75, 0.0), ("b", "q0"): (1.0, 0.25), ("a", "q1"): (1.0, 0.0), ("b", "q1"): (0.5, 0.5)}
+    rows = [graded_row(m, c, q, "graded", s[i], task_type="T") for (m, q), s in scores.items()
+            for i, c in enumerate(("orig", "black"))]  # fmt: skip
+    core = hard_core_table(tidy_frame(rows)).set_index("task_type").loc["Overall"]
+    assert (core["n"], core["n_hard_core"]) == (2, 1)

@@ -342,3 +342,13 @@ def test_pearson_beside_spearman_matches_scipy():
         assert len(wide) == row.n
         assert row.question_pearson == pytest.approx(ref.statistic, abs=1e-12)
         assert row.question_pearson_p == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_a_graded_task_type_s_vdg_is_its_mean_gap():
+    from postprocess.analyses.consistency import task_vdgs
+
+    questions = pd.DataFrame(
+        {"task_type": ["A", "A", "A", "B"], "vdg": [0.5, 0.25, -0.1, 1.0], "excluded": [False, False, False, False]}
+    )
+    vdgs = task_vdgs(questions)
+    assert vdgs == {"A": Fraction(65, 100) / 3, "B": Fraction(1)}

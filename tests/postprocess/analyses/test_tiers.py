@@ -269,3 +269,13 @@ def test_reference_t1_vdg_through_the_tiers_table():
     pooled = table.loc[(POOLED, "Overall"), "vdg"]
     means = [table.loc[(m, "Overall"), "vdg"] for m in ("qwen2vl", "llava", "internvl2")]
     np.testing.assert_allclose(pooled, np.mean(means), atol=1e-12)
+
+
+def test_a_graded_benchmark_s_tier_is_decided_on_its_mean_score_gap():
+    from tests.helpers.frames import graded_row, tidy_frame
+
+    rows = [graded_row("m", c, f"q{i}", "graded", s, task_type="T") for i in range(12)
+            for c, s in (("orig", 1.0), ("black", 0.5))]  # fmt: skip
+    tiers = tiers_table(tidy_frame(rows), Options(min_stratum=5)).set_index("task_type")
+    assert tiers.at["Overall", "vdg"] == 0.5  # d - c over n would say 1.0: every gap is positive
+    assert tiers.at["Overall", "tier"] == "high"
