@@ -23,13 +23,16 @@ def _answer(row: pd.Series) -> str:
     """A row's answer as a refusal names it: its letter (a graded answer: its score and reference answer), and its
     status when that is not ok."""
     graded = "scoring" in row.index and str(row["scoring"]) not in (LETTER, "", "nan")
-    shown = f"score {float(row['score']):g} against {row['answer']!r}" if graded else repr(row["pred"])
+    if graded and pd.isna(row["score"]):  # not judged yet: its reply
+        shown = f"reply {str(row['response'])[:80]!r}"
+    else:
+        shown = f"score {float(row['score']):g} against {row['answer']!r}" if graded else repr(row["pred"])
     return shown if row["status"] == "ok" else f"{shown} ({row['status']})"
 
 
-#: What two records of one question must agree on to be one answer (a graded answer has no letter: its score
-#: and reference answer tell two apart).
-_ONE_ANSWER = ("pred", "status", "score", "answer")
+#: What two records of one question must agree on to be one answer (a graded answer has no letter: its score,
+#: reference answer and, before it is judged, its reply tell two apart).
+_ONE_ANSWER = ("pred", "status", "score", "answer", "response")
 
 
 def dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error") -> pd.DataFrame:

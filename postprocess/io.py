@@ -608,7 +608,7 @@ def load_frame(
     frame = resolve_options(frame, counts_file)
     check_settings(frame)  # before de-duplication, which would keep one of two runs that answer alike
     check_fixed_sets(frame)  # likewise
-    frame = dedupe(frame, on_duplicate)
+    frame = dedupe(fill_scores(frame), on_duplicate)  # a log without scores agrees with one with them
     if not mixed_exports:
         check_exports(frame)
     check_keys(frame)
@@ -620,7 +620,7 @@ def load_frame(
     else:
         check_question_sets(frame)
     frame["correct"] = frame["correct"].astype("boolean")
-    frame = fill_scores(none_for_missing(frame)).reset_index(drop=True)
+    frame = none_for_missing(frame).reset_index(drop=True)
     frame.attrs = {SOURCES_ATTR: json.dumps([i for i in infos if i])}
     if align == "intersect":
         frame.attrs[ALIGNMENT_ATTR] = json.dumps(dropped)

@@ -305,3 +305,12 @@ def test_two_graded_answers_of_one_question_that_differ_in_score_or_reference_ar
     with pytest.raises(LogError, match=r"score 1 against '3' at a:1 and score 1 against '4' at b:1$"):
         dedupe(tidy_frame([graded(1.0, "3", "a:1"), graded(1.0, "4", "b:1")]))
     assert len(dedupe(tidy_frame([graded(1.0, "3", "a:1"), graded(1.0, "3", "b:1")]))) == 1
+
+
+def test_two_judge_graded_replies_of_one_question_are_an_error_before_they_are_judged():
+    def reply(text, source):
+        return _row(pred=None, status="open", score=None, scoring="judge", answer="red", response=text, source=source)
+
+    differ = r"two different answers: reply 'a cat' \(open\) at a:1 and reply 'a dog' \(open\) at b:1$"
+    with pytest.raises(LogError, match=differ):
+        dedupe(tidy_frame([reply("a cat", "a:1"), reply("a dog", "b:1")]))

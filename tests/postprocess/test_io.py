@@ -339,3 +339,16 @@ def test_a_scored_record_whose_correct_is_not_a_boolean_names_the_file_and_line(
     )
     with pytest.raises(LogError, match=rf"vdgsynth_vdg_black.*:2: correct is {value!r}, not true or false"):
         load_frame([run])
+
+
+
+def test_a_log_without_scores_and_one_with_them_agree_on_the_same_letter(tmp_path):
+    from tests.helpers.fakelogs import sample, write_run
+
+    old = sample("q1-1", "orig", "A")
+    new = sample("q1-1", "orig", "A")
+    new["vdg"].update(score=1.0, scoring="letter")
+    write_run(tmp_path / "run", "m", {"vdgsynth_vdg_orig": [old]}, stamp="20261101_000000")
+    write_run(tmp_path / "run", "m", {"vdgsynth_vdg_orig": [new]}, stamp="20261201_000000")
+    frame = load_frame([tmp_path / "run"])
+    assert len(frame) == 1 and frame["score"].tolist() == [1.0] and frame["scoring"].tolist() == ["letter"]
