@@ -1,4 +1,5 @@
-"""``vdg derive``: vdg's condition tasks for any lmms-eval video multiple-choice task.
+"""``vdg derive``: vdg's condition tasks for any lmms-eval video task: multiple choice (scored by the letter), without
+options (graded: ``vdg_tasks.vocabulary.scoring``), on a video file or on the frames its ``doc_to_visual`` decodes.
 
 ``vdg derive BASE_TASK --out DIR`` reads the base task's config as data (``vdg_tasks.data.upstream``),
 finds the doc fields holding the question id, options, answer, video id, task type and question
@@ -15,8 +16,8 @@ finds the doc fields holding the question id, options, answer, video id, task ty
 - ``README.md``.
 
 Deriving executes nothing of the base task: its module is read as text. A task that cannot be
-derived (not ``generate_until``, frames or images instead of video paths, no options or answer
-field, an unknown name) raises :class:`DeriveError` naming the task and the reason.
+derived (not ``generate_until``, images and no video, no answer field, a corpus-level or grounding metric and no
+options, an unknown name) raises :class:`DeriveError` naming the task and the reason.
 
 This module plans (which tasks, fields and conditions) and writes the folder; the spec and the hooks'
 run-time side are in :mod:`vdg_tasks.lmms.derive_spec`, the reading of the base's source in
@@ -341,12 +342,17 @@ def unjudgeable_metrics(config: Mapping[str, Any]) -> list[str]:
 
 def graded_scoring(config: Mapping[str, Any], offline_results: str | None) -> str:
     """How a task without options is scored (``vdg_tasks.vocabulary.scoring``): its own first metric averaged per
-    question (``aggregation: mean``) and not named for an error (MAE, WER, ...) when its ``process_results`` runs
-    offline, else vdg's judge."""
+    question (``aggregation: mean``), neither named for an error (MAE, WER, ...) nor lower-is-better, when its
+    ``process_results`` runs offline, else vdg's judge."""
     if offline_results is not None:
         for entry in config.get("metric_list") or []:
             name = str(entry.get("metric") or "")
-            if str(entry.get("aggregation", "")) == "mean" and name and not _ERROR_METRIC.search(name):
+            lower_is_better = entry.get("higher_is_better") is False
+            if (
+                str(entry.get("aggregation", "")) == "mean"
+                and name
+                and not (_ERROR_METRIC.search(name) or lower_is_better)
+            ):
                 return METRIC_PREFIX + native_name(name)
     return JUDGE
 
@@ -535,9 +541,11 @@ globals().update(vdg_tasks.derive.hooks_for(Path(__file__).with_name("vdg_derive
 '''
 
 
-def _field_lines(fields: Fields) -> list[str]:
+def _field_lines(fields: Fields, graded: bool = False) -> list[str]:
     meaning = {
-        "question_id": "none: a digest of the question and its options (with the video id)",
+        "question_id": "none: a digest of the whole doc (with the video id)"
+        if graded
+        else "none: a digest of the question and its options (with the video id)",
         "video_id": "none: the question id",
         "task_type": "none: empty",
         "question": "none: the open condition asks the instruction alone",
@@ -577,7 +585,7 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         if spec.scoring == LETTER
         else "Doc fields (the answer is the reference the reply is scored against):",
         "",
-        *_field_lines(spec.fields),
+        *_field_lines(spec.fields, graded=spec.scoring != LETTER),
         "",
         f"Scoring: {scoring_sentence(spec.scoring)}.",
         "",

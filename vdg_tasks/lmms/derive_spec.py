@@ -279,6 +279,19 @@ def _text(doc: Mapping[str, Any], field: str | None) -> str:
     return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
+def plain_values(value: Any) -> Any:
+    """``value`` with only its text, numbers, booleans and nulls (in mappings and lists); anything else (an image,
+    bytes, an object whose text holds a memory address) is None: what names a question must be the same in
+    every process."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain_values(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_values(v) for v in value]
+    return None
+
+
 def _graded_answer(doc: Mapping[str, Any], field: str | None) -> str:
     """A graded question's reference answer as text; "" (no answer: the question's error row) for a structured one
     (a list or mapping: an order, an interval, several counts), which no score of words can be read against."""
@@ -299,7 +312,7 @@ def _view(fields: Fields, graded: bool = False) -> Callable[[Mapping[str, Any]],
             texts = option_texts(read_options(doc, fields.options))
         video = _text(doc, fields.video_id)
         # Without options a question's text need not tell it apart (one count asked of every video): the whole doc.
-        named_by = (json.dumps(doc, sort_keys=True, default=str),) if graded else (question, *texts)
+        named_by = (json.dumps(plain_values(doc), sort_keys=True),) if graded else (question, *texts)
         digest = f"{stable_seed(*named_by) & 0xFFFFFFFF:08x}"
         question_id = _text(doc, fields.question_id) or (f"{video}#{digest}" if video else digest)
         return {

@@ -40,9 +40,16 @@ from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
 from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
 from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal, use_cache_run
 from vdg_tasks.lmms.register import stale_registration_warning
-from vdg_tasks.perturb.frames import apply_to_frames, effective_frame_params
+from vdg_tasks.perturb.frames import apply_to_frames, effective_frame_params, frame_count
 from vdg_tasks.perturb.provenance import provenance
-from vdg_tasks.perturb.shown import RequestError, VideoRequest, sampling_label, shown_from, video_request
+from vdg_tasks.perturb.shown import (
+    RequestError,
+    VideoRequest,
+    bound_params,
+    sampling_label,
+    shown_from,
+    video_request,
+)
 from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter
 from vdg_tasks.perturb.text import apply as apply_text
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
@@ -159,12 +166,14 @@ def frame_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, A
 
     try:
         view = benchmark.view(doc)
+        bound = bound_params(condition, view)  # a sweep's K; an fps setting needs a duration frames lack: an error
+        applied = condition.bound(**dict(bound)) if bound else condition
         given = list(benchmark.frames(view)) if benchmark.frames is not None else []
-        shown = apply_to_frames(condition, given, video_seed(condition, str(view["videoID"])))
+        shown = apply_to_frames(applied, given, video_seed(condition, str(view["videoID"])))
     except Exception as exc:  # the base's lookup, or frames the condition cannot take: this question's error row
         return Visual(None, "", _describe(exc))
-    origin = {"frames": len(given), "shown": len(shown), "from": f"{benchmark.name}'s doc_to_visual"}
-    return Visual(None, "", None, effective_frame_params(condition, len(given)), origin, tuple(shown))
+    origin = {"frames": frame_count(given), "from": f"{benchmark.name}'s doc_to_visual"}
+    return Visual(None, "", None, effective_frame_params(applied, frame_count(given)), origin, tuple(shown))
 
 
 #: (benchmark, condition, question id) -> what the model class that last asked for the visual of a question a

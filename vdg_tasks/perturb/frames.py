@@ -12,7 +12,8 @@ mode of the frame it stands in for:
   sampling the held video uniformly sees the same way;
 - a re-encoding (``crf``) or a window (``hold_at``) needs the video stream: not offered (``FRAME_TRANSFORMS``).
 
-Frames are PIL images or numpy arrays (height x width [x channels]); anything else is refused with its type.
+Frames are PIL images or numpy arrays (height x width [x channels]); one array of stacked frames (frames x height
+x width x channels) is taken as its frames and given back stacked; anything else is refused with its type.
 """
 
 from __future__ import annotations
@@ -61,12 +62,23 @@ def held_positions(n_frames: int, k: int, order: str, seed: int) -> np.ndarray:
     return np.repeat(shown, np.diff(bounds))
 
 
+def _stacked(frames: Sequence[Any]) -> bool:
+    return len(frames) == 1 and isinstance(frames[0], np.ndarray) and frames[0].ndim == 4
+
+
+def frame_count(frames: Sequence[Any]) -> int:
+    """How many frames ``frames`` holds (a stacked array: its first axis)."""
+    return int(frames[0].shape[0]) if _stacked(frames) else len(frames)
+
+
 def apply_to_frames(condition: Condition, frames: Sequence[Any], seed: int) -> list[Any]:
     """``frames`` as ``condition`` shows them (module docstring); ``seed``: the video's seed for ``shuffled``.
 
     Raises:
         FramesUnavailable: no frames, a visual that is not a frame, or a condition frames cannot take.
     """
+    if _stacked(frames) and condition.transform != "none":
+        return [np.stack(apply_to_frames(condition, list(frames[0]), seed))]
     if condition.transform not in FRAME_TRANSFORMS:
         raise FramesUnavailable(
             f"condition {condition.name} ({condition.transform}) needs a video stream; this task gives frames"

@@ -8,8 +8,9 @@ its ``score`` equals ``correct``. A question without options is *graded*:
 - ``metric:<key>``: the base task's own per-question metric ``<key>`` (its ``process_results``, run offline),
   taken as it is; a value outside [0, 1] or not a number is an ``error`` row naming it.
 
-VDG, the ladder and their paired CIs are computed on ``score``; McNemar and the letter analyses count a question
-as correct when ``score >= CORRECT_AT`` and say so in their tables.
+VDG, the ladder and their paired CIs are computed on ``score``; the tables on correctness (McNemar, accuracy,
+compression flips, the outcome categories) count a graded question as correct when ``score >= CORRECT_AT`` and
+say so; letter bias and chance, which need letters and options, leave graded questions out.
 """
 
 from __future__ import annotations

@@ -331,3 +331,35 @@ def test_a_base_metric_that_gives_no_unit_score_is_an_error_row_naming_why(doc, 
 def test_a_graded_question_without_a_reference_answer_is_an_error_row(doc):
     rec = _graded("judge")({**doc, "options": [], "answer": ""}, "red")["vdg"]
     assert rec["status"] == "error" and rec["error"].startswith("NoAnswer: question v1-2 has no ground-truth answer as")
+
+
+def _frames_benchmark(n: int):
+    import dataclasses
+
+    import numpy as np
+    from PIL import Image
+
+    pictures = [Image.fromarray(np.full((6, 8, 3), i, dtype=np.uint8)) for i in range(n)]
+    return dataclasses.replace(BENCHMARKS["vdgsynth"], frames=lambda view: list(pictures))
+
+
+def test_a_task_that_gives_frames_is_shown_them_changed_and_follows_a_sweep_s_frame_setting(doc, monkeypatch):
+    import numpy as np
+
+    bench = _frames_benchmark(64)
+    shown = hooks.make_doc_to_visual(bench, CONDITIONS["ordered"])(doc)
+    assert len(shown) == 64 and len({int(np.asarray(f)[0, 0, 0]) for f in shown}) == 32
+    monkeypatch.setenv("VDG_SAMPLING", "frames:8")
+    shown = hooks.make_doc_to_visual(bench, CONDITIONS["ordered"])(doc)
+    assert len(shown) == 64 and len({int(np.asarray(f)[0, 0, 0]) for f in shown}) == 8
+    rec = hooks.make_process_results(bench, CONDITIONS["ordered"])(doc, ["The answer is C."])["vdg"]
+    assert rec["status"] == "ok" and rec["effective_params"]["k"] == 8 and rec["provenance"]["frames"] == 64
+    monkeypatch.setenv("VDG_SAMPLING", "fps:1")  # K would follow a duration a list of frames does not have
+    rec = hooks.make_process_results(bench, CONDITIONS["ordered"])(doc, ["The answer is C."])["vdg"]
+    assert rec["status"] == "error" and "VDG_SAMPLING=fps:1" in rec["error"]
+
+
+def test_frames_a_condition_cannot_take_are_an_error_row_never_a_dead_run(doc):
+    rec = hooks.make_process_results(_frames_benchmark(4), CONDITIONS["crf28"])(doc, ["The answer is C."])["vdg"]
+    assert rec["status"] == "error" and "needs a video stream" in rec["error"]
+    assert hooks.make_doc_to_visual(_frames_benchmark(4), CONDITIONS["blind"])(doc) == []

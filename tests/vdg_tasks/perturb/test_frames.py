@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vdg_tasks.perturb.frames import FramesUnavailable, apply_to_frames, effective_frame_params
+from vdg_tasks.perturb.frames import FramesUnavailable, apply_to_frames, effective_frame_params, frame_count
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 
@@ -73,3 +73,12 @@ def test_blind_shows_nothing_and_what_frames_cannot_take_is_refused_with_the_rea
         apply_to_frames(CONDITIONS["orig"], [], seed=0)
     with pytest.raises(FramesUnavailable, match="type str is not a frame"):
         apply_to_frames(CONDITIONS["black"], [*numbered(2), "/videos/a.mp4"], seed=0)
+
+
+def test_one_array_of_stacked_frames_is_taken_as_its_frames_and_given_back_stacked():
+    stacked = np.stack([np.full((6, 8, 3), i, dtype=np.uint8) for i in range(64)])
+    (held,) = apply_to_frames(CONDITIONS["single"], [stacked], seed=0)
+    assert held.shape == stacked.shape and len({int(f[0, 0, 0]) for f in held}) == 1
+    (black,) = apply_to_frames(CONDITIONS["black"], [stacked], seed=0)
+    assert black.shape == stacked.shape and not black.any()
+    assert frame_count([stacked]) == 64 and frame_count(numbered(5)) == 5
