@@ -26,10 +26,11 @@ from typing import Any
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, task_name
 from vdg_tasks.data.upstream import Function, lmms_eval_tasks_dir, load_config
-from vdg_tasks.lmms.derive_spec import SPEC_FILE, DeriveSpec, answer_letter, derived_benchmark
+from vdg_tasks.lmms.derive_spec import SPEC_FILE, DeriveSpec, answer_letter, derived_benchmark, native_name
 from vdg_tasks.lmms.hooks import Visual, build_record, metric_value
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, METRIC_KEY, RECORD_KEY, SAMPLES_FILE
+from vdg_tasks.vocabulary.scoring import LETTER
 
 #: The functions that make two task configs the same task (a copy of a built-in under another name, a stand-in).
 _IDENTITY = ("doc_to_visual", "doc_to_text", "process_results")
@@ -148,6 +149,21 @@ def _reply(line: Mapping[str, Any]) -> str | None:
     return None if value is None or isinstance(value, list) else str(value)
 
 
+#: The fields lmms-eval itself writes on a samples-log line; the others are the task's per-question metrics.
+_LOG_FIELDS = frozenset(
+    {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "doc_hash", "prompt_hash", "target_hash",
+     "input", "metadata", "filter"}
+)  # fmt: skip
+
+
+def _target_is_answer(target: Any, view: Mapping[str, Any], graded: bool) -> bool:
+    """Whether a line's logged ``target`` is the answer of the question it is matched to: the same letter, or for a
+    graded question the same reference text (a structured one, which the record refuses anyway, is not compared)."""
+    if not graded:
+        return answer_letter(target, view["options"]) == view["answer"]
+    return not view["answer"] or str(target).strip() == view["answer"]
+
+
 def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One vdg orig sample per line of the base task's samples log ``samples``.
 
@@ -188,12 +204,14 @@ def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]])
             )
         matched[index] = where
         target = line.get("target")
-        if answer_letter(target, view["options"]) != view["answer"]:
+        if not _target_is_answer(target, view, graded=benchmark.scoring != LETTER):
             raise BaseRunError(
                 f"{where}: the logged target {target!r} is not the answer {view['answer']!r} of question "
                 f"{view['question_id']}: the run was made on other docs"
             )
-        record = build_record(benchmark, condition, doc, _reply(line), _NOT_LOOKED_AT)
+        # the base's own per-question metrics, logged on the line: a graded task's score (``metric:<key>``)
+        native = {native_name(str(k)): v for k, v in line.items() if k not in _LOG_FIELDS}
+        record = build_record(benchmark, condition, doc, _reply(line), _NOT_LOOKED_AT, native)
         record |= {"question_set": "", "sampling": "", "provenance": {"base_run": where, "task": base.task}}
         kept = {k: v for k, v in line.items() if k not in (RECORD_KEY, METRIC_KEY)}
         out.append({**kept, RECORD_KEY: record, METRIC_KEY: metric_value(record)})

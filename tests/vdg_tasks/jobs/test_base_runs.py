@@ -211,3 +211,28 @@ def test_every_derivable_tasks_orig_keeps_the_base_prompt_builder_and_settings()
         assert str(shared["doc_to_text"]) == str(base["doc_to_text"]), spec.task
         assert shared.get("lmms_eval_specific_kwargs") == base.get("lmms_eval_specific_kwargs"), spec.task
         assert "doc_to_text" not in leaf(spec, "orig", shared), spec.task  # orig asks with the base's own builder
+
+
+def test_a_plain_run_of_a_graded_task_is_scored_by_the_metric_it_logged_or_left_for_the_judge(tmp_path):
+    import dataclasses
+
+    docs = [
+        {"question_id": f"c{i}", "videoID": f"v{i}", "task_type": "count", "question": "How many?", "options": [],
+         "answer": str(3 + i)}
+        for i in range(3)
+    ]  # fmt: skip
+    lines = [{"doc_id": i, "target": d["answer"], "filtered_resps": ["3"], "mra": m} for i, (d, m) in
+             enumerate(zip(docs, (1.0, 0.7, 0.4), strict=True))]  # fmt: skip
+    graded = dataclasses.replace(BENCHMARKS["vdgsynth"], scoring="metric:mra", provides=frozenset())
+    out = orig_lines(_write_run(tmp_path / "metric", lines), BaseTask("vdgsynth", graded), docs)
+    assert [(o[RECORD_KEY]["status"], o[RECORD_KEY]["score"], o[METRIC_KEY]) for o in out] == [
+        ("ok", 1.0, 1.0), ("ok", 0.7, 0.7), ("ok", 0.4, 0.4)
+    ]  # fmt: skip
+    judged = dataclasses.replace(graded, scoring="judge")
+    out = orig_lines(_write_run(tmp_path / "judge", lines), BaseTask("vdgsynth", judged), docs)
+    assert {(o[RECORD_KEY]["status"], o[RECORD_KEY]["truth"], o[RECORD_KEY]["response"]) for o in out[:1]} == {
+        ("open", "3", "3")
+    }
+    lines[1]["target"] = "9"
+    with pytest.raises(BaseRunError, match=r":2: the logged target '9' is not the answer '4' of question c1"):
+        orig_lines(_write_run(tmp_path / "other", lines), BaseTask("vdgsynth", graded), docs)
