@@ -24,6 +24,7 @@ answer is logged with ``status = "open"`` and its text; it is scored by a judge 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -187,10 +188,17 @@ def _question_key(benchmark: Benchmark, condition: Condition, doc: Mapping[str, 
     return benchmark.name, condition.name, str(benchmark.view(doc).get("question_id", ""))
 
 
+#: (benchmark, condition, question id) -> what a task that gives frames showed the question (its frames left out:
+#: ``process_results`` needs only the outcome, and frames held for every question until then would fill memory),
+#: so that its frames are decoded once. Taken out when read.
+_FRAMES_SHOWN: dict[tuple[str, str, str], Visual] = {}
+
+
 def shown_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, Any]) -> Visual:
     """``resolve_visual``, except that a question the model class could not be shown without a video
     (``doc_to_visual`` handed it the placeholder) is an error with the reason."""
-    visual = resolve_visual(benchmark, condition, doc)
+    shown = _FRAMES_SHOWN.pop(_question_key(benchmark, condition, doc), None) if benchmark.frames else None
+    visual = shown if shown is not None else resolve_visual(benchmark, condition, doc)
     if not visual.none_shown:
         return visual
     key = _question_key(benchmark, condition, doc)
@@ -226,6 +234,7 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             visual = Visual(None, "", _describe(exc))
         if visual.frames is not None:
+            _FRAMES_SHOWN[_question_key(benchmark, condition, doc)] = dataclasses.replace(visual, frames=())
             return list(visual.frames)
         return [str(visual.path if visual.path is not None else placeholder_video())]
 

@@ -363,3 +363,16 @@ def test_frames_a_condition_cannot_take_are_an_error_row_never_a_dead_run(doc):
     rec = hooks.make_process_results(_frames_benchmark(4), CONDITIONS["crf28"])(doc, ["The answer is C."])["vdg"]
     assert rec["status"] == "error" and "needs a video stream" in rec["error"]
     assert hooks.make_doc_to_visual(_frames_benchmark(4), CONDITIONS["blind"])(doc) == []
+
+
+def test_a_question_s_frames_are_decoded_once_for_the_model_and_its_record(doc):
+    import dataclasses
+
+    calls = []
+    bench = _frames_benchmark(16)
+    counted = dataclasses.replace(bench, frames=lambda view: calls.append(1) or bench.frames(view))
+    hooks.make_doc_to_visual(counted, CONDITIONS["shuffled"])(doc)
+    rec = hooks.make_process_results(counted, CONDITIONS["shuffled"])(doc, ["The answer is C."])["vdg"]
+    assert len(calls) == 1 and rec["status"] == "ok" and rec["provenance"]["frames"] == 16
+    hooks.make_process_results(counted, CONDITIONS["shuffled"])(doc, ["The answer is C."])  # asked again: decoded
+    assert len(calls) == 2
