@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from vdg_tasks.vocabulary.conditions import CONDITIONS, CRF_LEVELS
+from vdg_tasks.vocabulary.conditions import CONDITIONS, CRF_LEVELS, JPEG_QUALITIES
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def table_conditions(markdown: str) -> set[str]:
-    """Condition names in the first column of ``| `name` | ... |`` rows; a ``crfA` ... `crfB`` row is every level."""
+    """Condition names in the first column of ``| `name` | ... |`` rows; a ``crfA` ... `crfB`` row is every level
+    (``jpegA` ... `jpegB``: every quality)."""
     names: set[str] = set()
     for line in markdown.splitlines():
         match = re.match(r"\|\s*`(\w+)`(?:\s*\.\.\.\s*`(\w+)`)?\s*\|", line)
@@ -21,7 +22,8 @@ def table_conditions(markdown: str) -> set[str]:
             continue
         names.add(match.group(1))
         if match.group(2):
-            names |= {f"crf{level}" for level in CRF_LEVELS}
+            ladder = CRF_LEVELS if match.group(1).startswith("crf") else JPEG_QUALITIES
+            names |= {f"{match.group(1).rstrip('0123456789')}{level}" for level in ladder}
     return names
 
 

@@ -1,6 +1,6 @@
 """A task whose doc_to_visual returns decoded frames, end to end: a stand-in shaped like lmms-eval's
 ``longvideobench_val_i`` (it decodes 16 frames with decord and hands the model PIL images), derived by ``vdg derive``,
-run through the real lmms-eval CLI with vdg_probe under orig, black, single and shuffled, and reported."""
+run through the real lmms-eval CLI with vdg_probe under orig, black, single, shuffled and jpeg10, and reported."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def world(tmp_path_factory):
     out = root / "derived"
     args = ["derive", TASK, "--include_path", str(base), "--out", str(out), "--question-id", "id"]
     assert main([*args, "--video-id", "video_path", "--task-type", "question_category"]) == 0
-    tasks = ",".join(f"{TASK}_vdg_{c}" for c in ("orig", "black", "single", "shuffled"))
+    tasks = ",".join(f"{TASK}_vdg_{c}" for c in ("orig", "black", "single", "shuffled", "jpeg10"))
     run = lmms_eval(env, root / "runs" / "probe", out, "vdg_probe", tasks)
     return {"out": out, "run": run, "env": env, "rows": rows, "specs": specs}
 
@@ -96,7 +96,7 @@ def test_a_frame_task_derives_with_the_conditions_frames_can_take(world):
     assert spec.frames and {"orig", "black", "blind", "single", "shuffled", "ordered", "reversed"} <= set(
         spec.conditions
     )
-    assert not [c for c in spec.conditions if c.startswith("crf")]
+    assert not [c for c in spec.conditions if c.startswith("crf")] and "jpeg10" in spec.conditions
 
 
 def test_the_model_is_shown_the_task_s_frames_changed_by_each_condition(world):
@@ -115,6 +115,8 @@ def test_the_model_is_shown_the_task_s_frames_changed_by_each_condition(world):
         middle = spec.scenes[spec.scene_of(int(decoded[SHOWN // 2]))]
         assert by.at[("single", row["id"]), "pred"] == letter.get(middle, letter[min(row["candidates"])])
     assert by.loc["shuffled", "status"].eq("ok").all()
+    # flat colour blocks survive even the heaviest JPEG: the same answers as orig
+    assert by.loc["jpeg10", "pred"].sort_index().tolist() == by.loc["orig", "pred"].sort_index().tolist()
 
 
 def test_the_report_reads_the_frame_task(world, tmp_path, monkeypatch):

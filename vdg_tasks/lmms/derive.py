@@ -106,8 +106,9 @@ _IMAGE_MARKERS = (".convert(", "Image.", "PIL")
 
 def resolve_conditions(names: Sequence[str] | None) -> tuple[str, ...]:
     """Condition names and family tags (``ladder``, ``crf``, ``text``) -> the derived conditions, in
-    declaration order; None or empty: every condition derived tasks provide for."""
-    offered = [c.name for c in conditions_for(PROVIDES)]
+    declaration order; None or empty: every condition derived tasks provide for (a task that gives frames then takes
+    the ``jpeg`` ladder in place of ``crf``: ``compression_for_frames``)."""
+    offered = [c.name for c in conditions_for(PROVIDES | {"frames"})]
     if not names:
         return tuple(offered)
     chosen: set[str] = set()
@@ -250,9 +251,9 @@ def analyse(
     if gives_frames:
         logger.warning(
             f"vdg derive: {task}: its doc_to_visual {visual} returns decoded frames or images, not a video file: "
-            "the conditions apply to those frames (no re-encoding conditions)"
+            "the conditions apply to those frames (a JPEG ladder in place of the CRF ladder)"
         )
-        conditions = tuple(c for c in conditions if CONDITIONS[c].transform in FRAME_TRANSFORMS)
+        conditions = compression_for_frames(conditions)
     if not is_fn(build):
         raise _refuse(
             task,
@@ -309,6 +310,15 @@ def analyse(
             "every question gets one task type, so the report's per-task-type tables have one row; give "
             "--task-type FIELD if its docs have one"
         )
+    if not gives_frames:
+        conditions = tuple(c for c in conditions if "frames" not in CONDITIONS[c].requires)
+    if not conditions:
+        raise _refuse(
+            task,
+            "none of the conditions asked for applies to it (the jpeg ladder is for tasks that give decoded frames, "
+            "crf for tasks that give a video file)",
+            "no condition applies",
+        )
     docs = config.get("process_docs")
     return DeriveSpec(
         task=task,
@@ -338,6 +348,17 @@ def unjudgeable_metrics(config: Mapping[str, Any]) -> list[str]:
     """The metrics of a task config that a judge comparing words cannot stand in for (``_UNJUDGEABLE_METRIC``)."""
     names = [str(entry.get("metric") or "") for entry in config.get("metric_list") or []]
     return [name for name in names if _UNJUDGEABLE_METRIC.search(name)]
+
+
+def compression_for_frames(conditions: Sequence[str]) -> tuple[str, ...]:
+    """The conditions a task that gives frames gets of ``conditions``: those frames can take
+    (``vdg_tasks.perturb.frames``), with the ``jpeg`` ladder in place of ``crf`` when a ``crf`` level was asked for
+    and no ``jpeg`` one was."""
+    kept = [c for c in conditions if CONDITIONS[c].transform in FRAME_TRANSFORMS]
+    wants_crf = any(CONDITIONS[c].transform == "crf" for c in conditions)
+    if wants_crf and not any(CONDITIONS[c].transform == "jpeg" for c in kept):
+        kept += [c.name for c in CONDITIONS.values() if c.transform == "jpeg"]
+    return tuple(c for c in CONDITIONS if c in kept)
 
 
 def graded_scoring(config: Mapping[str, Any], offline_results: str | None) -> str:

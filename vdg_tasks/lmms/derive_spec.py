@@ -457,7 +457,7 @@ def derived_benchmark(spec: DeriveSpec) -> Benchmark:
         f"lmms-eval's `{spec.task}`, derived by `vdg derive` (same dataset, prompt builder and video lookup).",
         _native(spec) if spec.process_results else None,
         prompt=_prompt(spec),
-        provides=PROVIDES if spec.scoring == LETTER else frozenset(),
+        provides=(PROVIDES if spec.scoring == LETTER else frozenset()) | ({"frames"} if spec.frames else frozenset()),
         view=_view(spec.fields, graded=spec.scoring != LETTER),
         frame_folder_fps=spec.frame_folder_fps,
         scoring=spec.scoring,

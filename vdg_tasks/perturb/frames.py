@@ -10,7 +10,10 @@ mode of the frame it stands in for:
   of ``min(k, n)`` equal segments of the list), each shown over one equal segment of it (``layout.segment_bounds``),
   in ``layout.hold_order`` with the video's seed: the frame-list analogue of the video holds, which a model
   sampling the held video uniformly sees the same way;
-- a re-encoding (``crf``) or a window (``hold_at``) needs the video stream: not offered (``FRAME_TRANSFORMS``).
+- ``jpeg`` (the frame tasks' compression ladder, in place of ``crf``): each frame re-encoded as JPEG at the
+  condition's quality with Pillow (4:2:0) and decoded back, in its own size and mode (an alpha channel comes back
+  opaque);
+- a video re-encoding (``crf``) or a window (``hold_at``) needs the video stream: not offered (``FRAME_TRANSFORMS``).
 
 Frames are PIL images or numpy arrays (height x width [x channels]); one array of stacked frames (frames x height
 x width x channels) is taken as its frames and given back stacked; anything else is refused with its type.
@@ -18,6 +21,7 @@ x width x channels) is taken as its frames and given back stacked; anything else
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +31,7 @@ from vdg_tasks.perturb.video.layout import hold_order, key_frame_indices, segmen
 from vdg_tasks.vocabulary.conditions import Condition
 
 #: The condition transforms that apply to a list of frames.
-FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none"})
+FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none", "jpeg"})
 
 
 class FramesUnavailable(ValueError):
@@ -42,6 +46,22 @@ def _black_like(frame: Any) -> Any:
     if isinstance(frame, Image.Image):
         return Image.new(frame.mode, frame.size)
     raise FramesUnavailable(f"a visual of type {type(frame).__name__} is not a frame (a PIL image or numpy array)")
+
+
+def _jpeg(frame: Any, quality: int) -> Any:
+    """``frame`` re-encoded as JPEG at ``quality`` and decoded back, in its own size, mode (and array dtype)."""
+    from PIL import Image  # as in _black_like
+
+    if isinstance(frame, np.ndarray) and frame.dtype != np.uint8:
+        raise FramesUnavailable(f"JPEG takes 8-bit frames; this frame is {frame.dtype}")
+    picture = Image.fromarray(frame) if isinstance(frame, np.ndarray) else frame
+    encodable = picture if picture.mode in ("RGB", "L") else picture.convert("RGB")
+    buffer = io.BytesIO()
+    encodable.save(buffer, format="JPEG", quality=int(quality), subsampling="4:2:0")
+    decoded = Image.open(buffer)
+    decoded.load()
+    decoded = decoded if decoded.mode == picture.mode else decoded.convert(picture.mode)
+    return np.asarray(decoded, dtype=frame.dtype).reshape(frame.shape) if isinstance(frame, np.ndarray) else decoded
 
 
 def _check_frames(frames: Sequence[Any]) -> None:
@@ -90,6 +110,8 @@ def apply_to_frames(condition: Condition, frames: Sequence[Any], seed: int) -> l
         return list(frames)
     if condition.transform == "black":
         return [_black_like(f) for f in frames]
+    if condition.transform == "jpeg":
+        return [_jpeg(f, int(condition.params["quality"])) for f in frames]
     params = condition.params_dict()
     positions = held_positions(len(frames), int(params["k"]), str(params["order"]), seed)
     return [frames[i] for i in positions]

@@ -95,7 +95,6 @@ SEASON = "season_1"
 SOURCE = "vdg synthetic"
 
 
-
 #: Episodes ``generate_episodes`` writes by default (six questions each; see the module docstring).
 N_EPISODES = 15
 N_SEGMENTS = 4
@@ -141,8 +140,6 @@ def slot_of(name: str) -> int:
         return list(CAST).index(name)
     except ValueError:
         raise ValueError(f"{name!r} is not in the cast of {SHOW}: {list(CAST)}") from None
-
-
 
 
 @dataclass(frozen=True)

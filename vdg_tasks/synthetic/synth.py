@@ -107,12 +107,6 @@ _STATIC_NOISE = 6  # +- amplitude of a per-video fixed texture
 _FRAME_NOISE = 3  # +- amplitude of per-frame noise
 
 
-
-
-
-
-
-
 @dataclass(frozen=True)
 class VideoSpec:
     """Ground truth of one synthetic video (not written to the jsonl; recomputed from the seed).

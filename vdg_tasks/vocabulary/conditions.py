@@ -17,11 +17,11 @@ from typing import Any, Literal
 Modality = Literal["video", "text"]
 #: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
 #: ``none``: no visual input at all (``doc_to_visual`` gives an empty list, nothing is built).
-Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none"]
+Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none", "jpeg"]
 #: The question transform of a condition (``vdg_tasks.perturb.text``); ``none`` leaves the question as it is.
 TextTransform = Literal["none", "name_swap", "open_ended", "abstain", "metadata", "subtitles"]
 #: What a condition needs a benchmark's docs to carry (``vdg_tasks.data.benchmarks.Benchmark.provides``).
-Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles"]
+Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles", "frames"]
 AnswerFormat = Literal["letter", "open"]
 
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
@@ -117,6 +117,25 @@ def crf(level: int, preset: str = "medium") -> Condition:
 
 CRF_LEVELS = (18, 23, 28, 33, 38)
 
+
+def jpeg(quality: int) -> Condition:
+    """Each of a task's own frames re-encoded as JPEG: the compression ladder of a task that gives frames, in place
+    of ``crf`` (there is no video stream to re-encode); family ``crf``, so ``<task>_vdg_crf`` runs either."""
+    return Condition(
+        f"jpeg{quality}",
+        "video",
+        "jpeg",
+        f"Each of the task's own frames re-encoded as JPEG at quality {quality} (Pillow, 4:2:0), same size and mode: "
+        "the compression ladder of a task that gives frames.",
+        "crf",
+        {"quality": quality},
+        requires=frozenset({"frames"}),
+    )
+
+
+#: JPEG qualities of the frame tasks' compression ladder, from light to heavy (as ``CRF_LEVELS``).
+JPEG_QUALITIES = (90, 70, 50, 30, 10)
+
 #: The tag of the character-tracking protocol (seed 003's C1-C6, C8, C9; C7 is `vdg sweep`).
 TRACKING = "tracking"
 #: The option the abstain condition adds, after the question's last option.
@@ -167,6 +186,7 @@ _DECLARED: tuple[Condition, ...] = (
         order="reversed",
     ),
     *(crf(level) for level in CRF_LEVELS),
+    *(jpeg(quality) for quality in JPEG_QUALITIES),
     Condition(
         "oracle",
         "video",

@@ -259,8 +259,11 @@ def test_a_task_that_gives_frames_gets_the_conditions_frames_can_take(builtin):
     assert spec.frames and spec.scoring == "letter"
     assert {"orig", "black", "blind", "single", "shuffled", "abstain"} <= set(spec.conditions)
     assert not {c for c in spec.conditions if c.startswith("crf")}
+    assert [c for c in spec.conditions if c.startswith("jpeg")] == ["jpeg90", "jpeg70", "jpeg50", "jpeg30", "jpeg10"]
     warned = [m for m in builtin["messages"] if m.startswith("vdg derive: longvideobench_val_i: its doc_to_visual")]
-    assert warned and "no re-encoding conditions" in warned[0]
+    assert warned and "a JPEG ladder in place of the CRF ladder" in warned[0]
+    video = DeriveSpec.from_json((builtin["out"] / "lvbench" / "vdg_derive.json").read_text())
+    assert not [c for c in video.conditions if c.startswith("jpeg")]  # a video task keeps the CRF ladder
 
 
 @pytest.mark.slow
@@ -306,7 +309,9 @@ def test_videomme_fields_detected_as_vdg_declares_them(builtin):
 
 
 def test_conditions_from_names_and_families():
-    assert resolve_conditions(["crf", "orig"]) == ("orig", "crf18", "crf23", "crf28", "crf33", "crf38")
+    # the compression family: a video task keeps its CRF levels, a task that gives frames its JPEG ones (analyse)
+    jpeg = ("jpeg90", "jpeg70", "jpeg50", "jpeg30", "jpeg10")
+    assert resolve_conditions(["crf", "orig"]) == ("orig", "crf18", "crf23", "crf28", "crf33", "crf38", *jpeg)
     assert resolve_conditions(["text"]) == ("open", "abstain")
     assert "nameswap" not in resolve_conditions(None) and "abstain" in resolve_conditions(None)
     with pytest.raises(DeriveError, match="needs characters"):

@@ -82,3 +82,23 @@ def test_one_array_of_stacked_frames_is_taken_as_its_frames_and_given_back_stack
     (black,) = apply_to_frames(CONDITIONS["black"], [stacked], seed=0)
     assert black.shape == stacked.shape and not black.any()
     assert frame_count([stacked]) == 64 and frame_count(numbered(5)) == 5
+
+
+def test_jpeg_re_encodes_each_frame_at_its_quality_keeping_size_and_mode():
+    rng = np.random.default_rng(0)
+    noise = [Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)) for _ in range(3)]
+    light = apply_to_frames(CONDITIONS["jpeg90"], noise, seed=0)
+    heavy = apply_to_frames(CONDITIONS["jpeg10"], noise, seed=0)
+    assert [(f.size, f.mode) for f in heavy] == [(n.size, n.mode) for n in noise]
+
+    def error(frames):
+        return np.mean(
+            [np.abs(np.asarray(f, float) - np.asarray(n, float)).mean() for f, n in zip(frames, noise, strict=True)]
+        )
+
+    assert 0 < error(light) < error(heavy)  # lossy, and lossier at the lower quality
+    grey = np.full((16, 16), 200, dtype=np.uint8)
+    (out,) = apply_to_frames(CONDITIONS["jpeg50"], [grey], seed=0)
+    assert out.dtype == np.uint8 and out.shape == (16, 16) and abs(int(out.mean()) - 200) <= 2
+    with pytest.raises(FramesUnavailable, match="JPEG takes 8-bit frames; this frame is uint16"):
+        apply_to_frames(CONDITIONS["jpeg50"], [grey.astype(np.uint16)], seed=0)

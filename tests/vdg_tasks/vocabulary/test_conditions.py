@@ -28,6 +28,11 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
         "crf28",
         "crf33",
         "crf38",
+        "jpeg90",
+        "jpeg70",
+        "jpeg50",
+        "jpeg30",
+        "jpeg10",
         "oracle",
         "nameswap",
         "open",
@@ -38,6 +43,8 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
     for name in ("single", "shuffled", "ordered"):
         assert CONDITIONS[name].params["k"] == DEFAULT_KEY_FRAMES == 32
     assert CONDITIONS["crf28"].params_dict() == {"crf": 28, "preset": "medium"}
+    assert CONDITIONS["jpeg50"].params_dict() == {"quality": 50} and CONDITIONS["jpeg50"].requires == {"frames"}
+    assert CONDITIONS["jpeg50"].family == "crf"
     text = {name for name, c in CONDITIONS.items() if c.modality == "text"}
     assert text == {"nameswap", "open", "abstain", "metadata", "subtitles"}
     assert CONDITIONS["subtitles"].params_dict() == {"max_chars": 4000}
@@ -52,7 +59,15 @@ def test_crf_family_expands_in_code():
     assert (declared.name, declared.transform, declared.modality) == ("crf23", "crf", "video")
     assert declared.params_dict() == {"crf": 23, "preset": "medium"}  # x264's default preset, as documented
     assert crf(23, preset="slow").params_dict() == {"crf": 23, "preset": "slow"} and crf(23, preset="slow") != declared
-    assert families()["crf"] == ["crf18", "crf23", "crf28", "crf33", "crf38"]
+    # the compression family: the CRF ladder of a video, the JPEG ladder of a task that gives frames
+    assert families()["crf"] == [
+        "crf18",
+        "crf23",
+        "crf28",
+        "crf33",
+        "crf38",
+        *(f"jpeg{q}" for q in (90, 70, 50, 30, 10)),
+    ]
 
 
 def test_condition_params_are_read_only():
