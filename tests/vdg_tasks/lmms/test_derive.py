@@ -337,3 +337,12 @@ def test_a_member_group_is_expanded_into_its_own_tasks(tmp_path):
     assert members_of(manager, "outer") == ["a", "b", "plain", "outer"]  # a group naming itself is not recursed
     assert members_of(manager, "a_tag") == ["a", "b", "c"]
     assert members_of(manager, "plain") is None
+
+
+def test_a_frame_task_takes_the_jpeg_ladder_in_place_of_crf_and_only_what_frames_can_show():
+    from vdg_tasks.lmms.derive import compression_for_frames
+
+    jpeg = ("jpeg90", "jpeg70", "jpeg50", "jpeg30", "jpeg10")
+    assert compression_for_frames(("orig", "black", "crf28", "abstain")) == ("orig", "black", *jpeg, "abstain")
+    assert compression_for_frames(("orig", "crf18", "jpeg50")) == ("orig", "jpeg50")  # a JPEG level asked for: it
+    assert compression_for_frames(("orig", "oracle", "blind")) == ("orig", "blind")  # a window needs the video
