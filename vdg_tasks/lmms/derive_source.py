@@ -25,6 +25,7 @@ KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
     "answer": (
         "answer",
         "correct_choice",
+        "correct_idx",
         "answer_idx",
         "answer_id",
         "answer_index",
@@ -165,10 +166,37 @@ def _find(field: str, tiers: Sequence[str]) -> str | None:
     return None
 
 
+def returned_field(ref: str) -> str | None:
+    """The doc field a function returns as it is (``return doc["A"]``, ``return doc.get("A")``), else None."""
+    nodes = _closure(ref)
+    node = nodes[0] if nodes and nodes[0].name == str(ref).rpartition(".")[2] else None
+    if node is None or not node.args.args:
+        return None
+    body = [b for b in node.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    doc, value = node.args.args[0].arg, body[0].value
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == doc:
+        key = value.slice
+    elif (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "get"
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == doc
+        and value.args
+    ):
+        key = value.args[0]
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+
 def detect_fields(config: Mapping[str, Any], source: str | Sequence[str]) -> Fields:
-    """The base's doc fields: ``doc_to_target`` / ``doc_to_text`` when they name a field, else the
-    known names (``KNOWN_FIELDS``) the source reads from ``doc`` (``source``: one text, or texts in
-    the order to search), else the known names it mentions at all (not for the question id)."""
+    """The base's doc fields: ``doc_to_target`` / ``doc_to_text`` when they name a field (or, for the answer, are
+    a function returning one field as it is), else the known names (``KNOWN_FIELDS``) the source reads from ``doc``
+    (``source``: one text, or texts in the order to search), else the known names it mentions at all (not for the
+    question id)."""
     tiers = [source] if isinstance(source, str) else list(source)
     hints = {"answer": config.get("doc_to_target"), "question": config.get("doc_to_text")}
     found = {}
@@ -176,4 +204,7 @@ def detect_fields(config: Mapping[str, Any], source: str | Sequence[str]) -> Fie
         hint = hints.get(field)
         plain = isinstance(hint, str) and not is_fn(hint) and _IDENT.fullmatch(hint)
         found[field] = hint if plain else _find(field, tiers)
+    target = config.get("doc_to_target")
+    if found["answer"] is None and is_fn(target):
+        found["answer"] = returned_field(str(target))
     return Fields(**found)

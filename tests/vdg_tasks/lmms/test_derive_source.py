@@ -12,7 +12,15 @@ import textwrap
 import pytest
 
 from vdg_tasks.data.upstream import Function
-from vdg_tasks.lmms.derive_source import KNOWN_FIELDS, base_sources, closure_text, detect_fields, is_fn, offline_safe
+from vdg_tasks.lmms.derive_source import (
+    KNOWN_FIELDS,
+    base_sources,
+    closure_text,
+    detect_fields,
+    is_fn,
+    offline_safe,
+    returned_field,
+)
 from vdg_tasks.lmms.derive_spec import Fields, read_options
 
 # Read only, never imported: the names it uses (requests, OpenAI, upload_results, fetch) need not exist.
@@ -67,6 +75,24 @@ def score_with_a_client(doc, results):
 
 def recursive(doc):
     return recursive(doc)
+
+
+def target_of(doc):
+    """The reference answer."""
+    return doc["A"]
+
+
+def target_got(d):
+    return d.get("gt_text", "")
+
+
+def target_built(doc):
+    return "ABCD"[int(doc["correct"])]
+
+
+def target_of_another(doc):
+    other = {"A": 1}
+    return other["A"]
 '''
 OTHER_UTILS = """\
 def visual(doc):
@@ -252,3 +278,13 @@ def test_a_source_with_no_known_names_finds_no_fields():
 def test_every_field_of_a_spec_has_known_names():
     assert set(KNOWN_FIELDS) == {"question_id", "options", "answer", "video_id", "task_type", "question"}
     assert all(KNOWN_FIELDS[f] for f in KNOWN_FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("function", "field"),
+    [("target_of", "A"), ("target_got", "gt_text"), ("target_built", None), ("target_of_another", None)],
+)
+def test_a_doc_to_target_returning_one_field_as_it_is_names_the_answer_field(utils, function, field):
+    assert returned_field(f"{utils}.{function}") == field
+    config = {"doc_to_target": Function(f"{utils}.{function}")}
+    assert detect_fields(config, "").answer == field
