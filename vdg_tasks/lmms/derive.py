@@ -254,10 +254,12 @@ def analyse(
             "the conditions apply to those frames (a JPEG ladder in place of the CRF ladder)"
         )
         conditions = compression_for_frames(conditions)
-    if not is_fn(build):
+    names_a_field = isinstance(build, str) and not is_fn(build) and re.fullmatch(r"[A-Za-z_]\w*", build) is not None
+    if not (is_fn(build) or names_a_field):
         raise _refuse(
             task,
-            f"its doc_to_text is {build!r}, not a prompt-building function vdg can give changed options",
+            f"its doc_to_text is {build!r}, neither a prompt-building function nor a doc field vdg can give changed "
+            "options",
             "doc_to_text is not a function",
         )
     found = detect_fields(config, base_sources(config))

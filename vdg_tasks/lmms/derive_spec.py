@@ -264,6 +264,18 @@ def load_function(ref: str) -> Callable[..., Any]:
     return getattr(_load_module(module), name)
 
 
+def prompt_builder(ref: str) -> Callable[..., str]:
+    """The base's prompt builder: the function ``ref`` names, or, where ``doc_to_text`` names a doc field (a name
+    without a dot, as lmms-eval reads a string ``doc_to_text`` that is a feature), that field's text as it is."""
+    if "." in ref:
+        return load_function(ref)
+
+    def field_text(doc: Mapping[str, Any]) -> str:
+        return str(doc.get(ref, ""))
+
+    return field_text
+
+
 def _n_params(fn: Callable[..., Any]) -> int:
     try:
         return len(inspect.signature(fn).parameters)
@@ -394,7 +406,7 @@ def _base_prompt(spec: DeriveSpec) -> Callable[..., str]:
     """A graded task's prompt: the base's own builder on the doc as it is (there are no options to change)."""
 
     def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
-        build = load_function(spec.doc_to_text)
+        build = prompt_builder(spec.doc_to_text)
         raw = view.get(RAW_KEY, view)
         kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
         return build(raw, kwargs) if _n_params(build) >= 2 else build(raw)
@@ -421,7 +433,7 @@ def _prompt(spec: DeriveSpec) -> Callable[..., str]:
                 doc[question_field] = view.get("question", "")
         kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
         try:
-            build = load_function(spec.doc_to_text)
+            build = prompt_builder(spec.doc_to_text)
             text = build(doc, kwargs) if _n_params(build) >= 2 else build(doc)
         except Exception as exc:
             logger.warning(f"vdg: {spec.task}: its doc_to_text failed on the changed question ({exc!r})")

@@ -634,3 +634,24 @@ def test_a_graded_question_without_an_id_is_named_by_a_digest_of_its_whole_doc(b
     )
     # an image (or any object whose text names a memory address) is left out: the id is the same in every process
     assert view({**one, "frame": object()})["question_id"] == view({**one, "frame": object()})["question_id"]
+
+
+def test_a_doc_to_text_naming_a_field_asks_that_field_s_text_and_a_text_condition_rewrites_it(tmp_path):
+    from vdg_tasks.perturb.text import apply as apply_text
+    from vdg_tasks.vocabulary.conditions import CONDITIONS
+
+    # TimeScope's config: doc_to_text is the doc's `input` field, whose lines letter the options
+    fields = Fields("id", f"{IN_TEXT}input", "answer", "video", None, "input")
+    spec = DeriveSpec(
+        task="ts", yaml_path=str(tmp_path / "ts.yaml"), fields=fields, doc_to_visual=f"{tmp_path}/x.v",
+        doc_to_text="input", process_results=None, process_docs=None, visual_kwargs=None,
+        conditions=("orig", "abstain"),
+    )  # fmt: skip
+    bench = derived_benchmark(spec)
+    doc = {"id": "t1", "video": "v.mp4", "input": "When does the dog bark?\nA. 3 s\nB. 9 s", "answer": "B"}
+    view = bench.view(doc)
+    assert (view["question"], view["options"], view["answer"]) == ("When does the dog bark?", ["A. 3 s", "B. 9 s"], "B")
+    assert bench.prompt(view, {"post_prompt": "ignored: lmms-eval reads the field alone"}) == doc["input"]
+    change = apply_text(CONDITIONS["abstain"], view)
+    added = change.doc["options"][-1].split(". ", 1)[1]
+    assert bench.prompt(change.doc, {}) == f"{doc['input']}\nC. {added}"
