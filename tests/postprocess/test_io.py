@@ -341,7 +341,6 @@ def test_a_scored_record_whose_correct_is_not_a_boolean_names_the_file_and_line(
         load_frame([run])
 
 
-
 def test_a_log_without_scores_and_one_with_them_agree_on_the_same_letter(tmp_path):
     from tests.helpers.fakelogs import sample, write_run
 
