@@ -81,14 +81,22 @@ VIDEO_ID_FIELDS: tuple[str, ...] = (
 )
 
 
+#: What a ``scoring`` cell holds for a letter: the name, or nothing (a source that logs none).
+_LETTER_SCORINGS = (LETTER, "", "nan", "None", "<NA>")
+
+
+def is_graded(scoring: Any) -> bool:
+    """Whether a row's ``scoring`` is a graded one (not a letter's: no letter, no options)."""
+    return str(scoring) not in _LETTER_SCORINGS
+
+
 def graded_rows(frame: pd.DataFrame) -> np.ndarray:
-    """Which rows hold a graded answer (``scoring`` other than ``letter``: no letter, no options)."""
+    """``is_graded`` of every row (all False for a frame without ``scoring``)."""
     import numpy as np  # this schema module imports no numpy or pandas until a frame is read
 
     if "scoring" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    scoring = frame["scoring"]
-    return (scoring.notna() & ~scoring.astype(str).isin([LETTER, "", "nan"])).to_numpy(dtype=bool)
+    return (~frame["scoring"].astype(object).map(str).isin(_LETTER_SCORINGS)).to_numpy(dtype=bool)
 
 
 def sources(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -12,6 +12,8 @@ import pandas as pd
 
 from postprocess.frame import (
     KEY,
+    graded_rows,
+    is_graded,
 )
 from postprocess.reading import LogError
 from vdg_tasks.vocabulary.scoring import LETTER
@@ -22,7 +24,7 @@ logger = logging.getLogger(__name__)
 def _answer(row: pd.Series) -> str:
     """A row's answer as a refusal names it: its letter (a graded answer: its score and reference answer), and its
     status when that is not ok."""
-    graded = "scoring" in row.index and str(row["scoring"]) not in (LETTER, "", "nan")
+    graded = "scoring" in row.index and is_graded(row["scoring"])
     if graded and pd.isna(row["score"]):  # not judged yet: its reply
         shown = f"reply {str(row['response'])[:80]!r}"
     else:
@@ -174,7 +176,7 @@ def none_for_missing(table: pd.DataFrame) -> pd.DataFrame:
 def fill_scores(table: pd.DataFrame) -> pd.DataFrame:
     """``score`` and ``scoring`` where a source has none (an older log, a prediction file): a letter's score is its
     ``correct`` flag."""
-    letter = table["scoring"].isna() | table["scoring"].astype(str).isin(["", "nan"])
+    letter = ~graded_rows(table)
     table["scoring"] = table["scoring"].astype(object).where(~letter, LETTER)
     fill = table["score"].isna() & table["correct"].notna() & letter
     table["score"] = table["score"].astype(float).where(~fill, table["correct"].astype(float))

@@ -11,7 +11,7 @@ import pandas as pd
 from postprocess.analyses.base import MissingPolicy, Options, memo_by_frame
 from postprocess.frame import graded_rows
 from vdg_tasks.vocabulary.conditions import CONDITIONS
-from vdg_tasks.vocabulary.scoring import CORRECT_AT, LETTER
+from vdg_tasks.vocabulary.scoring import CORRECT_AT
 
 OVERALL = "Overall"
 _DECLARED_CONDITIONS = list(CONDITIONS)
@@ -84,8 +84,7 @@ def paired(frame: pd.DataFrame, conditions: Sequence[str], missing: MissingPolic
     flags = frame["correct"].astype(float)
     given = frame["score"].astype(float).fillna(flags) if "score" in frame.columns else flags
     score = spread(given.fillna(0.0).to_numpy(dtype=float), float)
-    letter = frame["scoring"].eq(LETTER) | frame["scoring"].isna() if "scoring" in frame.columns else None
-    graded = spread(~letter.to_numpy(dtype=bool)) if letter is not None else np.zeros(shape, dtype=bool)
+    graded = spread(graded_rows(frame))
     unparsed = spread(frame["status"].eq("unparsed").to_numpy(dtype=bool, na_value=False))
     error = spread(frame["status"].eq("error").to_numpy(dtype=bool, na_value=False))
     first = rows[np.unique(q_codes, return_index=True)[1]]

@@ -12,6 +12,7 @@ import pytest
 
 from postprocess.io import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
+from tests.helpers.standins import local_task_yaml
 from vdg_tasks.cli import main
 from vdg_tasks.lmms.derive_spec import DeriveSpec
 from vdg_tasks.synthetic.synth import encode_video, render_frames, video_spec
@@ -21,24 +22,6 @@ pytestmark = pytest.mark.slow
 TASK = "framebench_i"
 VIDEOS = ("f000", "f001", "f002", "f003")
 N_FRAMES, SHOWN = 80, 16
-YAML = """\
-task: {task}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: generate_until
-doc_to_visual: !function frame_utils.doc_to_visual
-doc_to_text: !function frame_utils.doc_to_text
-doc_to_target: correct_choice
-generation_kwargs:
-  max_new_tokens: 16
-lmms_eval_specific_kwargs:
-  default:
-    max_num_frames: {shown}
-    post_prompt: "Answer with the option's letter from the given choices directly."
-"""
 # As longvideobench_val_i: decord decodes evenly spaced frames, the model gets PIL images.
 UTILS = """\
 from pathlib import Path
@@ -81,7 +64,11 @@ def world(tmp_path_factory):
                      "correct_choice": candidates.index(spec.scenes[0])})  # fmt: skip
     data = root / "questions.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (base / f"{TASK}.yaml").write_text(YAML.format(task=TASK, data=data, shown=SHOWN))
+    kwargs = {
+        "max_num_frames": SHOWN,
+        "post_prompt": "Answer with the option's letter from the given choices directly.",
+    }
+    (base / f"{TASK}.yaml").write_text(local_task_yaml(TASK, data, "frame_utils", "correct_choice", kwargs))
     (base / "frame_utils.py").write_text(UTILS)
     out = root / "derived"
     args = ["derive", TASK, "--include_path", str(base), "--out", str(out), "--question-id", "id"]

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers.runs import lmms_eval, offline_env
+from tests.helpers.standins import local_task_yaml
 from vdg_tasks.cli import main
 from vdg_tasks.data.upstream import lmms_eval_tasks_dir
 from vdg_tasks.lmms.derive_spec import DeriveSpec
@@ -25,30 +26,6 @@ COUNT_TASK = "vsi_count_standin"
 VIDEOS = ("g000", "g001", "g002")
 WIDTH, HEIGHT, FPS = 160, 120, 8
 
-COUNT_YAML = """\
-task: {task}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: generate_until
-doc_to_visual: !function count_utils.doc_to_visual
-doc_to_text: !function count_utils.doc_to_text
-doc_to_target: ground_truth
-process_results: !function count_utils.process_results
-metric_list:
-  - metric: mra
-    aggregation: mean
-    higher_is_better: true
-generation_kwargs:
-  max_new_tokens: 16
-  do_sample: false
-lmms_eval_specific_kwargs:
-  default:
-    pre_prompt: ""
-    post_prompt: "Please answer the question using a single word or phrase."
-"""
 # VSI-Bench's numeric scoring, per question, as its process_results does it (its functions, imported).
 COUNT_UTILS = """\
 from pathlib import Path
@@ -115,7 +92,9 @@ def world(tmp_path_factory):
         f"include: {lmms_eval_tasks_dir() / 'activitynetqa' / 'activitynetqa_generation.yaml'}\ntask: {OPEN_TASK}\n"
         f"dataset_path: json\ndataset_kwargs:\n  data_files:\n    test: {data / 'open.jsonl'}\n"
     )
-    (base / f"{COUNT_TASK}.yaml").write_text(COUNT_YAML.format(task=COUNT_TASK, data=data / "count.jsonl"))
+    kwargs = {"pre_prompt": "", "post_prompt": "Please answer the question using a single word or phrase."}
+    count_yaml = local_task_yaml(COUNT_TASK, data / "count.jsonl", "count_utils", "ground_truth", kwargs, "mra")
+    (base / f"{COUNT_TASK}.yaml").write_text(count_yaml)
     (base / "count_utils.py").write_text(COUNT_UTILS)
     out = root / "derived"
     for task, given in ((OPEN_TASK, []), (COUNT_TASK, ["--question-id", "id", "--video-id", "scene_name"])):

@@ -112,3 +112,21 @@ def egoschema(root: Path) -> dict[str, list[dict]]:
 def write_standins(root: Path) -> dict[str, object]:
     root.mkdir(parents=True, exist_ok=True)
     return {"videomme": videomme(root), "mvbench": mvbench(root), "egoschema": egoschema(root)}
+
+
+def local_task_yaml(
+    task: str, data: Path, utils: str, target: str, kwargs: dict[str, object], metric: str | None = None
+) -> str:
+    """The config of a stand-in task over a local jsonl ``data``: its ``doc_to_visual``, ``doc_to_text`` (and, with
+    ``metric``, ``process_results`` averaged per question) in ``<utils>.py`` beside it, ``doc_to_target`` the field
+    ``target``, ``kwargs`` its default ``lmms_eval_specific_kwargs``."""
+    lines = [
+        f"task: {task}", "dataset_path: json", "dataset_kwargs:", "  data_files:", f"    test: {data}",
+        "test_split: test", "output_type: generate_until", f"doc_to_visual: !function {utils}.doc_to_visual",
+        f"doc_to_text: !function {utils}.doc_to_text", f"doc_to_target: {target}",
+    ]  # fmt: skip
+    if metric is not None:
+        lines += [f"process_results: !function {utils}.process_results", "metric_list:", f"  - metric: {metric}"]
+        lines += ["    aggregation: mean", "    higher_is_better: true"]
+    lines += ["generation_kwargs:", "  max_new_tokens: 16", "lmms_eval_specific_kwargs:", "  default:"]
+    return "\n".join([*lines, *(f"    {key}: {json.dumps(value)}" for key, value in kwargs.items())]) + "\n"

@@ -25,7 +25,7 @@ from vdg_tasks.data.local_copies import LocalLayout, VideoUnavailable, local_dir
 from vdg_tasks.vocabulary.catalogue import DOCS, MVBENCH_SUB_TASKS, OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import Condition, Requirement, conditions_for
 from vdg_tasks.vocabulary.parse import LETTERS
-from vdg_tasks.vocabulary.scoring import LETTER
+from vdg_tasks.vocabulary.scoring import LETTER, scoring
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 __all__ = ["BENCHMARKS", "Benchmark", "VideoUnavailable", "members", "open_prompt", "parse_task_name", "task_name"]
@@ -264,6 +264,11 @@ class Benchmark:
     frame_folder_fps: float | None = None
     scoring: str = LETTER
     frames: Callable[[Mapping[str, Any]], list[Any]] | None = None
+
+    @property
+    def graded(self) -> bool:
+        """Whether its replies are scored on a graded scale (no options: ``vdg_tasks.vocabulary.scoring``)."""
+        return scoring(self.scoring).graded
 
     @property
     def report_name(self) -> str:

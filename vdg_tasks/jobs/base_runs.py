@@ -30,7 +30,6 @@ from vdg_tasks.lmms.derive_spec import SPEC_FILE, DeriveSpec, answer_letter, der
 from vdg_tasks.lmms.hooks import Visual, build_record, metric_value
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, METRIC_KEY, RECORD_KEY, SAMPLES_FILE
-from vdg_tasks.vocabulary.scoring import LETTER
 
 #: The functions that make two task configs the same task (a copy of a built-in under another name, a stand-in).
 _IDENTITY = ("doc_to_visual", "doc_to_text", "process_results")
@@ -204,7 +203,7 @@ def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]])
             )
         matched[index] = where
         target = line.get("target")
-        if not _target_is_answer(target, view, graded=benchmark.scoring != LETTER):
+        if not _target_is_answer(target, view, graded=benchmark.graded):
             raise BaseRunError(
                 f"{where}: the logged target {target!r} is not the answer {view['answer']!r} of question "
                 f"{view['question_id']}: the run was made on other docs"

@@ -25,7 +25,6 @@ from loguru import logger
 from vdg_tasks.data.upstream import lmms_eval_tasks_dir
 from vdg_tasks.lmms.derive import DeriveError, DeriveSpec, plan, task_manager
 from vdg_tasks.lmms.derive_spec import is_in_text
-from vdg_tasks.vocabulary.scoring import LETTER
 
 _VIDEO = re.compile(r"video|\.mp4|\.mkv|\.webm|\.avi", re.IGNORECASE)
 
@@ -125,7 +124,7 @@ def scoring_cell(specs: Sequence[DeriveSpec]) -> str:
     for spec in specs:
         if spec.frames:
             cells.append(f"{spec.scoring}, on the task's own frames")
-        elif spec.scoring != LETTER:
+        elif spec.graded:
             cells.append(f"{spec.scoring} (graded)")
         elif is_in_text(spec.fields.options):
             cells.append("letter (options read from the question text)")

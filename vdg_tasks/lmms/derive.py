@@ -49,6 +49,7 @@ from vdg_tasks.lmms.derive_source import (
     detect_fields,
     doc_keys,
     is_fn,
+    names_a_field,
     offline_safe,
 )
 from vdg_tasks.lmms.derive_spec import (
@@ -254,8 +255,7 @@ def analyse(
             "the conditions apply to those frames (a JPEG ladder in place of the CRF ladder)"
         )
         conditions = compression_for_frames(conditions)
-    names_a_field = isinstance(build, str) and not is_fn(build) and re.fullmatch(r"[A-Za-z_]\w*", build) is not None
-    if not (is_fn(build) or names_a_field):
+    if not (is_fn(build) or names_a_field(build)):
         raise _refuse(
             task,
             f"its doc_to_text is {build!r}, neither a prompt-building function nor a doc field vdg can give changed "
@@ -584,15 +584,9 @@ JUDGE_FLAG = " --judge offline|api"
 
 
 def scoring_sentence(name: str) -> str:
-    """How a derived task's replies are scored, in words (its README and the coverage table)."""
-    if name == LETTER:
-        return "`letter`: the letter read from the reply, 1 when it is the answer, else 0"
-    if name == JUDGE:
-        return (
-            "`judge`: no options and no offline per-question metric: the free-text reply is scored after the run by "
-            "vdg's judge on {0, 0.5, 1} (`vdg report --judge offline|api`); VDG is then on a graded score"
-        )
-    return f"`{name}`: {scoring(name).to_unit}; VDG is then on a graded score"
+    """How a derived task's replies are scored, in words (its README), from the scoring's declaration."""
+    how = scoring(name)
+    return f"`{name}`: {how.to_unit}" + ("; VDG is then on a graded score" if how.graded else "")
 
 
 def readme(spec: DeriveSpec, notes: list[str]) -> str:
@@ -605,10 +599,10 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         f"lookup ({spec.yaml_path}); vdg's hooks change the video or the question.",
         "",
         "Doc fields (answers given as a letter, a 0-based index or an option's text are scored as letters):"
-        if spec.scoring == LETTER
+        if not spec.graded
         else "Doc fields (the answer is the reference the reply is scored against):",
         "",
-        *_field_lines(spec.fields, graded=spec.scoring != LETTER),
+        *_field_lines(spec.fields, graded=spec.graded),
         "",
         f"Scoring: {scoring_sentence(spec.scoring)}.",
         "",

@@ -140,6 +140,12 @@ def is_fn(value: Any) -> bool:
     return isinstance(value, Function)
 
 
+def names_a_field(value: Any) -> bool:
+    """Whether a config value (``doc_to_text: input``, ``doc_to_target: answer``) names a doc field rather than a
+    function or a template."""
+    return isinstance(value, str) and not is_fn(value) and _IDENT.fullmatch(value) is not None
+
+
 # --- fields -------------------------------------------------------------------------------------------
 
 
@@ -202,8 +208,7 @@ def detect_fields(config: Mapping[str, Any], source: str | Sequence[str]) -> Fie
     found = {}
     for field in KNOWN_FIELDS:
         hint = hints.get(field)
-        plain = isinstance(hint, str) and not is_fn(hint) and _IDENT.fullmatch(hint)
-        found[field] = hint if plain else _find(field, tiers)
+        found[field] = hint if names_a_field(hint) else _find(field, tiers)
     target = config.get("doc_to_target")
     if found["answer"] is None and is_fn(target):
         found["answer"] = returned_field(str(target))

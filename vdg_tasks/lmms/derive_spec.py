@@ -31,7 +31,7 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
 from vdg_tasks.vocabulary.option_lines import OptionLines, find_options
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
-from vdg_tasks.vocabulary.scoring import LETTER
+from vdg_tasks.vocabulary.scoring import LETTER, scoring
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 SPEC_FILE = "vdg_derive.json"
@@ -108,6 +108,11 @@ class DeriveSpec:
     frame_folder_fps: float = DEFAULT_FRAME_FOLDER_FPS
     scoring: str = LETTER
     frames: bool = False
+
+    @property
+    def graded(self) -> bool:
+        """Whether its replies are scored on a graded scale (``vdg_tasks.vocabulary.scoring``)."""
+        return scoring(self.scoring).graded
 
     def to_json(self) -> str:
         return json.dumps({"version": 1, **dataclasses.asdict(self)}, indent=1, default=str) + "\n"
@@ -415,7 +420,7 @@ def _base_prompt(spec: DeriveSpec) -> Callable[..., str]:
 
 
 def _prompt(spec: DeriveSpec) -> Callable[..., str]:
-    if spec.scoring != LETTER:
+    if spec.graded:
         return _base_prompt(spec)
 
     def prompt(view: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
@@ -469,8 +474,8 @@ def derived_benchmark(spec: DeriveSpec) -> Benchmark:
         f"lmms-eval's `{spec.task}`, derived by `vdg derive` (same dataset, prompt builder and video lookup).",
         _native(spec) if spec.process_results else None,
         prompt=_prompt(spec),
-        provides=(PROVIDES if spec.scoring == LETTER else frozenset()) | ({"frames"} if spec.frames else frozenset()),
-        view=_view(spec.fields, graded=spec.scoring != LETTER),
+        provides=(frozenset() if spec.graded else PROVIDES) | ({"frames"} if spec.frames else frozenset()),
+        view=_view(spec.fields, graded=spec.graded),
         frame_folder_fps=spec.frame_folder_fps,
         scoring=spec.scoring,
         frames=_frames(spec) if spec.frames else None,

@@ -56,7 +56,7 @@ from vdg_tasks.perturb.text import apply as apply_text
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
-from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, counts_as_correct, metric_score, scoring
+from vdg_tasks.vocabulary.scoring import JUDGE, counts_as_correct, metric_score, scoring
 
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
@@ -344,7 +344,7 @@ def build_record(
     if isinstance(change, TextChange):
         record = replace(record, **change.details)
     error = visual.error if visual.error is not None else (change if isinstance(change, str) else None)
-    graded = benchmark.scoring != LETTER
+    graded = benchmark.graded
     if error is None and not record.answer and condition.answer_format != "open":
         listed = "its options" if options else "its options, and it lists none (no options field, no lettered lines)"
         error = f"NoAnswer: question {record.question_id} has no ground-truth answer" + (

@@ -51,7 +51,12 @@ def scoring(name: str) -> Scoring:
     if name == LETTER:
         return Scoring(LETTER, False, "1 when the letter read from the reply is the answer, else 0")
     if name == JUDGE:
-        return Scoring(JUDGE, True, "vdg's judge on {0, 0.5, 1}, as it is")
+        return Scoring(
+            JUDGE,
+            True,
+            "the free-text reply scored after the run by vdg's judge on {0, 0.5, 1} (`vdg report --judge "
+            "offline|api`), as it is",
+        )
     if name.startswith(METRIC_PREFIX) and name[len(METRIC_PREFIX) :]:
         key = name[len(METRIC_PREFIX) :]
         return Scoring(name, True, f"the base task's own per-question `{key}`, as it is (in [0, 1])")
