@@ -212,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--options",
         metavar="FIELD",
-        help="doc field of the options: a list, a newline-separated string, or FIELD{i} for numbered fields",
+        help="doc field of the options: a list, a newline-separated string, FIELD{i} for numbered fields "
+        "(option0, option1), FIELD{a} for lettered ones (choice_a, choice_b)",
     )
     p.add_argument("--answer", metavar="FIELD", help="doc field of the answer: a letter, a 0-based index or the text")
     p.add_argument("--video-id", dest="video_id", metavar="FIELD", help="doc field of the video id")

@@ -247,6 +247,8 @@ class Benchmark:
         frames: view -> the decoded frames or images the task shows (its own ``doc_to_visual``), for a task that
             gives frames rather than a video file: the conditions apply to them (``vdg_tasks.perturb.frames``)
             and no video is built; None for a task that gives a video file.
+        aggregate_one: for a ``mean:<key>`` scoring, the base's aggregation of ``<key>`` over one question's value
+            (its process_results output under ``<key>``); None otherwise.
     """
 
     name: str
@@ -264,6 +266,7 @@ class Benchmark:
     frame_folder_fps: float | None = None
     scoring: str = LETTER
     frames: Callable[[Mapping[str, Any]], list[Any]] | None = None
+    aggregate_one: Callable[[Any], Any] | None = None
 
     @property
     def graded(self) -> bool:

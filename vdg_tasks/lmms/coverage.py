@@ -15,7 +15,7 @@ import ast
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,9 @@ class CoverageRow:
         n_tasks: tasks derived (a group's members; 0 when refused).
         conditions: the conditions each derived task gets (empty when refused).
         scoring: how its answers are scored (empty when refused).
-        reason: why it is refused (empty when it derives).
+        reason: why it is refused (empty when it derives); for a group derived in part, why its other members are.
+        partly: a group refused as a whole whose other members derive one by one (``n_tasks`` of them).
+        specs: the derived tasks' specs (``vdg derive`` writes one folder each).
     """
 
     folder: str
@@ -50,6 +52,8 @@ class CoverageRow:
     conditions: tuple[str, ...] = ()
     scoring: str = ""
     reason: str = ""
+    partly: bool = False
+    specs: tuple[DeriveSpec, ...] = field(default=(), compare=False, repr=False)
 
 
 def _builds_a_video_visual(utils: Path) -> bool:
@@ -80,8 +84,9 @@ PROBE_VARIANTS = ("no_visual", "random_choice", "gt_none_option", "number_option
 
 
 def candidates(folder: Path, index: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """What a new user would try for ``folder``, in order: a group whose YAML lies in the folder, else any group
-    in it; with no group, its tasks by name (lmms-eval's probe variants last). Empty when lmms-eval indexes
+    """What a new user would try for ``folder``, in order: a group whose YAML lies in the folder, else a group
+    beside a ``utils.py`` that builds a video visual (MixEval-X's ``video2text``, not its ``audio2text``), else any
+    group in it; with no group, its tasks by name (lmms-eval's probe variants last). Empty when lmms-eval indexes
     nothing there."""
     inside = {
         name: entry
@@ -90,8 +95,13 @@ def candidates(folder: Path, index: Mapping[str, Mapping[str, Any]]) -> list[str
     }
     groups = sorted(name for name, entry in inside.items() if entry["type"] == "group")
     top = [name for name in groups if Path(inside[name]["yaml_path"]).parent == folder]
-    if top or groups:
-        return [(top or groups)[0]]
+    beside_video = [
+        name
+        for name in groups
+        if (utils := Path(inside[name]["yaml_path"]).parent / "utils.py").is_file() and _builds_a_video_visual(utils)
+    ]
+    if top or beside_video or groups:
+        return [(top or beside_video or groups)[0]]
     return sorted(
         (name for name, entry in inside.items() if entry["type"] in ("task", "python_task")),
         key=lambda name: (any(part in name for part in PROBE_VARIANTS), name),
@@ -107,13 +117,27 @@ def _row(folder: Path, index: Mapping[str, Mapping[str, Any]], manager: Any) -> 
         try:
             specs = plan(name, manager=manager)
         except DeriveError as exc:
+            if exc.derivable:  # the members `vdg derive` names as derivable one by one
+                members = exc.derivable
+                conditions = tuple(dict.fromkeys(c for spec in members for c in spec.conditions))
+                return CoverageRow(
+                    folder.name,
+                    name,
+                    True,
+                    len(members),
+                    conditions,
+                    scoring_cell(members),
+                    exc.short,
+                    partly=True,
+                    specs=members,
+                )
             refused = refused or exc
             continue
         except Exception as exc:  # one folder's unreadable config is that folder's row, not the end of the table
             refused = refused or DeriveError(str(exc), f"its config could not be read ({type(exc).__name__}: {exc})")
             continue
         conditions = tuple(dict.fromkeys(c for spec in specs for c in spec.conditions))
-        return CoverageRow(folder.name, name, True, len(specs), conditions, scoring_cell(specs))
+        return CoverageRow(folder.name, name, True, len(specs), conditions, scoring_cell(specs), specs=tuple(specs))
     assert refused is not None
     return CoverageRow(folder.name, names[0], False, reason=refused.short)
 
@@ -148,6 +172,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _derives(row: CoverageRow) -> str:
+    return "in part" if row.partly else "yes" if row.derives else "no"
+
+
 def _common(rows: Sequence[CoverageRow]) -> tuple[str, ...]:
     counted = Counter(row.conditions for row in rows if row.derives)
     return counted.most_common(1)[0][0] if counted else ()
@@ -158,17 +186,25 @@ def render(rows: Iterable[CoverageRow], lmms_eval_version: str | None = None) ->
     rows = list(rows)
     lmms_eval_version = lmms_eval_version or version("lmms_eval")
     derived = [row for row in rows if row.derives]
+    partly = sum(row.partly for row in derived)
+    in_part = (
+        f" ({partly} of them in part: a group some of whose members are refused, its others derived one by one)"
+        if partly
+        else ""
+    )
     common = _common(rows)
     lines = [
         "# Coverage: lmms-eval's video tasks under `vdg derive`",
         "",
         "Generated by `vdg coverage --out docs/coverage.md` (a test fails when this file is stale); do not edit.",
         "",
-        f"lmms-eval {lmms_eval_version}: **{len(derived)} of {len(rows)}** video task folders derive. A video task "
-        "folder is one with a `utils.py` defining a function whose name holds `visual` and whose body speaks of "
-        "video. Each is tried on its group (a group YAML in the folder, else any group in it), else on its tasks "
-        "one by one (lmms-eval's probe variants last) until one derives, as `vdg derive NAME` would be; a "
-        "refused folder shows the first one tried.",
+        f"lmms-eval {lmms_eval_version}: **{len(derived)} of {len(rows)}** video task folders derive{in_part}. A "
+        "video task folder is one with a `utils.py` defining a function whose name holds `visual` and whose body "
+        "speaks of video. Each is tried on its group (a group YAML in the folder, else one beside a video `utils.py`, "
+        "else any group in it), else on its tasks one by one (lmms-eval's probe variants last) until one derives, "
+        "as `vdg derive NAME` would be; a group refused as a whole counts `in part` when `vdg derive` names members "
+        "that derive one by one (the tasks column counts those; why not, the others). A refused folder shows the "
+        "first one tried.",
         "",
         f"Conditions of a derived task (`all` below): {', '.join(f'`{c}`' for c in common) or 'none'}.",
         "",
@@ -181,7 +217,7 @@ def render(rows: Iterable[CoverageRow], lmms_eval_version: str | None = None) ->
         else:
             conditions = ", ".join(row.conditions)
         lines.append(
-            f"| {row.folder} | {row.tried and f'`{row.tried}`'} | {'yes' if row.derives else 'no'} | "
+            f"| {row.folder} | {row.tried and f'`{row.tried}`'} | {_derives(row)} | "
             f"{row.n_tasks or ''} | {conditions} | {row.scoring} | {_cell(row.reason)} |"
         )
     return "\n".join(lines) + "\n"

@@ -51,13 +51,16 @@ from vdg_tasks.lmms.derive_source import (
     is_fn,
     names_a_field,
     offline_safe,
+    returns_constant,
 )
 from vdg_tasks.lmms.derive_spec import (
     ALTERNATIVE,
     DEFAULT_FRAME_FOLDER_FPS,
     HOOKS_MODULE,
     IN_TEXT,
+    LETTERED,
     NUMBERED,
+    PROMPT_FIELD,
     PROVIDES,
     SPEC_FILE,
     DeriveError,
@@ -65,6 +68,7 @@ from vdg_tasks.lmms.derive_spec import (
     Fields,
     answer_letter,
     derived_benchmark,
+    field_marker,
     hooks_for,
     native_name,
     read_options,
@@ -73,7 +77,7 @@ from vdg_tasks.lmms.derive_spec import (
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, condition_metadata, dump_yaml, vdg_metrics
 from vdg_tasks.perturb.frames import FRAME_TRANSFORMS
 from vdg_tasks.vocabulary.conditions import CONDITIONS, conditions_for, families, get_condition
-from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, METRIC_PREFIX, scoring
+from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, MEAN_PREFIX, METRIC_PREFIX, PERCENT_SUFFIX, scoring
 
 __all__ = [
     "DeriveError",
@@ -92,7 +96,7 @@ __all__ = [
 
 #: Base config keys vdg replaces (or that name the base task itself).
 _REPLACED = frozenset(
-    {"task", "tag", "group", "group_alias", "task_alias", "include", "class"}
+    {"task", "tag", "group", "group_alias", "task_alias", "include"}
     | {"doc_to_visual", "process_results", "process_docs", "metric_list", "metadata"}
 )
 _LOCAL_BUILDERS = frozenset({"csv", "json", "parquet", "text", "pandas", "arrow"})
@@ -159,8 +163,8 @@ def _visual_kwargs(config: Mapping[str, Any]) -> dict[str, Any] | None:
     return json.loads(json.dumps({**kwargs, **(default if isinstance(default, Mapping) else {})}, default=str))
 
 
-def _refuse(task: str, reason: str, short: str = "") -> DeriveError:
-    return DeriveError(f"cannot derive {task}: {reason}", short or reason)
+def _refuse(task: str, reason: str, short: str = "", derivable: Sequence[DeriveSpec] = ()) -> DeriveError:
+    return DeriveError(f"cannot derive {task}: {reason}", short or reason, derivable)
 
 
 _ASKS_FOR_A_LETTER = re.compile(
@@ -193,8 +197,11 @@ def asks_for_a_letter(config: Mapping[str, Any]) -> bool:
     return any(_ASKS_FOR_A_LETTER.search(text) for text in literals)
 
 
-#: Metrics defined only over a whole corpus of answers (n-gram and caption scores): no per-question value.
-_CORPUS_METRIC = re.compile(r"bleu|cider|meteor|rouge|spice", re.IGNORECASE)
+#: Metrics defined only over a whole corpus of answers (n-gram and caption scores): no per-question value. BLEURT,
+#: a learned score of each sentence, is not one.
+_CORPUS_METRIC = re.compile(r"bleu(?!rt)|cider|meteor|rouge|spice", re.IGNORECASE)
+#: A metric that only writes a submission file: no score at all.
+_SUBMISSION = "submission"
 
 
 def corpus_metrics(config: Mapping[str, Any]) -> list[str]:
@@ -203,9 +210,17 @@ def corpus_metrics(config: Mapping[str, Any]) -> list[str]:
     for entry in config.get("metric_list") or []:
         name, aggregation = str(entry.get("metric", "")), entry.get("aggregation")
         text = name + (closure_text(str(aggregation)) if is_fn(aggregation) else str(aggregation or ""))
-        if _CORPUS_METRIC.search(text):
+        if _CORPUS_METRIC.search(name) or (name != _SUBMISSION and _CORPUS_METRIC.search(text)):
             found.append(name)
     return found
+
+
+def only_corpus_metrics(config: Mapping[str, Any]) -> list[str]:
+    """The corpus-level metrics of a task config whose every scoring metric is corpus-level (a captioning task);
+    empty when it has one per question (FunQA's GPT score, CUVA's BLEURT beside their BLEU)."""
+    corpus = corpus_metrics(config)
+    scoring = [str(e.get("metric", "")) for e in config.get("metric_list") or [] if e.get("metric") != _SUBMISSION]
+    return corpus if corpus and set(scoring) <= set(corpus) else []
 
 
 def text_fields(builder: str, question: str) -> list[str]:
@@ -264,19 +279,23 @@ def analyse(
         )
     found = detect_fields(config, base_sources(config))
     found = dataclasses.replace(found, **{k: v for k, v in (fields or {}).items() if v})
+    target = answer_function(config) if found.answer is None else None
     lettered = found.options is None and asks_for_a_letter(config)
-    if lettered and found.question is not None and found.answer is not None:
-        texts = text_fields(closure_text(str(build)), found.question)
+    if lettered and (found.answer is not None or target is not None) and (found.question is not None or is_fn(build)):
+        # Where no field holds them, the prompt the builder writes can (VITATECS builds them from two captions).
+        fields_read = text_fields(closure_text(str(build)), found.question) if found.question else []
+        texts = [*fields_read, PROMPT_FIELD] if is_fn(build) else fields_read
+        where = ", ".join([*fields_read, "the prompt its doc_to_text writes"] if is_fn(build) else fields_read)
         logger.warning(
             f"vdg derive: {task}: no options field; its prompt asks for an option's letter, so the options are read "
-            f"from lettered lines in {', '.join(texts)}; a question without them is an error row"
+            f"from lettered lines in {where}; a question without them is an error row"
         )
         found = dataclasses.replace(found, options=IN_TEXT + ALTERNATIVE.join(texts))
     results = config.get("process_results")
     offline_results = str(results) if is_fn(results) and offline_safe(results) else None
-    how = LETTER
+    how, aggregation = LETTER, None
     if found.options is None:
-        corpus = corpus_metrics(config)
+        corpus = only_corpus_metrics(config)
         if lettered or corpus:
             raise _refuse(
                 task,
@@ -288,11 +307,11 @@ def analyse(
                     else f"its prompt asks for no option's letter, and its {', '.join(corpus)} "
                     f"{'is' if len(corpus) == 1 else 'are'} defined only over the whole corpus: no per-question value"
                 )
-                + "; give --options FIELD (a list, a newline-separated string, or FIELD{i} for numbered fields) if "
-                "its docs hold options, or --options @question if its question text letters them",
+                + "; give --options FIELD (a list, a newline-separated string, FIELD{i} for numbered fields, FIELD{a} "
+                "for lettered ones) if its docs hold options, or --options @question if its question text letters them",
                 "open-ended, corpus-level metric" if corpus else "no options field",
             )
-        how = graded_scoring(config, offline_results)
+        how, aggregation = graded_scoring(config, offline_results)
         unjudgeable = unjudgeable_metrics(config) if how == JUDGE else []
         if unjudgeable:
             raise _refuse(
@@ -303,9 +322,14 @@ def analyse(
                 "grounding or error-rate metric, none per question",
             )
         conditions = tuple(c for c in conditions if not CONDITIONS[c].requires)
-    if found.answer is None:
+    if found.answer is None and target is None:
         known = ", ".join(KNOWN_FIELDS["answer"])
-        raise _refuse(task, f"no answer field: none of {known}; give --answer FIELD", "no answer field")
+        raise _refuse(
+            task,
+            f"no answer field: none of {known}, and no doc_to_target function that gives one offline (a constant, "
+            "as a task scored only by submission has, is none); give --answer FIELD",
+            "no answer field",
+        )
     if found.task_type is None:
         logger.warning(
             f"vdg derive: {task}: no task-type field found (none of {', '.join(KNOWN_FIELDS['task_type'])}): "
@@ -336,6 +360,8 @@ def analyse(
         frame_folder_fps=frame_folder_fps,
         scoring=how,
         frames=gives_frames,
+        doc_to_target=target,
+        aggregation=aggregation,
     )
 
 
@@ -363,21 +389,48 @@ def compression_for_frames(conditions: Sequence[str]) -> tuple[str, ...]:
     return tuple(c for c in CONDITIONS if c in kept)
 
 
-def graded_scoring(config: Mapping[str, Any], offline_results: str | None) -> str:
-    """How a task without options is scored (``vdg_tasks.vocabulary.scoring``): its own first metric averaged per
-    question (``aggregation: mean``), neither named for an error (MAE, WER, ...) nor lower-is-better, when its
-    ``process_results`` runs offline, else vdg's judge."""
-    if offline_results is not None:
-        for entry in config.get("metric_list") or []:
-            name = str(entry.get("metric") or "")
-            lower_is_better = entry.get("higher_is_better") is False
-            if (
-                str(entry.get("aggregation", "")) == "mean"
-                and name
-                and not (_ERROR_METRIC.search(name) or lower_is_better)
-            ):
-                return METRIC_PREFIX + native_name(name)
-    return JUDGE
+#: Metrics named for a mean over questions of a per-question value (mean IoU, mean AP, accuracy).
+_MEAN_OVER_QUESTIONS = re.compile(r"(^|_)(m(iou|ap)|acc|accuracy)$", re.IGNORECASE)
+#: An aggregation's source that divides a sum by how many there are (or takes a mean).
+_MEAN_SHAPED = re.compile(r"/\s*(len\(|\w*(total|count|num)\w*)|\bmean\(", re.IGNORECASE)
+#: An aggregation that needs a fixed number of questions (CameraBench's ``assert len(results) == 1900 * 4``).
+_FIXED_COUNT = re.compile(r"assert\s+len\(")
+#: An aggregation in percent.
+_PERCENT = re.compile(r"\*\s*100(\.0)?\b|\b100(\.0)?\s*\*")
+
+
+def graded_scoring(config: Mapping[str, Any], offline_results: str | None) -> tuple[str, str | None]:
+    """How a task without options is scored (``vdg_tasks.vocabulary.scoring``), and the aggregation a ``mean:``
+    scoring applies to one question: when its ``process_results`` runs offline, its own first metric averaged per
+    question (``aggregation: mean``), neither named for an error (MAE, WER, ...) nor lower-is-better; else its first
+    metric named for a mean over questions (mIoU, mAP, accuracy) whose offline aggregation divides by their number and
+    needs no fixed number of them; else vdg's judge."""
+    if offline_results is None:
+        return JUDGE, None
+    entries = [e for e in config.get("metric_list") or [] if e.get("metric")]
+    for entry in entries:
+        name = str(entry["metric"])
+        lower_is_better = entry.get("higher_is_better") is False
+        if str(entry.get("aggregation", "")) == "mean" and not (_ERROR_METRIC.search(name) or lower_is_better):
+            return METRIC_PREFIX + native_name(name), None
+    for entry in entries:
+        name, aggregation = str(entry["metric"]), entry.get("aggregation")
+        if not (_MEAN_OVER_QUESTIONS.search(name) and is_fn(aggregation) and offline_safe(aggregation)):
+            continue
+        source = closure_text(str(aggregation))
+        if _MEAN_SHAPED.search(source) and not _FIXED_COUNT.search(source):
+            percent = PERCENT_SUFFIX if _PERCENT.search(source) else ""
+            return f"{MEAN_PREFIX}{native_name(name)}{percent}", str(aggregation)
+    return JUDGE, None
+
+
+def answer_function(config: Mapping[str, Any]) -> str | None:
+    """The base's ``doc_to_target`` function as the source of the answer (where no doc field holds it): one that
+    stays offline and does not return a constant; else None."""
+    target = config.get("doc_to_target")
+    if not is_fn(target) or not offline_safe(target) or returns_constant(str(target)):
+        return None
+    return str(target)
 
 
 def group_members(manager: Any, name: str, seen: frozenset[str] = frozenset()) -> list[str | dict[str, Any]] | None:
@@ -419,10 +472,11 @@ def plan(
     unknown = sorted(set(fields) - set(KNOWN_FIELDS))
     if unknown:
         raise DeriveError(f"unknown field option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_FIELDS)}")
-    numbered = [f for f in str(fields.get("options") or "").split(ALTERNATIVE) if NUMBERED in f]
-    if any(not f.endswith(NUMBERED) or f.count(NUMBERED) > 1 for f in numbered):
+    numbered = [f for f in str(fields.get("options") or "").split(ALTERNATIVE) if field_marker(f)]
+    if any(f.count(NUMBERED) + f.count(LETTERED) > 1 for f in numbered):
         raise DeriveError(
-            f"--options {fields['options']}: numbered fields are written FIELD{NUMBERED} (option{NUMBERED})"
+            f"--options {fields['options']}: numbered fields are written FIELD{NUMBERED} (option{NUMBERED}), "
+            f"lettered ones FIELD{LETTERED} (choice_{LETTERED}), one marker each"
         )
     if include_path is not None and not Path(include_path).is_dir():
         raise DeriveError(f"--include_path {include_path}: no such folder")
@@ -434,8 +488,6 @@ def plan(
         hint = f" (did you mean {', '.join(near)}?)" if near else ""
         where = f" (looked in lmms-eval's tasks and {include_path})" if include_path else ""
         raise _refuse(base_task, f"no lmms-eval task, group or tag of that name{where}{hint}")
-    if index[base_task]["type"] == "python_task":
-        raise _refuse(base_task, "it is a Python class task, not a YAML config vdg can read")
     members = group_members(manager, base_task)
     if members is None:
         return [analyse(base_task, index[base_task]["yaml_path"], chosen, fields, "", frame_folder_fps)]
@@ -443,7 +495,7 @@ def plan(
     for member in members:
         name = member if isinstance(member, str) else str(member.get("task", member))
         entry = index.get(name) if isinstance(member, str) else None
-        if entry is None or entry["type"] != "task":
+        if entry is None or entry["type"] not in ("task", "python_task"):
             problems.append((name, "a group" if entry else "defined inline in the group"))
             continue
         try:
@@ -460,6 +512,7 @@ def plan(
             f"{listed} (`vdg derive MEMBER` says why){derivable}",
             f"a group of {len(members)}, {len(problems)} refused: "
             + ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))),
+            derivable=specs,
         )
     return specs
 
@@ -564,8 +617,9 @@ globals().update(vdg_tasks.derive.hooks_for(Path(__file__).with_name("vdg_derive
 '''
 
 
-def _field_lines(fields: Fields, graded: bool = False) -> list[str]:
+def _field_lines(fields: Fields, graded: bool = False, target: str | None = None) -> list[str]:
     meaning = {
+        "answer": f"none: what its doc_to_target `{target}` returns",
         "question_id": "none: a digest of the whole doc (with the video id)"
         if graded
         else "none: a digest of the question and its options (with the video id)",
@@ -602,7 +656,7 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         if not spec.graded
         else "Doc fields (the answer is the reference the reply is scored against):",
         "",
-        *_field_lines(spec.fields, graded=spec.graded),
+        *_field_lines(spec.fields, graded=spec.graded, target=spec.doc_to_target),
         "",
         f"Scoring: {scoring_sentence(spec.scoring)}.",
         "",
@@ -629,13 +683,33 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
     return "\n".join(lines)
 
 
+def class_groups(spec: DeriveSpec, is_class_task: bool) -> dict[str, list[str]]:
+    """Group name -> its derived tasks, for a Python class task: lmms-eval indexes a config with ``class`` as a
+    ``python_task`` and registers no tag of it, so its ``<task>_vdg`` and ``<task>_vdg_<family>`` are groups.
+    (A class task's group-wide tags, ``<group>_vdg...``, are not written: each member's folder would hold its own.)"""
+    if not is_class_task:
+        return {}
+    groups: dict[str, list[str]] = {}
+    for condition in spec.conditions:
+        for name in tags(spec, condition):
+            if name.startswith(f"{spec.task}_vdg"):
+                groups.setdefault(name, []).append(task_name(spec.task, condition))
+    return groups
+
+
 def render(spec: DeriveSpec) -> dict[str, str]:
     """File name -> text of the derived folder of ``spec``."""
     base, notes = template(spec)
     header = f"# Generated by `vdg derive {spec.group or spec.task}`; do not edit.\n"
     files = {TEMPLATE: header + dump_yaml(base)}
+    groups = class_groups(spec, "class" in base)
     for condition in spec.conditions:
-        files[f"{task_name(spec.task, condition)}.yaml"] = header + dump_yaml(leaf(spec, condition, base))
+        config = leaf(spec, condition, base)
+        if groups:
+            config.pop("tag", None)
+        files[f"{task_name(spec.task, condition)}.yaml"] = header + dump_yaml(config)
+    for name, members in groups.items():
+        files[f"{name}.yaml"] = header + dump_yaml({"group": name, "task": members})
     files[SPEC_FILE] = spec.to_json()
     files[f"{HOOKS_MODULE}.py"] = _HOOKS_SOURCE
     files["README.md"] = readme(spec, notes)

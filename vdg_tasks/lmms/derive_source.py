@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from vdg_tasks.data.upstream import Function
-from vdg_tasks.lmms.derive_spec import ALTERNATIVE, NUMBERED, Fields
+from vdg_tasks.lmms.derive_spec import ALTERNATIVE, LETTERED, NUMBERED, Fields
 
 #: Field -> the names looked for in the base's source, most likely first.
 KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "question_id": ("question_id", "qid", "id", "question_idx", "uid", "key", "q_id"),
+    "question_id": ("question_id", "qid", "id", "question_idx", "uid", "key", "q_id", "sample_id"),
     "options": ("options", "candidates", "choices", "option", "answer_choices", "candidate_answers", "index2ans"),
     "answer": (
         "answer",
@@ -58,6 +58,8 @@ _DOC_KEY = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*["']([^"'\n]+)["']""")
 _DOC_NUMBERED = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*f["']([A-Za-z_]\w*?)\{\w*\}["']""")
 #: A numbered options key built before it is read (``key = f"answer_choice_{idx}"; doc.get(key)``).
 _NAMED_NUMBERED = re.compile(r"""f["']((?:\w*(?:option|choice|candidate)\w*?)_?)\{\w*\}["']""", re.IGNORECASE)
+#: A lettered options key (``doc[f"choice_{letter.lower()}"]``: EgoPlan's choice_a ... choice_d).
+_DOC_LETTERED = re.compile(r"""\bdoc\s*(?:\[|\.get\()\s*f["']([A-Za-z_]\w*?)\{\w+\.(?:lower|upper)\(\)\}["']""")
 _LITERAL = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 _IDENT = re.compile(r"[A-Za-z_][\w-]*")
 
@@ -149,21 +151,23 @@ def names_a_field(value: Any) -> bool:
 # --- fields -------------------------------------------------------------------------------------------
 
 
-def _find(field: str, tiers: Sequence[str]) -> str | None:
+def _find(field: str, tiers: Sequence[str], guess: bool = True) -> str | None:
     """The known names of ``field`` read from ``doc`` in the first tier that reads any ("a|b": the first
-    a doc has), else (not for ids and options: a wrong guess there merges or misreads questions) the
-    known names mentioned at all."""
+    a doc has), else (with ``guess``, never for ids and options: a wrong guess there merges or misreads
+    questions) the known names mentioned at all."""
     names = KNOWN_FIELDS[field]
     # Options only from the task's own functions: a module shared with an open-ended task reads them elsewhere.
     for text in tiers[:1] if field == "options" else tiers:
         keys = set(_DOC_KEY.findall(text))
         numbered = (_DOC_NUMBERED.search(text) or _NAMED_NUMBERED.search(text)) if field == "options" else None
+        lettered = _DOC_LETTERED.search(text) if field == "options" else None
         # Video-Holmes spells them Question, Options, Answer
         hits = [k for n in names for k in sorted(keys) if k.lower() == n.lower()]
-        hits += [f"{numbered.group(1)}{NUMBERED}"] if numbered else []
+        hits += [f"{lettered.group(1)}{LETTERED}"] if lettered else []
+        hits += [f"{numbered.group(1)}{NUMBERED}"] if numbered and not lettered else []
         if hits:
             return ALTERNATIVE.join(hits)
-    if field in ("question_id", "options"):
+    if field in ("question_id", "options") or not guess:
         return None
     for text in tiers:
         hits = [n for n in names if n in set(_LITERAL.findall(text))]
@@ -198,18 +202,41 @@ def returned_field(ref: str) -> str | None:
     return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
+def returns_constant(ref: str) -> bool:
+    """Whether a function's every ``return`` gives a constant (VANTAGE's ``doc_to_target`` returns "": no answer)."""
+    nodes = _closure(ref)
+    node = nodes[0] if nodes and nodes[0].name == str(ref).rpartition(".")[2] else None
+    returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)] if node is not None else []
+    return bool(returns) and all(r.value is None or isinstance(r.value, ast.Constant) for r in returns)
+
+
+#: A template naming one field (``doc_to_target: "{{reference_answer}}"``).
+_FIELD_TEMPLATE = re.compile(r"^\{\{\s*([A-Za-z_][\w-]*)\s*\}\}$")
+
+
+def template_field(value: Any) -> str | None:
+    """The doc field a config value names, as it is (``answer``) or as a template of one field
+    (``{{answer}}``); None for a function or any other template."""
+    if names_a_field(value):
+        return str(value)
+    found = _FIELD_TEMPLATE.match(value.strip()) if isinstance(value, str) and not is_fn(value) else None
+    return found.group(1) if found else None
+
+
 def detect_fields(config: Mapping[str, Any], source: str | Sequence[str]) -> Fields:
-    """The base's doc fields: ``doc_to_target`` / ``doc_to_text`` when they name a field (or, for the answer, are
-    a function returning one field as it is), else the known names (``KNOWN_FIELDS``) the source reads from ``doc``
-    (``source``: one text, or texts in the order to search), else the known names it mentions at all (not for the
-    question id)."""
+    """The base's doc fields: ``doc_to_target`` / ``doc_to_text`` when they name a field or are a template of one
+    (or, for the answer, a function returning one field as it is), else the known names (``KNOWN_FIELDS``) the
+    source reads from ``doc`` (``source``: one text, or texts in the order to search), else the known names it
+    mentions at all (not for the question id and options, nor for the answer where a ``doc_to_target`` function
+    gives it)."""
     tiers = [source] if isinstance(source, str) else list(source)
     hints = {"answer": config.get("doc_to_target"), "question": config.get("doc_to_text")}
     found = {}
-    for field in KNOWN_FIELDS:
-        hint = hints.get(field)
-        found[field] = hint if names_a_field(hint) else _find(field, tiers)
     target = config.get("doc_to_target")
+    for field in KNOWN_FIELDS:
+        # A doc_to_target function defines the answer better than a name merely mentioned (ExtremeWhenBench's "gt").
+        guess = not (field == "answer" and is_fn(target))
+        found[field] = template_field(hints.get(field)) or _find(field, tiers, guess)
     if found["answer"] is None and is_fn(target):
         found["answer"] = returned_field(str(target))
     return Fields(**found)

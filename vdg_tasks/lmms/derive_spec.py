@@ -31,7 +31,7 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
 from vdg_tasks.vocabulary.option_lines import OptionLines, find_options
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
-from vdg_tasks.vocabulary.scoring import LETTER, scoring
+from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, scoring
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 SPEC_FILE = "vdg_derive.json"
@@ -40,11 +40,16 @@ HOOKS_MODULE = "vdg_derived"
 RAW_KEY = "vdg_raw_doc"
 #: Marks an options spec of numbered fields: ``option{i}`` = option0, option1, ...
 NUMBERED = "{i}"
+#: Marks an options spec of lettered fields: ``choice_{a}`` = choice_a, choice_b, ... (EgoPlan; either case).
+LETTERED = "{a}"
 #: Separates alternative fields (``candidates|options``): the first one a doc has is read.
 ALTERNATIVE = "|"
 #: Marks an options spec of lettered lines inside text fields: ``@question|question_prompt`` reads them from the
 #: first of those fields whose text has them (``vdg_tasks.vocabulary.option_lines``).
 IN_TEXT = "@"
+#: The pseudo-field of an ``IN_TEXT`` options spec that is the base's own prompt (``@<prompt>``): VITATECS builds its
+#: lettered options from two caption fields inside its ``doc_to_text``, so only the prompt holds them.
+PROMPT_FIELD = "<prompt>"
 #: The rate of a source that is a folder of frames (``--frame-folder-fps``).
 DEFAULT_FRAME_FOLDER_FPS = 1.0
 #: What derived docs carry: options only (no characters, titles or subtitles).
@@ -54,17 +59,20 @@ GENERIC_POST_PROMPT = "Answer with the option's letter from the given choices di
 
 class DeriveError(ValueError):
     """A task that cannot be derived, or a bad request (the message names the task and the reason;
-    ``short``: the reason in a few words, for a group's list)."""
+    ``short``: the reason in a few words, for a group's list; ``derivable``: a refused group's members that can be
+    derived one by one)."""
 
-    def __init__(self, message: str, short: str = "") -> None:
+    def __init__(self, message: str, short: str = "", derivable: Sequence[DeriveSpec] = ()) -> None:
         super().__init__(message)
         self.short = short or message
+        self.derivable = tuple(derivable)
 
 
 @dataclass(frozen=True)
 class Fields:
     """The doc fields of a base task (None: it has none). ``options`` is a field holding a list, a
-    newline-separated string or a letter -> text mapping, or numbered fields (``option{i}``)."""
+    newline-separated string or a letter -> text mapping, or numbered (``option{i}``) or lettered (``choice_{a}``)
+    fields."""
 
     question_id: str | None = None
     options: str | None = None
@@ -93,6 +101,10 @@ class DeriveSpec:
         scoring: how a reply is scored (``vdg_tasks.vocabulary.scoring``): ``letter``, or for a task without
             options its own per-question metric or vdg's judge; such a task gets the conditions that need no options.
         frames: its doc_to_visual returns decoded frames or images, not a video file: the conditions apply to them.
+        doc_to_target: its ``doc_to_target`` function, where no answer field is found: the answer is what it returns
+            (the ``target`` lmms-eval logs); None when an answer field is read.
+        aggregation: the base's aggregation of the metric a ``mean:<key>`` scoring reads, called on one question's
+            value; None for the other scorings.
     """
 
     task: str
@@ -108,6 +120,8 @@ class DeriveSpec:
     frame_folder_fps: float = DEFAULT_FRAME_FOLDER_FPS
     scoring: str = LETTER
     frames: bool = False
+    doc_to_target: str | None = None
+    aggregation: str | None = None
 
     @property
     def graded(self) -> bool:
@@ -127,9 +141,33 @@ class DeriveSpec:
 # --- options and answers ------------------------------------------------------------------------------
 
 
+def field_marker(field: str) -> str | None:
+    """The numbering marker of an options field (``NUMBERED``, ``LETTERED``), None for a plain field."""
+    return next((m for m in (NUMBERED, LETTERED) if m in field), None)
+
+
 def _numbered_keys(doc: Mapping[str, Any], field: str) -> dict[int, str]:
-    prefix, n = field.replace(NUMBERED, ""), len(field) - len(NUMBERED)
-    return {int(k[n:]): k for k in map(str, doc) if k.startswith(prefix) and k[n:].isdigit()}
+    """0-based position -> key of the doc's numbered (``option{i}``: its own numbers) or lettered
+    (``choice_{a}``: a = 0) fields."""
+    marker = field_marker(field)
+    prefix, _, suffix = field.partition(str(marker))
+    keys: dict[int, str] = {}
+    for key in map(str, doc):
+        tail = key[len(prefix) : len(key) - len(suffix)] if key.startswith(prefix) and key.endswith(suffix) else ""
+        if marker == NUMBERED and tail.isdigit():
+            keys[int(tail)] = key
+        elif marker == LETTERED and len(tail) == 1 and tail.upper() in LETTERS:
+            keys[LETTERS.index(tail.upper())] = key
+    return keys
+
+
+def _numbered_key(field: str, position: int, keys: Mapping[int, str]) -> str:
+    """The key of a numbered or lettered field at ``position`` that the doc lacks, in the doc's own case."""
+    if field_marker(field) == NUMBERED:
+        return field.replace(NUMBERED, str(position))
+    letter = LETTERS[position]
+    lower = any(k == field.replace(LETTERED, LETTERS[i].lower()) for i, k in keys.items())
+    return field.replace(LETTERED, letter.lower() if lower else letter)
 
 
 def _absent(value: Any) -> bool:
@@ -139,7 +177,7 @@ def _absent(value: Any) -> bool:
 def chosen_field(doc: Mapping[str, Any], field: str | None) -> str | None:
     """The alternative of ``field`` (``a|b``) that ``doc`` has (not None; numbered: any of them); None if none."""
     for name in (field or "").split(ALTERNATIVE):
-        present = _numbered_keys(doc, name) if NUMBERED in name else doc.get(name) is not None
+        present = _numbered_keys(doc, name) if field_marker(name) else doc.get(name) is not None
         if name and present:
             return name
     return None
@@ -147,11 +185,12 @@ def chosen_field(doc: Mapping[str, Any], field: str | None) -> str | None:
 
 def read_options(doc: Mapping[str, Any], field: str | None) -> list[str]:
     """The options as the doc holds them (labels kept): a list, a newline-separated string, a mapping's
-    values, or numbered fields (``option{i}``: from 0 or 1, up to the first missing or "N/A")."""
+    values, or numbered fields (``option{i}``: from 0 or 1, up to the first missing or "N/A"; ``choice_{a}``: from
+    a)."""
     name = chosen_field(doc, field)
     if name is None:
         return []
-    if NUMBERED in name:
+    if field_marker(name):
         keys = _numbered_keys(doc, name)
         present = itertools.takewhile(lambda i: i in keys and not _absent(doc[keys[i]]), itertools.count(min(keys)))
         return [str(doc[keys[i]]) for i in present]
@@ -224,12 +263,12 @@ def write_options(doc: Mapping[str, Any], field: str, options: Sequence[str]) ->
     style = _style(read_options(doc, name))
     shown = [f"{style.format(L)}{option_text(o)}" for L, o in zip(LETTERS, options, strict=False)]
     new = dict(doc)
-    if NUMBERED in name:
+    if field_marker(name):
         keys = _numbered_keys(doc, name)
         start = min(keys, default=0)
         filler = "N/A" if any(str(doc[k]).strip() == "N/A" for k in keys.values()) else None
         for i in sorted(set(keys) | set(range(start, start + len(shown)))):
-            key = keys.get(i, name.replace(NUMBERED, str(i)))
+            key = keys.get(i) or _numbered_key(name, i, keys)
             if i - start < len(shown):
                 new[key] = shown[i - start]
             elif filler is None:
@@ -309,21 +348,38 @@ def plain_values(value: Any) -> Any:
     return None
 
 
-def _graded_answer(doc: Mapping[str, Any], field: str | None) -> str:
-    """A graded question's reference answer as text; "" (no answer: the question's error row) for a structured one
-    (a list or mapping: an order, an interval, several counts), which no score of words can be read against."""
-    name = chosen_field(doc, field)
-    value = doc.get(name) if name else None
-    return "" if value is None or isinstance(value, list | tuple | dict) else str(value).strip()
+def _graded_answer(value: Any, structured: bool) -> str:
+    """A graded question's reference answer as text. A structured one (a list or mapping: an interval, an order,
+    several counts) is its JSON where the base's own metric scores it (``structured``), else "" (no answer: the
+    question's error row): no score of words can be read against it."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(plain_values(value), sort_keys=True) if structured else ""
+    return str(value).strip()
 
 
-def _view(fields: Fields, graded: bool = False) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def _target(ref: str, doc: Mapping[str, Any]) -> Any:
+    """What the base's ``doc_to_target`` gives for ``doc``; None (the question's NoAnswer error row) where it fails."""
+    try:
+        return load_function(ref)(doc)
+    except Exception:  # the base's own code on one doc: that question has no answer, the others do
+        return None
+
+
+def _view(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The Video-MME view of a derived task's raw doc: its answer from the answer field, else from the base's
+    ``doc_to_target``; a graded answer that is a list or mapping kept (as JSON) only where the base's own metric
+    scores it; options read from the base's own prompt where only it holds them (``PROMPT_FIELD``)."""
+    fields, graded, target = spec.fields, spec.graded, spec.doc_to_target
+    structured_answers = graded and spec.scoring != JUDGE
+
     def view(doc: Mapping[str, Any]) -> dict[str, Any]:
         question = _text(doc, fields.question)
         if is_in_text(fields.options):  # a question without lettered lines has no options: an error row
-            name, found = options_in_text(doc, str(fields.options))
+            name, found = _found_options(spec, doc)
             texts = list(found.options) if found else []
-            if found and name == chosen_field(doc, fields.question):
+            if found and (name == chosen_field(doc, fields.question) or name == PROMPT_FIELD):
                 question = found.question
         else:
             texts = option_texts(read_options(doc, fields.options))
@@ -332,6 +388,7 @@ def _view(fields: Fields, graded: bool = False) -> Callable[[Mapping[str, Any]],
         named_by = (json.dumps(plain_values(doc), sort_keys=True),) if graded else (question, *texts)
         digest = f"{stable_seed(*named_by) & 0xFFFFFFFF:08x}"
         question_id = _text(doc, fields.question_id) or (f"{video}#{digest}" if video else digest)
+        answer = doc.get(chosen_field(doc, fields.answer) or "") if target is None else _target(target, doc)
         return {
             **doc,
             "question_id": question_id,
@@ -340,13 +397,27 @@ def _view(fields: Fields, graded: bool = False) -> Callable[[Mapping[str, Any]],
             "duration": "",
             "question": question,
             "options": [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=False)],
-            "answer": _graded_answer(doc, fields.answer)
-            if graded
-            else answer_letter(doc.get(chosen_field(doc, fields.answer) or ""), texts),
+            "answer": _graded_answer(answer, structured_answers) if graded else answer_letter(answer, texts),
             RAW_KEY: doc,
         }
 
     return view
+
+
+def _found_options(
+    spec: DeriveSpec, doc: Mapping[str, Any], kwargs: Mapping[str, Any] | None = None
+) -> tuple[str | None, OptionLines | None]:
+    """(the field, its lettered option lines) of an ``IN_TEXT`` options spec: the first text field holding them,
+    else, where the spec ends with ``PROMPT_FIELD``, the base's own prompt of ``doc`` (``kwargs``: the model's prompt
+    settings, else the task's default)."""
+    spec_text = str(spec.fields.options)
+    name, found = options_in_text(doc, spec_text)
+    if found is not None or PROMPT_FIELD not in spec_text.removeprefix(IN_TEXT).split(ALTERNATIVE):
+        return name, found
+    build = prompt_builder(spec.doc_to_text)
+    given = dict(kwargs) if kwargs is not None else dict(spec.visual_kwargs or {})
+    prompt = build(doc, given) if _n_params(build) >= 2 else build(doc)
+    return options_in_text({PROMPT_FIELD: prompt}, IN_TEXT + PROMPT_FIELD)
 
 
 def _base_visuals(spec: DeriveSpec, view: Mapping[str, Any]) -> Any:
@@ -427,16 +498,18 @@ def _prompt(spec: DeriveSpec) -> Callable[..., str]:
         options = list(view.get("options") or [])
         raw = view.get(RAW_KEY, view)
         question_field = chosen_field(raw, spec.fields.question)
+        kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
         if is_in_text(spec.fields.options):
             doc = dict(raw)
-            name, found = options_in_text(raw, str(spec.fields.options))
+            name, found = _found_options(spec, raw, kwargs)
+            if name == PROMPT_FIELD and found is not None:  # the prompt itself, its options rewritten
+                return found.render(options)
             if name is not None and found is not None:
                 doc[name] = found.render(options, view.get("question", "") if name == question_field else None)
         else:
             doc = write_options(raw, str(spec.fields.options), options)
             if question_field:
                 doc[question_field] = view.get("question", "")
-        kwargs = dict(lmms_eval_specific_kwargs) if lmms_eval_specific_kwargs is not None else None
         try:
             build = prompt_builder(spec.doc_to_text)
             text = build(doc, kwargs) if _n_params(build) >= 2 else build(doc)
@@ -465,6 +538,15 @@ def _native(spec: DeriveSpec) -> Callable[[Mapping[str, Any], list[str]], dict[s
     return native_results
 
 
+def _aggregate_one(ref: str) -> Callable[[Any], Any]:
+    def aggregate_one(value: Any) -> Any:
+        upstream = load_function(ref)
+        # lmms-eval hands ``args`` to an aggregation whose signature names it; one question's has none to give.
+        return upstream([value], args=None) if "args" in inspect.signature(upstream).parameters else upstream([value])
+
+    return aggregate_one
+
+
 def derived_benchmark(spec: DeriveSpec) -> Benchmark:
     """The Benchmark of a derived task: the base's video lookup, prompt builder and scorer behind the
     Video-MME view vdg's hooks read."""
@@ -475,10 +557,11 @@ def derived_benchmark(spec: DeriveSpec) -> Benchmark:
         _native(spec) if spec.process_results else None,
         prompt=_prompt(spec),
         provides=(frozenset() if spec.graded else PROVIDES) | ({"frames"} if spec.frames else frozenset()),
-        view=_view(spec.fields, graded=spec.graded),
+        view=_view(spec),
         frame_folder_fps=spec.frame_folder_fps,
         scoring=spec.scoring,
         frames=_frames(spec) if spec.frames else None,
+        aggregate_one=_aggregate_one(spec.aggregation) if spec.aggregation else None,
     )
 
 

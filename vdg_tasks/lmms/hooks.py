@@ -56,7 +56,7 @@ from vdg_tasks.perturb.text import apply as apply_text
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
-from vdg_tasks.vocabulary.scoring import JUDGE, counts_as_correct, metric_score, scoring
+from vdg_tasks.vocabulary.scoring import JUDGE, counts_as_correct, metric_score, scoring, unit_score
 
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
@@ -361,7 +361,7 @@ def build_record(
             replace(record, status="open", scoring=JUDGE, question=question, response=text[:MAX_RESPONSE_CHARS])
         )
     if graded:
-        return logged(graded_record(benchmark.scoring, record, doc, text, native))
+        return logged(graded_record(benchmark.scoring, record, doc, text, native, benchmark.aggregate_one))
     parsed = parse_answer(response, n_options=n_options or len(LETTERS), options=options or None)
     correct = parsed.letter == record.answer
     scored = replace(
@@ -377,23 +377,48 @@ def build_record(
 
 
 def graded_record(
-    name: str, record: SampleRecord, doc: Mapping[str, Any], reply: str, native: Mapping[str, Any] | str | None
+    name: str,
+    record: SampleRecord,
+    doc: Mapping[str, Any],
+    reply: str,
+    native: Mapping[str, Any] | str | None,
+    aggregate_one: Callable[[Any], Any] | None = None,
 ) -> SampleRecord:
     """The record of a graded answer (``vdg_tasks.vocabulary.scoring``): for the judge, the question, reply and
-    reference answer, ``open`` until judged; for a base metric, its score, or an error row naming why there is
-    none."""
+    reference answer, ``open`` until judged; for a base metric, its score (``aggregate_one``: the base's aggregation
+    over one question, for a ``mean:`` scoring), or an error row naming why there is none."""
     response = reply[:MAX_RESPONSE_CHARS]
     if name == JUDGE:
         question = str(doc.get("question", ""))
         return replace(record, status="open", scoring=JUDGE, question=question, response=response, truth=record.answer)
-    key = scoring(name).metric_key
+    how = scoring(name)
+    key = how.metric_key
     try:
         if not isinstance(native, Mapping):
             raise ValueError(f"its process_results failed ({native})" if native else "it has no process_results")
-        score = metric_score(key, dict(native))
+        if how.of_one_question:
+            score = unit_score(key, _aggregated_alone(key, native, aggregate_one), how.divisor)
+        else:
+            score = metric_score(key, dict(native))
     except ValueError as exc:
         return replace(record, status="error", scoring=name, response=response, error=f"NoScore: {exc}")
     return replace(record, status="ok", scoring=name, response=response, score=score, correct=counts_as_correct(score))
+
+
+def _aggregated_alone(key: str, native: Mapping[str, Any], aggregate_one: Callable[[Any], Any] | None) -> Any:
+    """The base's aggregation of ``key`` over this one question.
+
+    Raises:
+        ValueError: no such key, no aggregation, or the aggregation failed (the message says which).
+    """
+    if key not in native:
+        raise ValueError(f"its process_results gave no {key!r} (it gave {', '.join(map(str, native))})")
+    if aggregate_one is None:
+        raise ValueError(f"no aggregation of {key!r} to apply")
+    try:
+        return aggregate_one(native[key])
+    except Exception as exc:  # the base's own code: its failure is this question's error row
+        raise ValueError(f"its aggregation of {key!r} failed on this question: {_describe(exc)}") from None
 
 
 def _failed_record(benchmark: Benchmark, condition: Condition, doc: Any, exc: BaseException) -> dict[str, Any]:

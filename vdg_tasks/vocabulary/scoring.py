@@ -6,7 +6,10 @@ its ``score`` equals ``correct``. A question without options is *graded*:
 - ``judge``: a free-text reply, scored after the run by vdg's judge (``postprocess.judge``, offline or through an
   OpenAI-compatible endpoint) on {0, 0.5, 1}, taken as it is;
 - ``metric:<key>``: the base task's own per-question metric ``<key>`` (its ``process_results``, run offline),
-  taken as it is; a value outside [0, 1] or not a number is an ``error`` row naming it.
+  taken as it is; a value outside [0, 1] or not a number is an ``error`` row naming it;
+- ``mean:<key>``: a metric that is a mean over questions (a mean IoU or a mean AP), whose value the base computes
+  only in its aggregation: the base's own aggregation of ``<key>`` over this one question, taken as it is
+  (``mean:<key>/100``: an aggregation in percent, divided by 100); the same range check.
 
 VDG, the ladder and their paired CIs are computed on ``score``; the tables on correctness (McNemar, accuracy,
 compression flips, the outcome categories) count a graded question as correct when ``score >= CORRECT_AT`` and
@@ -25,6 +28,9 @@ CORRECT_AT = 0.5
 LETTER = "letter"
 JUDGE = "judge"
 METRIC_PREFIX = "metric:"
+MEAN_PREFIX = "mean:"
+#: Ends a ``mean:`` scoring whose aggregation is in percent.
+PERCENT_SUFFIX = "/100"
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,21 @@ class Scoring:
 
     @property
     def metric_key(self) -> str:
-        """The base task's metric a ``metric:<key>`` scoring reads ("" for the others)."""
-        return self.name[len(METRIC_PREFIX) :] if self.name.startswith(METRIC_PREFIX) else ""
+        """The base task's metric a ``metric:<key>`` or ``mean:<key>`` scoring reads ("" for the others)."""
+        for prefix in (METRIC_PREFIX, MEAN_PREFIX):
+            if self.name.startswith(prefix):
+                return self.name[len(prefix) :].removesuffix(PERCENT_SUFFIX)
+        return ""
+
+    @property
+    def of_one_question(self) -> bool:
+        """Whether the score is the base's aggregation over the question alone (``mean:``)."""
+        return self.name.startswith(MEAN_PREFIX)
+
+    @property
+    def divisor(self) -> float:
+        """What the base's value is divided by to lie in [0, 1]."""
+        return 100.0 if self.of_one_question and self.name.endswith(PERCENT_SUFFIX) else 1.0
 
 
 def scoring(name: str) -> Scoring:
@@ -60,7 +79,16 @@ def scoring(name: str) -> Scoring:
     if name.startswith(METRIC_PREFIX) and name[len(METRIC_PREFIX) :]:
         key = name[len(METRIC_PREFIX) :]
         return Scoring(name, True, f"the base task's own per-question `{key}`, as it is (in [0, 1])")
-    raise ValueError(f"unknown scoring {name!r}: {LETTER}, {JUDGE} or {METRIC_PREFIX}<key>")
+    key = name[len(MEAN_PREFIX) :].removesuffix(PERCENT_SUFFIX) if name.startswith(MEAN_PREFIX) else ""
+    if key:
+        scale = "in percent, divided by 100" if name.endswith(PERCENT_SUFFIX) else "as it is (in [0, 1])"
+        return Scoring(
+            name,
+            True,
+            f"the base task's own `{key}` (a mean over questions) computed by its aggregation on this question "
+            f"alone, {scale}",
+        )
+    raise ValueError(f"unknown scoring {name!r}: {LETTER}, {JUDGE}, {METRIC_PREFIX}<key> or {MEAN_PREFIX}<key>")
 
 
 def metric_score(key: str, results: Any) -> float:
@@ -72,16 +100,26 @@ def metric_score(key: str, results: Any) -> float:
     if not isinstance(results, dict) or key not in results:
         have = ", ".join(map(str, results)) if isinstance(results, dict) else type(results).__name__
         raise ValueError(f"its process_results gave no {key!r} (it gave {have})")
-    value = results[key]
+    return unit_score(key, results[key])
+
+
+def unit_score(key: str, value: Any, divisor: float = 1.0) -> float:
+    """``value`` (the base's ``key`` for one question) divided by ``divisor``, as a score.
+
+    Raises:
+        ValueError: it is not a number in [0, 1] once divided (the message names the value).
+    """
     if isinstance(value, bool):
         return float(value)
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"its {key!r} is {str(value)[:80]!r}, not a number") from None
-    if not (math.isfinite(number) and 0.0 <= number <= 1.0):
-        raise ValueError(f"its {key!r} is {number!r}, outside [0, 1]")
-    return number
+    scaled = number / divisor
+    if not (math.isfinite(scaled) and 0.0 <= scaled <= 1.0):
+        shown = f"{number!r} (/ {divisor:g})" if divisor != 1.0 else repr(number)
+        raise ValueError(f"its {key!r} is {shown}, outside [0, 1]")
+    return scaled
 
 
 def counts_as_correct(score: float) -> bool:

@@ -20,6 +20,7 @@ from vdg_tasks.lmms.derive_source import (
     is_fn,
     offline_safe,
     returned_field,
+    returns_constant,
 )
 from vdg_tasks.lmms.derive_spec import Fields, read_options
 
@@ -93,6 +94,17 @@ def target_built(doc):
 def target_of_another(doc):
     other = {"A": 1}
     return other["A"]
+
+
+def target_for_submission(doc):
+    """No answer: the task is scored by submission."""
+    return ""
+
+
+def target_maybe(doc):
+    if doc.get("hidden"):
+        return None
+    return doc["truth"].upper()
 '''
 OTHER_UTILS = """\
 def visual(doc):
@@ -218,6 +230,13 @@ def test_detection_prefers_config_hints_and_the_task_functions():
     assert (fields.question_id, fields.video_id, fields.task_type) == ("question_id", "video_path", "type")
 
 
+def test_lettered_option_fields_are_read_from_a_loop_over_letters():
+    # EgoPlan: for choice_idx in ["A", "B", "C", "D"]: ... doc[f"choice_{choice_idx.lower()}"]
+    own = 'def f(doc):\n    for c in "ABCD":\n        q += doc[f"choice_{c.lower()}"]\n    return q + doc["sample_id"]'
+    fields = detect_fields({"doc_to_target": "answer"}, [own])
+    assert (fields.options, fields.question_id, fields.answer) == ("choice_{a}", "sample_id", "answer")
+
+
 def test_ids_and_options_are_never_guessed_from_bare_strings():
     source = 'KEYS = ["id", "choices", "answer", "video"]\ndef f(doc):\n    return doc["question"]'
     fields = detect_fields({}, source)
@@ -236,10 +255,24 @@ def test_a_doc_to_text_naming_a_field_is_the_question_field():
     assert (fields.question, fields.answer) == ("question_text", "answer-key")  # a hyphen is allowed in a name
 
 
-@pytest.mark.parametrize("target", [Function("utils.doc_to_target"), "{{answer_idx}}", "", 3, None])
+@pytest.mark.parametrize("target", [Function("utils.doc_to_target"), "{{ answer_idx | upper }}", "", 3, None])
 def test_a_doc_to_target_that_is_no_field_name_leaves_the_answer_to_detection(target):
     fields = detect_fields({"doc_to_target": target}, 'def f(doc):\n    return doc["gt_answer"]')
     assert fields.answer == "gt_answer"
+
+
+@pytest.mark.parametrize("target", ["{{reference_answer}}", "{{ reference_answer }}"])
+def test_a_doc_to_target_template_of_one_field_names_that_field(target):
+    fields = detect_fields({"doc_to_target": target}, 'def f(doc):\n    return doc["gt_answer"]')
+    assert fields.answer == "reference_answer"
+
+
+def test_a_doc_to_target_function_is_not_second_guessed_by_a_name_it_merely_mentions():
+    # ExtremeWhenBench's scorer logs {"gt": ...}; its doc_to_target reads correct_interval: the function gives it
+    source = 'def ewb_process_results(doc, results):\n    return {"rec": {"gt": list(gt), "iou": 0.0}}'
+    fields = detect_fields({"doc_to_target": Function("utils.ewb_doc_to_target")}, source)
+    assert fields.answer is None
+    assert detect_fields({}, source).answer == "gt"  # without one, the mention is the best guess
 
 
 def test_the_first_tier_that_reads_a_field_wins_over_later_ones():
@@ -288,3 +321,11 @@ def test_a_doc_to_target_returning_one_field_as_it_is_names_the_answer_field(uti
     assert returned_field(f"{utils}.{function}") == field
     config = {"doc_to_target": Function(f"{utils}.{function}")}
     assert detect_fields(config, "").answer == field
+
+
+@pytest.mark.parametrize(
+    ("function", "constant"),
+    [("target_for_submission", True), ("target_maybe", False), ("target_of", False), ("missing", False)],
+)
+def test_a_doc_to_target_returning_a_constant_is_told_apart(utils, function, constant):
+    assert returns_constant(f"{utils}.{function}") is constant

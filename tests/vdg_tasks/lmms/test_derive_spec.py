@@ -335,6 +335,17 @@ def test_numbered_options_gain_fields_from_the_first_number():
     assert new == {"option1": "red", "option2": "blue", "option3": "idk"}
 
 
+def test_lettered_option_fields_are_read_in_letter_order_and_written_back_in_their_case():
+    doc = {"choice_b": "blue", "choice_a": "red", "choice_c": "green", "choice_note": "x", "answer": "B"}
+    assert chosen_field(doc, "options|choice_{a}") == "choice_{a}"
+    assert read_options(doc, "choice_{a}") == ["red", "blue", "green"]
+    new = write_options(doc, "choice_{a}", ["A. red", "B. blue", "C. green", "D. I cannot tell"])
+    assert [new[f"choice_{c}"] for c in "abcd"] == ["red", "blue", "green", "I cannot tell"]
+    assert new["choice_note"] == "x" and "choice_D" not in new
+    upper = write_options({"Choice_A": "red", "Choice_B": "blue"}, "Choice_{a}", ["A. red"])
+    assert upper == {"Choice_A": "red"}
+
+
 def test_options_are_written_to_the_alternative_the_doc_has_or_else_the_first():
     new = write_options({"candidates": "red\nblue"}, "options|candidates", ["A. blue", "B. red"])
     assert new == {"candidates": "blue\nred"}

@@ -280,10 +280,16 @@ def test_a_letter_s_score_is_its_correct_flag(doc):
     assert (right["score"], right["scoring"], wrong["score"], wrong["correct"]) == (1.0, "letter", 0.0, False)
 
 
-def _graded(scoring: str, native=None):
+def _graded(scoring: str, native=None, aggregate_one=None):
     import dataclasses
 
-    bench = dataclasses.replace(BENCHMARKS["vdgsynth"], scoring=scoring, provides=frozenset(), native_results=native)
+    bench = dataclasses.replace(
+        BENCHMARKS["vdgsynth"],
+        scoring=scoring,
+        provides=frozenset(),
+        native_results=native,
+        aggregate_one=aggregate_one,
+    )
     return lambda doc, reply, condition="orig": hooks.make_process_results(bench, CONDITIONS[condition])(doc, [reply])
 
 
@@ -324,6 +330,45 @@ def test_a_base_metric_s_per_question_value_is_the_score(doc):
 )
 def test_a_base_metric_that_gives_no_unit_score_is_an_error_row_naming_why(doc, native, reason):
     out = _graded("metric:mra", native)({**doc, "answer": "5"}, "5")
+    assert out["vdg"]["status"] == "error" and out["vdg"]["error"].startswith(reason)
+    assert out[hooks.METRIC_KEY] is None
+
+
+def _interval_iou(a, b):
+    overlap = max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+    return overlap / (max(a[1], b[1]) - min(a[0], b[0]))
+
+
+def test_a_mean_over_questions_is_scored_by_the_base_aggregation_of_the_question_alone(doc):
+    # as Charades-STA: process_results keeps the reply and the interval, the aggregation computes a mean IoU in percent
+    def keep(doc, results):
+        return {"miou": {"gt": [2.0, 6.0], "pred": [float(t) for t in results[0].split("-")]}}
+
+    def mean_iou_percent(records, args=None):
+        ious = [_interval_iou(r["gt"], r["pred"]) for r in records]
+        return 100 * sum(ious) / len(ious)
+
+    graded = _graded("mean:miou/100", keep, lambda value: mean_iou_percent([value]))
+    out = graded({**doc, "answer": "[2.0, 6.0]"}, "4-10")
+    assert (out["vdg"]["status"], out["vdg"]["scoring"]) == ("ok", "mean:miou/100")
+    assert out["vdg"]["score"] == pytest.approx(2 / 8) and out["vdg"]["correct"] is False
+    assert out["miou"] == {"gt": [2.0, 6.0], "pred": [4.0, 10.0]}  # the base's own record, for its own aggregation
+    whole = graded({**doc, "answer": "[2.0, 6.0]"}, "2-6")["vdg"]
+    assert (whole["score"], whole["correct"]) == (1.0, True)
+
+
+@pytest.mark.parametrize(
+    ("aggregate_one", "reason"),
+    [
+        (lambda value: 1 / 0, "NoScore: its aggregation of 'miou' failed on this question: ZeroDivisionError"),
+        (lambda value: 250.0, "NoScore: its 'miou' is 250.0 (/ 100), outside [0, 1]"),
+        (None, "NoScore: no aggregation of 'miou' to apply"),
+    ],
+)
+def test_a_mean_over_questions_that_gives_no_unit_score_is_an_error_row_naming_why(doc, aggregate_one, reason):
+    out = _graded("mean:miou/100", lambda doc, results: {"miou": results[0]}, aggregate_one)(
+        {**doc, "answer": "x"}, "1"
+    )
     assert out["vdg"]["status"] == "error" and out["vdg"]["error"].startswith(reason)
     assert out[hooks.METRIC_KEY] is None
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from vdg_tasks.vocabulary.scoring import CORRECT_AT, counts_as_correct, metric_score, scoring
+from vdg_tasks.vocabulary.scoring import CORRECT_AT, counts_as_correct, metric_score, scoring, unit_score
 
 
 def test_a_letter_is_not_graded_and_the_judge_and_a_base_metric_are():
@@ -16,10 +16,23 @@ def test_a_letter_is_not_graded_and_the_judge_and_a_base_metric_are():
     assert mra.graded and mra.metric_key == "MRA:.5:.95:.05" and "`MRA:.5:.95:.05`" in mra.to_unit
 
 
-@pytest.mark.parametrize("name", ["", "letters", "metric:", "judge:offline"])
+def test_a_mean_over_questions_reads_its_key_and_declares_how_it_reaches_the_unit_interval():
+    percent, unit = scoring("mean:charades_sta_mIOU/100"), scoring("mean:ewb_mIoU")
+    assert percent.graded and percent.of_one_question and percent.metric_key == "charades_sta_mIOU"
+    assert (percent.divisor, unit.divisor, scoring("metric:acc").divisor) == (100.0, 1.0, 1.0)
+    assert "in percent, divided by 100" in percent.to_unit and "as it is" in unit.to_unit
+    assert not scoring("metric:acc").of_one_question and unit.metric_key == "ewb_mIoU"
+
+
+@pytest.mark.parametrize("name", ["", "letters", "metric:", "mean:", "mean:/100", "judge:offline"])
 def test_an_unknown_scoring_is_refused_naming_the_known_ones(name):
-    with pytest.raises(ValueError, match="letter, judge or metric:<key>"):
+    with pytest.raises(ValueError, match="letter, judge, metric:<key> or mean:<key>"):
         scoring(name)
+
+
+@pytest.mark.parametrize(("value", "divisor", "expected"), [(25.0, 100.0, 0.25), (100, 100.0, 1.0), (0.4, 1.0, 0.4)])
+def test_a_value_is_divided_into_the_unit_interval(value, divisor, expected):
+    assert unit_score("miou", value, divisor) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
