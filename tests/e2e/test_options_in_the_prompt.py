@@ -55,7 +55,7 @@ def world(tmp_path_factory):
 
 def test_the_options_are_read_from_the_question_text(world):
     spec = DeriveSpec.from_json((world["out"] / TASK / "vdg_derive.json").read_text())
-    assert spec.fields.options == "@question"
+    assert spec.fields.options == "@question|<prompt>"  # the question's lines, else the prompt's own
 
 
 def test_every_question_is_scored_with_its_options_and_abstain_adds_one_in_the_same_layout(world):
