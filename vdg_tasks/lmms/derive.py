@@ -94,9 +94,11 @@ __all__ = [
     "write_options",
 ]
 
-#: Base config keys vdg replaces (or that name the base task itself).
+#: Base config keys vdg replaces (or that name the base task itself). ``doc_to_messages`` builds a chat model's
+#: request from the doc itself (the original video, the original question): dropped, lmms-eval builds the request
+#: from vdg's ``doc_to_visual`` and ``doc_to_text`` instead, so every condition's change reaches chat models too.
 _REPLACED = frozenset(
-    {"task", "tag", "group", "group_alias", "task_alias", "include"}
+    {"task", "tag", "group", "group_alias", "task_alias", "include", "doc_to_messages"}
     | {"doc_to_visual", "process_results", "process_docs", "metric_list", "metadata"}
 )
 _LOCAL_BUILDERS = frozenset({"csv", "json", "parquet", "text", "pandas", "arrow"})
@@ -223,6 +225,16 @@ def only_corpus_metrics(config: Mapping[str, Any]) -> list[str]:
     return corpus if corpus and set(scoring) <= set(corpus) else []
 
 
+def optional_options(config: Mapping[str, Any], options: str | None) -> bool:
+    """Whether a task's options field is one its prompt builder reads only when a doc has it (``if "options" in
+    doc``) while its prompt asks for no letter: MixEval-X's free-form split shares its multiple-choice split's
+    builder."""
+    build = config.get("doc_to_text")
+    if not options or not is_fn(build) or ALTERNATIVE in options or asks_for_a_letter(config):
+        return False
+    return re.search(rf"""["']{re.escape(options)}["']\s+in\s+doc\b""", closure_text(str(build))) is not None
+
+
 def text_fields(builder: str, question: str) -> list[str]:
     """The doc fields a prompt builder reads, the question's first: where options written as lettered lines
     can be."""
@@ -278,6 +290,12 @@ def analyse(
             "doc_to_text is not a function",
         )
     found = detect_fields(config, base_sources(config))
+    if optional_options(config, found.options) and not (fields or {}).get("options"):
+        logger.warning(
+            f"vdg derive: {task}: its prompt builder shows options only when a doc has them, and its prompt asks for "
+            "no option's letter: an open task, graded (give --options FIELD if its docs do hold options)"
+        )
+        found = dataclasses.replace(found, options=None)
     found = dataclasses.replace(found, **{k: v for k, v in (fields or {}).items() if v})
     target = answer_function(config) if found.answer is None else None
     lettered = found.options is None and asks_for_a_letter(config)
@@ -418,8 +436,10 @@ def graded_scoring(config: Mapping[str, Any], offline_results: str | None) -> tu
         if not (_MEAN_OVER_QUESTIONS.search(name) and is_fn(aggregation) and offline_safe(aggregation)):
             continue
         source = closure_text(str(aggregation))
-        if _MEAN_SHAPED.search(source) and not _FIXED_COUNT.search(source):
-            percent = PERCENT_SUFFIX if _PERCENT.search(source) else ""
+        means = [line for line in source.splitlines() if _MEAN_SHAPED.search(line)]
+        if means and not _FIXED_COUNT.search(source):
+            # In percent when the line that takes the mean multiplies by 100 (not a * 100 in a log line elsewhere).
+            percent = PERCENT_SUFFIX if any(_PERCENT.search(line) for line in means) else ""
             return f"{MEAN_PREFIX}{native_name(name)}{percent}", str(aggregation)
     return JUDGE, None
 

@@ -20,7 +20,7 @@ from vdg_tasks.lmms.derive_spec import ALTERNATIVE, LETTERED, NUMBERED, Fields
 
 #: Field -> the names looked for in the base's source, most likely first.
 KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "question_id": ("question_id", "qid", "id", "question_idx", "uid", "key", "q_id", "sample_id"),
+    "question_id": ("question_id", "qid", "id", "question_idx", "uid", "key", "q_id", "qa_id", "sample_id"),
     "options": ("options", "candidates", "choices", "option", "answer_choices", "candidate_answers", "index2ans"),
     "answer": (
         "answer",

@@ -199,7 +199,21 @@ def read_options(doc: Mapping[str, Any], field: str | None) -> list[str]:
         return [line.strip() for line in value.splitlines() if line.strip()]
     if isinstance(value, Mapping):
         return [str(v) for v in value.values()]
-    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+    return [_option_entry_text(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+#: The key of an option's text in options given as mappings (physical_conflict's ``{"id": "A", "text": ...}``).
+_TEXT_KEYS = ("text", "option", "content", "value")
+#: The key of an option's label there.
+_LABEL_KEYS = ("id", "label", "letter", "key")
+
+
+def _option_entry_text(entry: Any) -> str:
+    """An option given as a mapping: its text (``text``, ``option``, ...); any other entry as text."""
+    if isinstance(entry, Mapping):
+        key = next((k for k in _TEXT_KEYS if k in entry), None)
+        return str(entry[key]) if key is not None else ""
+    return str(entry)
 
 
 def is_in_text(field: str | None) -> bool:
@@ -281,6 +295,14 @@ def write_options(doc: Mapping[str, Any], field: str, options: Sequence[str]) ->
         new[name] = "\n".join(shown)
     elif isinstance(value, Mapping):
         new[name] = dict(zip(LETTERS, shown, strict=False))
+    elif isinstance(value, list | tuple) and value and isinstance(value[0], Mapping):  # the same keys, relabelled
+        keys = dict(value[0])
+        text_key = next((k for k in _TEXT_KEYS if k in keys), "text")
+        label_key = next((k for k in _LABEL_KEYS if k in keys), None)
+        new[name] = [
+            {**keys, text_key: option_text(o), **({label_key: L} if label_key else {})}
+            for L, o in zip(LETTERS, options, strict=False)
+        ]
     else:
         new[name] = shown
     return new
@@ -502,8 +524,8 @@ def _prompt(spec: DeriveSpec) -> Callable[..., str]:
         if is_in_text(spec.fields.options):
             doc = dict(raw)
             name, found = _found_options(spec, raw, kwargs)
-            if name == PROMPT_FIELD and found is not None:  # the prompt itself, its options rewritten
-                return found.render(options)
+            if name == PROMPT_FIELD and found is not None:  # the prompt itself, its question and options rewritten
+                return found.render(options, view.get("question", ""))
             if name is not None and found is not None:
                 doc[name] = found.render(options, view.get("question", "") if name == question_field else None)
         else:

@@ -165,6 +165,8 @@ DERIVABLE = {
     "physical_conflict": ["physical_conflict"],
     # an aggregation that needs a fixed number of questions: judged
     "camerabench_vqa": ["camerabench_vqa"],
+    # its doc_to_messages (the original video) is not kept; graded by its per-question mAP
+    "JumpScore": ["JumpScore"],
 }
 #: Graded tasks (no options) and their scoring: countix's first mean metric is `mae_norm`, an error, so `obo`.
 GRADED = {
@@ -178,6 +180,10 @@ GRADED = {
     "intphys2": "mean:intphys2_accuracy",
     # a corpus metric (BLEU) beside per-question ones (GPT, BLEURT): judged, not refused
     "funqa_test": "judge",
+    "JumpScore": "mean:jumpscore_map",
+    "vcrbench": "mean:vcrbench_accuracy/100",
+    # options shown only when a doc has them, no letter asked: the free-form split of a shared builder
+    "mix_evals_video2text_freeform": "judge",
     "camerabench_vqa": "judge",
 }
 #: Derivable tasks and their options spec: a field, or lettered lines in text fields (``@question``).
@@ -290,6 +296,12 @@ SCORED_BY_THE_BASE = {
         _iou((1.0, 5.0), (2.0, 4.0)),
     ),
     "intphys2": ({"file_name": "a.mp4", "type": "impossible", "condition": "c"}, "Impossible.", 1.0),
+    # TimeLens keeps its span as JSON text and its aggregation in percent
+    "timelens_charades": (
+        {"video_path": "v.mp4", "query": "a door opens", "span": "[[2.0, 6.0]]"},
+        "The event happens in 2.0 - 4.0 seconds.",
+        _iou((2.0, 6.0), (2.0, 4.0)),
+    ),
 }
 
 
@@ -303,7 +315,7 @@ def test_a_mean_over_questions_scores_each_question_by_the_base_s_own_functions(
     assert (record["status"], record["scoring"]) == ("ok", spec.scoring)
     assert record["score"] == pytest.approx(expected)
     target = load_function(str(spec.doc_to_target))(doc) if spec.doc_to_target else doc[spec.fields.answer]
-    assert record["answer"] == (json.dumps(target) if isinstance(target, list) else str(target))
+    assert record["answer"] == (json.dumps(target) if isinstance(target, list) else str(target).strip())
 
 
 @pytest.mark.slow
@@ -409,3 +421,12 @@ def test_a_frame_task_takes_the_jpeg_ladder_in_place_of_crf_and_only_what_frames
     assert compression_for_frames(("orig", "black", "crf28", "abstain")) == ("orig", "black", *jpeg, "abstain")
     assert compression_for_frames(("orig", "crf18", "jpeg50")) == ("orig", "jpeg50")  # a JPEG level asked for: it
     assert compression_for_frames(("orig", "oracle", "blind")) == ("orig", "blind")  # a window needs the video
+
+
+@pytest.mark.slow
+def test_a_base_s_doc_to_messages_is_not_kept_so_chat_models_get_vdg_s_visual_and_prompt(builtin):
+    assert "doc_to_messages" in load_config(Path(DeriveSpec.from_json(
+        (builtin["out"] / "JumpScore" / "vdg_derive.json").read_text()).yaml_path))  # fmt: skip
+    for folder in builtin["out"].iterdir():
+        if (folder / "_default_template_yaml").is_file():
+            assert "doc_to_messages" not in (folder / "_default_template_yaml").read_text(), folder.name

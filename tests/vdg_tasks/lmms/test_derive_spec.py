@@ -666,3 +666,12 @@ def test_a_doc_to_text_naming_a_field_asks_that_field_s_text_and_a_text_conditio
     change = apply_text(CONDITIONS["abstain"], view)
     added = change.doc["options"][-1].split(". ", 1)[1]
     assert bench.prompt(change.doc, {}) == f"{doc['input']}\nC. {added}"
+
+
+def test_options_given_as_mappings_are_read_by_their_text_and_written_back_relabelled():
+    # physical_conflict: [{"id": "A", "text": "Yes"}, ...]
+    doc = {"options": [{"id": "A", "text": "Yes"}, {"id": "B", "text": "No"}], "answer": "B"}
+    assert read_options(doc, "options") == ["Yes", "No"]
+    new = write_options(doc, "options", ["A. No", "B. Yes", "C. I cannot tell"])
+    assert new["options"] == [{"id": "A", "text": "No"}, {"id": "B", "text": "Yes"}, {"id": "C", "text": "I cannot tell"}]
+    assert doc["options"][0] == {"id": "A", "text": "Yes"}  # the doc itself unchanged
