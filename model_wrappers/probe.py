@@ -57,8 +57,8 @@ distinct centre colours seen, as a numeral ("3"); "first" -> "The centre
 square shows <colour> first." (order-blind: the most common centre colour); no visual signal or
 any other question -> "I don't know."
 
-Response format: multiple choice ``"The answer is X."`` (X a letter, A-H or beyond), which
-lmms-eval's MCQ extractors parse; open-ended, the sentence above.
+Response format: multiple choice ``"The answer is X."`` (X a letter, A-H or beyond, or the option's number where
+the options are numbered), which lmms-eval's MCQ extractors parse; open-ended, the sentence above.
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ __all__ = [
     "tracked_slot",
 ]
 
-_OPTION_RE = re.compile(r"^\s*\(?([A-Z])[.)]\s+(.+?)\s*$")
+#: An option line, lettered ("B. red") or numbered ("2. red": the numbered condition, answered by its number).
+_OPTION_RE = re.compile(r"^\s*\(?([A-Z]|[1-9])[.)]\s+(.+?)\s*$")
 _QUOTED_RE = re.compile(r"['\"\u2018\u201c]([^'\"\u2019\u201d]+)['\"\u2019\u201d]")
 _QUOTED_WORD_RE = re.compile(r"['\"\u2018\u201c]([A-Za-z][A-Za-z-]*)['\"\u2019\u201d]")
 _COLOUR_RE = re.compile(r"\b(" + "|".join(sorted(PALETTE, key=len, reverse=True)) + r")\b")
@@ -236,10 +237,10 @@ def sample_features(path: str, n: int) -> list[FrameFeatures]:
 
 
 def parse_prompt(context: str) -> tuple[str, list[tuple[str, str]]]:
-    """(question, [(letter, option text), ...]) from a Video-MME style prompt.
+    """(question, [(label, option text), ...]) from a Video-MME style prompt.
 
-    The options are the first run of consecutive ``"X. text"`` lines; the question is the last
-    non-empty line before them that is not an ``Options:`` header.
+    The options are the first run of consecutive ``"X. text"`` lines (``X`` a letter, or a number where the options
+    are numbered); the question is the last non-empty line before them that is not an ``Options:`` header.
     """
     lines = context.splitlines()
     start = None
@@ -446,11 +447,15 @@ def respond(
     frames: Sequence[FrameFeatures],
     order_blind: bool = False,
     name_mode: str = "aware",
+    by_position: bool = False,
 ) -> str:
-    """The probe's full response to a prompt: ``"The answer is X."`` with options, else :func:`answer_open`."""
+    """The probe's full response to a prompt: ``"The answer is X."`` with options (``by_position``: always the first
+    option's letter, whatever the options say), else :func:`answer_open`."""
     question, options = parse_prompt(context)
     if not options:
         return answer_open(context, frames, order_blind=order_blind, name_mode=name_mode)
+    if by_position:
+        return f"The answer is {options[0][0]}."
     letter = answer_question(question, options, frames, order_blind=order_blind, name_mode=name_mode)
     return f"The answer is {letter}."
 
@@ -464,6 +469,9 @@ class VdgProbe(DataParallel, lmms):
         name_mode: how "outfit" questions bind the name to a person on screen: ``aware`` (the
             named character), ``gender`` (the first character of the named gender) or ``blind``
             (always the leftmost slot); default ``aware``.
+        options_by: ``content`` (default: the option whose text matches what it sees) or ``position`` (always the
+            first option's letter): under ``options_shuffled`` the one follows an option's text, the other its
+            letter.
 
     Under ``accelerate launch`` with several processes it takes its rank, world size, accelerator
     and device from accelerate (:class:`model_wrappers.distributed.DataParallel`); lmms-eval
@@ -477,6 +485,7 @@ class VdgProbe(DataParallel, lmms):
         max_num_frames: int | str = 32,
         order_blind: bool | str = False,
         name_mode: str = "aware",
+        options_by: str = "content",
         **kwargs,
     ) -> None:
         super().__init__()
@@ -485,6 +494,9 @@ class VdgProbe(DataParallel, lmms):
             raise ValueError(f"vdg_probe: max_num_frames must be >= 1, got {max_num_frames!r}")
         self.order_blind = _as_bool(order_blind)
         self.name_mode = _name_mode(name_mode)
+        if options_by not in ("content", "position"):
+            raise ValueError(f"vdg_probe: options_by must be content or position, got {options_by!r}")
+        self.by_position = options_by == "position"
         # (path, size, mtime_ns) -> features: the questions of a video decode it once
         self._cache: dict[tuple[str, int, int], list[FrameFeatures]] = {}
         ignored = {k: v for k, v in kwargs.items() if k not in {"batch_size", "device"}}
@@ -516,7 +528,9 @@ class VdgProbe(DataParallel, lmms):
         for context, _gen_kwargs, doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]
             frames = self._frames(doc_to_visual(doc))
-            response = respond(context, frames, order_blind=self.order_blind, name_mode=self.name_mode)
+            response = respond(
+                context, frames, order_blind=self.order_blind, name_mode=self.name_mode, by_position=self.by_position
+            )
             responses.append(response)
             self.cache_hook.add_partial("generate_until", (context, _gen_kwargs), response)
         return responses

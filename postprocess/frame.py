@@ -40,6 +40,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "swap_to",
     "swap_gender",
     "abstain_letter",
+    "shuffled_from",
     "idk_letter",
     "question",
     "response",
@@ -97,6 +98,31 @@ def graded_rows(frame: pd.DataFrame) -> np.ndarray:
     if "scoring" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
     return (~frame["scoring"].astype(object).map(str).isin(_LETTER_SCORINGS)).to_numpy(dtype=bool)
+
+
+def original_letter(letter: Any, shuffled_from: Any) -> Any:
+    """The letter the option asked as ``letter`` had in the question's own order: under ``options_shuffled``
+    (``shuffled_from`` = the original letter of each option as asked) mapped back, else ``letter`` as it is."""
+    order = shuffled_from if isinstance(shuffled_from, str) else ""
+    if not order or not isinstance(letter, str) or len(letter) != 1:
+        return letter
+    index = ord(letter) - ord("A")
+    return order[index] if 0 <= index < len(order) else letter
+
+
+def original_answers(frame: pd.DataFrame) -> pd.Series:
+    """Each row's answer in the question's own order (``original_letter``): one answer key per question again."""
+    if "shuffled_from" not in frame.columns:
+        return frame["answer"]
+    shuffled = frame["shuffled_from"].fillna("").astype(str) != ""
+    if not shuffled.any():
+        return frame["answer"]
+    out = frame["answer"].astype(object).copy()
+    out[shuffled] = [
+        original_letter(a, s)
+        for a, s in zip(frame.loc[shuffled, "answer"], frame.loc[shuffled, "shuffled_from"], strict=True)
+    ]
+    return out
 
 
 def sources(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from postprocess.frame import (
     KEY,
     graded_rows,
     is_graded,
+    original_answers,
 )
 from postprocess.reading import LogError
 from vdg_tasks.vocabulary.scoring import LETTER
@@ -141,8 +142,10 @@ def _first_conflict(table: pd.DataFrame, by: list[str], column: str) -> tuple[pd
 
 
 def check_keys(frame: pd.DataFrame) -> None:
-    """One question id is one question: the same answer key in every file and condition."""
-    conflict = _first_conflict(frame, ["benchmark", "question_id"], "answer")
+    """One question id is one question: the same answer key in every file and condition (an ``options_shuffled``
+    row's answer read in the question's own order)."""
+    keyed = frame.assign(answer=original_answers(frame)) if "shuffled_from" in frame.columns else frame
+    conflict = _first_conflict(keyed, ["benchmark", "question_id"], "answer")
     if conflict is None:
         return
     a, b = conflict

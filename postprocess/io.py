@@ -27,6 +27,8 @@ Columns of the text conditions and the character-tracking protocol (``EXTRA_COLU
   own "I don't know" option
 - swap_to, swap_gender (``same``/``cross``): ``nameswap`` rows: the name put in the question
 - abstain_letter: ``abstain`` rows: the letter of the option vdg added
+- shuffled_from: ``options_shuffled`` rows: the original letter of each option as asked, in order (``CADB``: the
+  option asked as A was C); answer and pred are letters as asked
 - question, response, truth: ``open`` rows (status ``open``, no letter, correct <NA>): the question
   asked, the reply and the ground truth it is judged against
 - duration_s: the source video's duration in seconds; frames: frames per video the model was run

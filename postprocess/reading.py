@@ -14,13 +14,15 @@ import pandas as pd
 from postprocess.choices import (
     declared_option_count,
 )
+from postprocess.frame import SAMPLE_COLUMNS
 
 
 class LogError(ValueError):
     """An lmms-eval output that cannot be joined, with the file (and line) that says why."""
 
 
-TEXT_EXTRAS = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth")
+#: The text conditions' columns of the frame (``character`` ... ``truth``), as ``postprocess.frame`` declares them.
+TEXT_EXTRAS = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("character") : SAMPLE_COLUMNS.index("truth") + 1]
 
 
 #: pandas' default text dtype (``str``); from pandas 3 on, arrow strings, which a reader's ``_packed`` arrays join as.

@@ -326,6 +326,30 @@ HEADLINE: tuple[Section, ...] = (
         "model ran. CI: paired percentile bootstrap.",
     ),
     Section(
+        "probes",
+        "Probes",
+        (
+            "model",
+            "benchmark",
+            "probe",
+            "n",
+            "acc_orig",
+            "acc_probe",
+            "diff",
+            "ci_low",
+            "ci_high",
+            "agreement",
+            "reading",
+        ),  # fmt: skip
+        "lmms-eval's probing variants, on every benchmark with options and read per question against orig: "
+        "options_shuffled (the options reordered so that the right one moves), none_option (the right option's "
+        "text replaced by None), no_question (the options without the question), video_only (neither), numbered "
+        "(options 1-N). diff = "
+        "acc_probe - acc_orig, CI: paired percentile bootstrap; agreement: the same option chosen under both; "
+        "reading: the probe's own measure (per task type in probes.csv).",
+        _overall_rows,
+    ),
+    Section(
         "shortcut_types",
         "Text-only shortcuts",
         ("benchmark", "task_type", "n", "accuracy", "ci_low", "ci_high", "chance", "p_above_chance"),

@@ -36,3 +36,24 @@ def test_the_table_reader_sees_a_family_row():
 def test_every_declared_condition_is_in_the_conditions_table(document):
     listed = table_conditions((ROOT / document).read_text(encoding="utf-8"))
     assert set(CONDITIONS) - listed == set(), f"{document} lacks a row for these conditions"
+
+
+#: The names lmms-eval 0.7.3 gives its probing variants' folders (``tasks/<benchmark>/<name>/``).
+PROBE_FOLDERS = ("no_visual", "random_choice", "gt_none_option", "number_option", "video_only_abcd", "revert_oe_mcq",
+                 "convert_mcq_oe")  # fmt: skip
+
+
+def test_the_readme_maps_every_probe_folder_of_the_installed_lmms_eval_to_a_declared_condition():
+    from vdg_tasks.data.upstream import lmms_eval_tasks_dir
+
+    tasks = lmms_eval_tasks_dir()
+    folders = sorted(
+        f"{p.parent.name}/{p.name}" for name in PROBE_FOLDERS for p in tasks.glob(f"*/{name}") if p.is_dir()
+    )
+    assert len(folders) >= 15  # 0.7.3 ships 18
+    rows = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    for folder in folders:
+        row = next((line for line in rows if f"`{folder}`" in line), None)
+        assert row is not None, f"README.md maps no vdg condition to lmms-eval's {folder}"
+        condition = re.search(r"\|\s*`(\w+)`[^|]*\|\s*$", row)
+        assert condition is not None and condition.group(1) in CONDITIONS, row

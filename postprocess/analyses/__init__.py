@@ -58,12 +58,13 @@ EVERY_COLUMN: frozenset[str] = frozenset(a.name for a in collective.ANALYSES)
 #: Columns no other multiple-choice analysis reads (where a row came from, the free-text protocol's, the judge's,
 #: provenance): left out of the frame those analyses get unless ``--by`` names one, so that taking a group's rows
 #: skips them and forked workers never touch (and so copy) their per-row objects. ``frames`` and ``sampling``
-#: stay: the sampling axis reads them when present.
+#: stay: the sampling axis reads them when present; so does ``shuffled_from``: the probes table maps an
+#: ``options_shuffled`` letter back to its option.
 UNREAD_BY_CHOICES: tuple[str, ...] = (
     "model_settings",
     "error",
     "source",
-    *(column for column in EXTRA_COLUMNS if column not in ("frames", "sampling")),
+    *(column for column in EXTRA_COLUMNS if column not in ("frames", "sampling", "shuffled_from")),
 )
 
 

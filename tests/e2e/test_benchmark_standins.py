@@ -41,7 +41,9 @@ def world(tmp_path_factory):
         "letter=E",
     )
     frame = load_frame([f"probe={probe}", f"constant={constant}"])
-    return {"root": root, "data": data, "frame": frame}
+    # the probes family of both benchmarks through its tags (every mvbench sub-task's included)
+    probes = lmms_eval(env, root / "runs" / "probes", YAML_ROOT, "vdg_probe", "videomme_vdg_probe,mvbench_vdg_probe")
+    return {"root": root, "data": data, "frame": frame, "probes": load_frame([f"probe={probes}"])}
 
 
 def test_every_benchmark_and_sub_task_ran_with_its_questions(world):
@@ -168,3 +170,16 @@ def test_a_fixed_question_set_restricts_the_run_and_the_report_refuses_to_mix_se
     # the earlier run saw all three questions, with no set: the same benchmark, different question lists
     with pytest.raises(ValueError, match=chosen["digest"]):
         load_frame([f"probe_set={runs}", f"probe={root / 'runs' / 'probe'}"])
+
+
+def test_the_probes_ran_on_every_question_of_videomme_and_mvbench(world):
+    probes, orig = world["probes"], world["frame"].query("model == 'probe' and condition == 'orig'")
+    assert set(probes.condition) == {"options_shuffled", "none_option", "no_question", "video_only", "numbered"}
+    for (benchmark, condition), rows in probes.groupby(["benchmark", "condition"]):
+        assert set(rows.question_id) == set(orig[orig.benchmark == benchmark].question_id), (benchmark, condition)
+        asked = rows[~rows.error.fillna("").str.contains("already has a none")]  # a question with its own none
+        assert (asked.status != "error").all(), (benchmark, condition, asked.error.tolist())
+    shuffled = probes[probes.condition == "options_shuffled"].set_index(["benchmark", "question_id"])
+    answers = orig.set_index(["benchmark", "question_id"]).answer
+    for key, row in shuffled.iterrows():  # the right option moved to another letter, and is scored there
+        assert row.answer != answers[key] and row.shuffled_from[ord(row.answer) - 65] == answers[key]

@@ -1,8 +1,8 @@
 """A Python class task, end to end: a stand-in shaped like lmms-eval's ``vstat`` and ``physical_conflict`` (its
 YAML names a ``ConfigurableTask`` subclass whose own ``download`` builds the dataset from a local file;
 ``dataset_path`` names nothing loadable) with EgoPlan's lettered option fields (``choice_a`` ... ``choice_d``),
-derived by ``vdg derive``, run through the real lmms-eval CLI with vdg_probe under orig, black and the text family (a group), and
-reported."""
+derived by ``vdg derive``, run through the real lmms-eval CLI with vdg_probe under orig, black and the text and
+probe families (groups), and reported."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def world(tmp_path_factory):
     out = root / "derived"
     assert main(["derive", TASK, "--include_path", str(base), "--out", str(out)]) == 0
     # the text family through its group: a class task's tags are groups (lmms-eval registers no tag of a class task)
-    tasks = f"{TASK}_vdg_orig,{TASK}_vdg_black,{TASK}_vdg_text"
+    tasks = f"{TASK}_vdg_orig,{TASK}_vdg_black,{TASK}_vdg_text,{TASK}_vdg_probe"
     run = lmms_eval(env, root / "runs" / "probe", out, "vdg_probe", tasks)
     return {"out": out, "run": run, "env": env, "rows": rows, "specs": specs}
 
@@ -108,8 +108,12 @@ def test_the_class_task_derives_with_its_lettered_option_fields(world):
 
 def test_the_class_s_own_download_gave_every_question_and_each_is_scored(world):
     frame = load_frame([f"probe={world['run']}"])
-    assert set(frame.condition) == {"orig", "black", "abstain", "open"}
-    asked = frame[frame.condition != "open"]  # open answers wait for the judge
+    probes = {"options_shuffled", "none_option", "no_question", "video_only", "numbered"}
+    assert set(frame.condition) == {"orig", "black", "abstain", "open", *probes}
+    # EgoPlan's question is built from its task goal, in no field: it cannot be left out
+    unasked = frame[frame.condition.isin(["no_question", "video_only"])]
+    assert unasked.error.str.contains("its question text is in no field vdg can leave out").all()
+    asked = frame[~frame.condition.isin(["open", "no_question", "video_only"])]  # open answers wait for the judge
     assert (asked.status == "ok").all(), asked[asked.status != "ok"].error.tolist()
     by = frame.set_index(["condition", "question_id"])
     for row in world["rows"]:
@@ -118,6 +122,9 @@ def test_the_class_s_own_download_gave_every_question_and_each_is_scored(world):
         assert by.at[("black", row["sample_id"]), "pred"] == "A"  # no signal: the text prior, the first option
     # EgoPlan's builder shows four fixed letters: an abstain option is asked in vdg's generic layout, as E
     assert set(by.loc["abstain", "abstain_letter"]) == {"E"}
+    for row in world["rows"]:  # the shuffled options written back into choice_a ... choice_d: still read by colour
+        shuffled = by.loc[("options_shuffled", row["sample_id"])]
+        assert shuffled.correct and shuffled.shuffled_from[ord(shuffled.pred) - 65] == row["answer"]
 
 
 def test_the_report_reads_the_class_task(world, tmp_path, monkeypatch):

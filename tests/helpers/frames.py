@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from postprocess.frame import SAMPLE_COLUMNS
+from postprocess.reading import TEXT_EXTRAS
 
 _DEFAULTS: dict[str, Any] = {
     "model_settings": "",
@@ -15,9 +16,7 @@ _DEFAULTS: dict[str, Any] = {
     "answer": "A",
     "error": None,
     "source": "test",
-    **dict.fromkeys(
-        ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth"), ""
-    ),
+    **dict.fromkeys(TEXT_EXTRAS, ""),
     "duration_s": float("nan"),
     "frames": pd.NA,
     "judge_score": float("nan"),

@@ -28,7 +28,8 @@ def test_the_columns_are_distinct_and_hold_the_key():
 def test_the_extra_columns_are_every_column_after_source():
     # the module docstring: the text conditions, the character-tracking protocol, the judge and provenance
     assert EXTRA_COLUMNS == (
-        "character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "question", "response", "truth",
+        "character", "swap_to", "swap_gender", "abstain_letter", "shuffled_from", "idk_letter", "question", "response",
+        "truth",
         "duration_s", "frames", "judge_score", "judge", "precision", "export",
         "domain", "sub_category", "question_set", "sampling",
     )  # fmt: skip

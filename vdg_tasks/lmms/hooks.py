@@ -51,10 +51,10 @@ from vdg_tasks.perturb.shown import (
     shown_from,
     video_request,
 )
-from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter
+from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter, numbered_kwargs, numbered_prompt
 from vdg_tasks.perturb.text import apply as apply_text
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
-from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
+from vdg_tasks.vocabulary.parse import LETTERS, parse_answer, parse_number
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
 from vdg_tasks.vocabulary.scoring import JUDGE, counts_as_correct, metric_score, scoring, unit_score
 
@@ -263,6 +263,9 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
                 return benchmark.prompt(view, lmms_eval_specific_kwargs)
             if condition.answer_format == "open":
                 return open_prompt(benchmark, change.doc, lmms_eval_specific_kwargs)
+            if condition.answer_format == "number":  # the benchmark's own layout, its letters then numbered
+                lettered = benchmark.prompt(change.doc, numbered_kwargs(lmms_eval_specific_kwargs))
+                return numbered_prompt(lettered, str(change.doc.get("question", "")), list(change.doc["options"]))
             return benchmark.prompt(change.doc, lmms_eval_specific_kwargs)
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: building the prompt failed: {_describe(exc)}")
@@ -362,7 +365,8 @@ def build_record(
         )
     if graded:
         return logged(graded_record(benchmark.scoring, record, doc, text, native, benchmark.aggregate_one))
-    parsed = parse_answer(response, n_options=n_options or len(LETTERS), options=options or None)
+    read = parse_number if condition.answer_format == "number" else parse_answer
+    parsed = read(response, n_options=n_options or len(LETTERS), options=options or None)
     correct = parsed.letter == record.answer
     scored = replace(
         record,

@@ -37,7 +37,10 @@ __all__ = [
     "apply",
     "idk_letter",
     "option_text",
+    "numbered_kwargs",
+    "numbered_prompt",
     "replace_name",
+    "shuffle_order",
     "truth_text",
 ]
 
@@ -167,12 +170,151 @@ def _subtitles(doc: Mapping[str, Any], condition: Condition) -> TextChange:
     return TextChange({**doc, "question": question}, {"subtitle_chars": len(text)})
 
 
+def _answer_index(doc: Mapping[str, Any], options: Sequence[str]) -> int:
+    answer = str(doc.get("answer", ""))
+    if answer not in LETTERS[: len(options)]:
+        raise TextUnavailable(f"question {_qid(doc)}: its answer {answer!r} is none of its {len(options)} options")
+    return LETTERS.index(answer)
+
+
+def shuffle_order(question_id: str, n: int, answer: int) -> list[int]:
+    """The permutation ``options_shuffled`` asks a question's ``n`` options in: new position -> original position,
+    seeded by the question id, never leaving the answer (original position ``answer``) where it was."""
+    rng = rng_for("options_shuffled", question_id, n)
+    while True:  # a uniform draw among the permutations that move the answer (at least half of them, n >= 2)
+        order = [int(i) for i in rng.permutation(n)]
+        if order[answer] != answer:
+            return order
+
+
+def _shuffle_options(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    options = list(doc.get("options") or [])
+    if len(options) < 2:
+        raise TextUnavailable(f"question {_qid(doc)}: has {len(options)} option(s); a shuffle needs two")
+    answer = _answer_index(doc, options)
+    order = shuffle_order(_qid(doc), len(options), answer)
+    shuffled = [f"{LETTERS[new]}. {option_text(options[old])}" for new, old in enumerate(order)]
+    details = {"answer": LETTERS[order.index(answer)], "shuffled_from": "".join(LETTERS[old] for old in order)}
+    idk = idk_letter(shuffled)
+    return TextChange({**doc, "options": shuffled}, {**details, **({"idk_letter": idk} if idk else {})})
+
+
+#: An option that already says the answer may be missing: none_option would ask it twice.
+_NONE_LIKE = re.compile(
+    r"^\s*(none(\s+of\s+(the\s+)?(above|these|them))?|i\s+(do\s*n[o']?t|don’t)\s+know|not\s+sure|cannot\s+(be\s+)?"
+    r"determined?\b.*|can(no|')t\s+(tell|say)\b.*)\.?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _none_option(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    options = list(doc.get("options") or [])
+    answer = _answer_index(doc, options)
+    already = [o for o in options if _NONE_LIKE.match(option_text(o))]
+    if already:
+        raise TextUnavailable(f"question {_qid(doc)}: already has a none / I don't know option ({already[0]})")
+    changed = [f"{L}. {condition.params['option'] if i == answer else option_text(o)}" for i, (L, o) in
+               enumerate(zip(LETTERS, options, strict=False))]  # fmt: skip
+    return TextChange({**doc, "options": changed}, {})
+
+
+def _question_text(doc: Mapping[str, Any]) -> str:
+    question = str(doc.get("question") or "").strip()
+    if not question:
+        raise TextUnavailable(f"question {_qid(doc)}: its question text is in no field vdg can leave out")
+    return question
+
+
+def _no_question(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    _question_text(doc)
+    if not doc.get("options"):
+        raise TextUnavailable(f"question {_qid(doc)}: has no options to ask without the question")
+    return TextChange({**doc, "question": ""}, {})
+
+
+def _video_only(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    _question_text(doc)
+    options = list(doc.get("options") or [])
+    if not options:
+        raise TextUnavailable(f"question {_qid(doc)}: has no options whose letter to guess")
+    letters = LETTERS[: len(options)]
+    listed = ", ".join(letters[:-1]) + f" or {letters[-1]}" if len(letters) > 1 else letters[0]
+    instruction = str(condition.params["instruction"]).format(letters=listed)
+    return TextChange({**doc, "question": instruction, "options": []}, {})
+
+
+def _numbered(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    # The doc keeps its lettered options: the benchmark's own builder lays them out, ``numbered_prompt`` relabels.
+    if len(doc.get("options") or []) < 2:
+        raise TextUnavailable(f"question {_qid(doc)}: has no options to number")
+    return TextChange(doc, {})
+
+
+#: A run of option letters in an instruction: "A, B, C, or D", "(A/B/C/D)", "A or B", "A-D".
+_LETTER_RUN = re.compile(
+    r"(?<![\w'’])[A-H](?:(?:\s*,\s*(?:or\s+|and\s+)?|\s*/\s*|\s+or\s+|\s+and\s+|\s*-\s*)[A-H])+(?![\w'’])"
+)
+_LETTER_WORD = re.compile(r"\b([Ll]etter)(s?)\b")
+
+
+def _numbers_for_letters(text: str) -> str:
+    """``text`` with its runs of option letters as numbers ("A, B, C, or D" -> "1, 2, 3, or 4") and "letter" as
+    "number"."""
+    runs = _LETTER_RUN.sub(lambda m: re.sub(r"[A-H]", lambda x: str(LETTERS.index(x.group()) + 1), m.group()), text)
+    return _LETTER_WORD.sub(lambda m: ("N" if m.group(1)[0] == "L" else "n") + "umber" + m.group(2), runs)
+
+
+def numbered_kwargs(kwargs: Any) -> Any:
+    """A task's prompt settings (``lmms_eval_specific_kwargs``) with every instruction naming option letters naming
+    numbers instead ("Answer with the option's letter" -> "... number", "A, B, C, or D" -> "1, 2, 3, or 4")."""
+    if isinstance(kwargs, str):
+        return _numbers_for_letters(kwargs)
+    if isinstance(kwargs, Mapping):
+        return {k: numbered_kwargs(v) for k, v in kwargs.items()}
+    if isinstance(kwargs, list | tuple):
+        return type(kwargs)(numbered_kwargs(v) for v in kwargs)
+    return kwargs
+
+
+def numbered_prompt(prompt: str, question: str, options: Sequence[str]) -> str:
+    """``prompt`` (a benchmark's own, with lettered ``options``) with each option's label numbered in its own style
+    ("B. red" -> "2. red", "(B) red" -> "(2) red") and the instructions around them naming numbers; the question
+    text and the options' texts are left as they are."""
+    chars = list(prompt)
+    protected: list[tuple[int, int]] = []
+    at = prompt.find(question) if question else -1
+    if at >= 0:
+        protected.append((at, at + len(question)))
+    start = 0
+    for i, option in enumerate(options):
+        text = option_text(option)
+        label = re.compile(rf"(?<![A-Za-z])\(?(?P<letter>{LETTERS[i]})\)?\s*[.):]?\s*{re.escape(text)}")
+        found = label.search(prompt, start) if text else None
+        if found is None:
+            continue
+        chars[found.start("letter")] = str(i + 1)
+        protected.append((found.start(), found.end()))
+        start = found.end()
+    relabelled = "".join(chars)
+    pieces, last = [], 0
+    for begin, end in sorted(protected):
+        begin, end = max(begin, last), max(end, last)
+        pieces += [_numbers_for_letters(relabelled[last:begin]), relabelled[begin:end]]
+        last = end
+    return "".join([*pieces, _numbers_for_letters(relabelled[last:])])
+
+
 _TRANSFORMS = {
     "name_swap": _name_swap,
     "open_ended": _open_ended,
     "abstain": _abstain,
     "metadata": _metadata,
     "subtitles": _subtitles,
+    "shuffle_options": _shuffle_options,
+    "none_option": _none_option,
+    "no_question": _no_question,
+    "video_only": _video_only,
+    "numbered": _numbered,
 }
 
 

@@ -19,10 +19,22 @@ Modality = Literal["video", "text"]
 #: ``none``: no visual input at all (``doc_to_visual`` gives an empty list, nothing is built).
 Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none", "jpeg"]
 #: The question transform of a condition (``vdg_tasks.perturb.text``); ``none`` leaves the question as it is.
-TextTransform = Literal["none", "name_swap", "open_ended", "abstain", "metadata", "subtitles"]
+TextTransform = Literal[
+    "none",
+    "name_swap",
+    "open_ended",
+    "abstain",
+    "metadata",
+    "subtitles",
+    "shuffle_options",
+    "none_option",
+    "no_question",
+    "video_only",
+    "numbered",
+]
 #: What a condition needs a benchmark's docs to carry (``vdg_tasks.data.benchmarks.Benchmark.provides``).
 Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles", "frames"]
-AnswerFormat = Literal["letter", "open"]
+AnswerFormat = Literal["letter", "number", "open"]
 
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
 DEFAULT_KEY_FRAMES = 32
@@ -48,8 +60,8 @@ class Condition:
         text: the question transform (``none`` for video conditions).
         requires: what the benchmark's docs must carry for the condition to apply; a benchmark
             gets a task for every condition whose requirements it provides.
-        answer_format: ``letter`` (multiple choice, parsed to a letter) or ``open`` (free text,
-            scored by a judge at report time).
+        answer_format: ``letter`` (multiple choice, parsed to a letter), ``number`` (options numbered 1-N, the
+            number read and logged as its option's letter) or ``open`` (free text, scored by a judge at report time).
         max_new_tokens: the generation budget when it differs from the benchmark's (open answers).
         protocols: further tags (``<benchmark>_vdg_<protocol>``) grouping conditions run together.
         tagged: False puts the condition's task in no tag (``<benchmark>_vdg``, its family's, a protocol's): it runs
@@ -140,6 +152,16 @@ JPEG_QUALITIES = (90, 70, 50, 30, 10)
 TRACKING = "tracking"
 #: The option the abstain condition adds, after the question's last option.
 ABSTAIN_OPTION = "I cannot determine this from the video."
+#: What the none_option condition writes in place of the correct option's text (lmms-eval's ``gt_none_option``).
+NONE_OPTION = "None"
+#: The question video_only asks in place of the question and options (lmms-eval's ``video_only_abcd``, its letters
+#: those of the question's options).
+VIDEO_ONLY_INSTRUCTION = (
+    "There is no question. Guess which option letter ({letters}) is correct. Answer with the option's letter only."
+)
+#: The family of the probes lmms-eval ships as hand-written variants of a few benchmarks (``random_choice``,
+#: ``gt_none_option``, ``video_only_abcd``), here for every benchmark with options and read per question.
+PROBE = "probe"
 
 _DECLARED: tuple[Condition, ...] = (
     _ladder("orig", "identity", "The source video, untouched.", protocols=(TRACKING,)),
@@ -231,6 +253,61 @@ _DECLARED: tuple[Condition, ...] = (
         text="abstain",
         requires=frozenset({"options"}),
         protocols=(TRACKING,),
+    ),
+    Condition(
+        "options_shuffled",
+        "text",
+        "identity",
+        "The options in a permutation seeded by the benchmark and question id that always moves the correct option to "
+        "another letter, the answer moved with its text (logged as shuffled_from): does the model follow an "
+        "option's content or its position? (lmms-eval's random_choice, without its per-process hash() seed.)",
+        PROBE,
+        text="shuffle_options",
+        requires=frozenset({"options"}),
+    ),
+    Condition(
+        "none_option",
+        "text",
+        "identity",
+        f"The correct option's text replaced by \"{NONE_OPTION}\", its letter still the answer (lmms-eval's "
+        "gt_none_option): does the model see that the right answer is missing, or pick the nearest distractor?",
+        PROBE,
+        {"option": NONE_OPTION},
+        text="none_option",
+        requires=frozenset({"options"}),
+    ),
+    Condition(
+        "no_question",
+        "text",
+        "identity",
+        "The video and the lettered options without the question text: the mirror of VDG (question dependency = "
+        "correct(orig) - correct(no_question)).",
+        PROBE,
+        text="no_question",
+        requires=frozenset({"options"}),
+    ),
+    Condition(
+        "video_only",
+        "text",
+        "identity",
+        "The video and an instruction to guess the option letter, with neither question nor options (lmms-eval's "
+        "video_only_abcd): the answer-key prior the video alone reveals.",
+        PROBE,
+        {"instruction": VIDEO_ONLY_INSTRUCTION},
+        text="video_only",
+        requires=frozenset({"options"}),
+    ),
+    Condition(
+        "numbered",
+        "text",
+        "identity",
+        "The options labelled 1-N instead of A-N in the task's own layout, and its instructions and prompt settings "
+        "(lmms_eval_specific_kwargs) that name letters naming numbers (lmms-eval's number_option); the number read "
+        "from the reply is logged as its option's letter: the format-sensitivity gap per question.",
+        PROBE,
+        text="numbered",
+        requires=frozenset({"options"}),
+        answer_format="number",
     ),
     Condition(
         "metadata",

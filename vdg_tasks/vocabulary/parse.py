@@ -68,7 +68,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["LETTERS", "RULES", "ParsedAnswer", "parse_answer"]
+__all__ = ["LETTERS", "NUMBER_RULES", "RULES", "ParsedAnswer", "parse_answer", "parse_number"]
 
 #: Option letters in order; ``LETTERS[:n_options]`` are the valid answers.
 LETTERS = "ABCDEFGH"
@@ -82,6 +82,15 @@ RULES: tuple[str, ...] = (
     "option_mention",
     "option_text",
     "standalone_letter",
+)
+
+#: The rules of :func:`parse_number` (options numbered 1-N: the ``numbered`` condition).
+NUMBER_RULES: tuple[str, ...] = (
+    "number_answer_is",
+    "bare_number",
+    "leading_number",
+    "option_text",
+    "standalone_number",
 )
 
 Status = Literal["ok", "unparsed"]
@@ -351,3 +360,53 @@ def parse_answer(text: str | None, n_options: int = 4, options: Sequence[str] | 
     if letter is not None:
         return ParsedAnswer(letter, "ok", "standalone_letter")
     return _UNPARSED
+
+
+_NUMBER = r"(?P<n>[1-8])(?![\w]|[.,]\d)"
+_NUMBER_ANSWER_IS = re.compile(
+    r"(?i:\b(?:answer|option|choice)\s*(?:is|would\s+be|:)\s*(?:option\s*|number\s*)?)[*_]*[(\[]?" + _NUMBER
+)
+_BARE_NUMBER = re.compile(r"[\s*_`\"'(\[]*" + _NUMBER + r"[\s*_`\"')\].:,;!]*")
+_LEADING_NUMBER = re.compile(r"[\s*_#>`]*[(\[]?" + _NUMBER + r"(?:[)\].:]|\s+-)(?:\s|$)")
+_NUMBER_LABEL = re.compile(r"^\s*[(\[]?\d[)\].:]\s*")
+_STANDALONE_NUMBER = re.compile(r"(?<![\w.,$%-])" + _NUMBER + r"(?![%$])")
+
+
+def _number_verdict(number: str, n_options: int, rule: str) -> ParsedAnswer:
+    index = int(number) - 1
+    return ParsedAnswer(LETTERS[index], "ok", rule) if 0 <= index < n_options else _UNPARSED
+
+
+def parse_number(text: str | None, n_options: int = 4, options: Sequence[str] | None = None) -> ParsedAnswer:
+    """Read which option a reply chose when the options were numbered 1-N (the ``numbered`` condition), as the
+    letter of that option (1 -> A), so that the letter tables read it as any other reply. Rules, in order
+    (``NUMBER_RULES``): an explicit statement ("the answer is 2", "Option: (3)"; the last wins), the whole reply a
+    number ("2", "(2).", "**2**"), a number at the start ("2. red car", "(2) red"), the text of one option (as
+    ``parse_answer``'s ``option_text``), one distinct in-range number standing alone. A chosen number out of range
+    is unparsed; arguments as :func:`parse_answer`'s."""
+    unnumbered = (
+        None if options is None or isinstance(options, str) else [_NUMBER_LABEL.sub("", str(o)) for o in options]
+    )
+    norm_options = _check_args(n_options, unnumbered if unnumbered is not None else options)
+    if text is None:
+        return _UNPARSED
+    if not isinstance(text, str):
+        raise TypeError(f"text must be the model's reply as a str (or None), got {type(text).__name__}.")
+    text = unicodedata.normalize("NFKC", text).rpartition("</think>")[2]
+    if not text.strip():
+        return _UNPARSED
+    stated = list(_NUMBER_ANSWER_IS.finditer(text))
+    if stated:
+        return _number_verdict(stated[-1].group("n"), n_options, "number_answer_is")
+    m = _BARE_NUMBER.fullmatch(text)
+    if m is not None:
+        return _number_verdict(m.group("n"), n_options, "bare_number")
+    m = _LEADING_NUMBER.match(text)
+    if m is not None:
+        return _number_verdict(m.group("n"), n_options, "leading_number")
+    if norm_options is not None:
+        letter = _option_text(text, norm_options)
+        if letter is not None:
+            return ParsedAnswer(letter, "ok", "option_text")
+    found = {m.group("n") for m in _STANDALONE_NUMBER.finditer(text) if 1 <= int(m.group("n")) <= n_options}
+    return _number_verdict(found.pop(), n_options, "standalone_number") if len(found) == 1 else _UNPARSED

@@ -117,6 +117,7 @@ NO_ROWS_ON_SMALL_FRAME = frozenset(
         "letters_across",
         "metadata_chance",
         "name_swap",
+        "probes",
         "name_swap_pairs",
         "open_ended",
         "abstention",

@@ -673,5 +673,6 @@ def test_options_given_as_mappings_are_read_by_their_text_and_written_back_relab
     doc = {"options": [{"id": "A", "text": "Yes"}, {"id": "B", "text": "No"}], "answer": "B"}
     assert read_options(doc, "options") == ["Yes", "No"]
     new = write_options(doc, "options", ["A. No", "B. Yes", "C. I cannot tell"])
-    assert new["options"] == [{"id": "A", "text": "No"}, {"id": "B", "text": "Yes"}, {"id": "C", "text": "I cannot tell"}]
+    relabelled = [{"id": "A", "text": "No"}, {"id": "B", "text": "Yes"}, {"id": "C", "text": "I cannot tell"}]
+    assert new["options"] == relabelled
     assert doc["options"][0] == {"id": "A", "text": "Yes"}  # the doc itself unchanged

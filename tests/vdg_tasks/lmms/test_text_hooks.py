@@ -96,3 +96,44 @@ def test_videomme_text_conditions_skip_the_native_score(doc):
     out = hooks.videomme__abstain__process_results(vm, ["E"])
     assert out["vdg"]["abstain_letter"] == "E" and out["vdg"]["status"] == "error"  # no Video-MME video here
     assert "videomme_perception_score" not in out
+
+
+def test_options_shuffled_asks_the_moved_options_and_scores_the_moved_answer(doc):
+    prompt = hooks.infinibench_ga__options_shuffled__doc_to_text(doc, KWARGS)
+    asked = prompt.splitlines()[1:4]
+    record = hooks.infinibench_ga__options_shuffled__process_results(doc, ["The answer is A."])["vdg"]
+    order = record["shuffled_from"]
+    assert sorted(order) == ["A", "B", "C"] and order.index("B") != 1  # the answer, B, moved
+    assert asked == [f"{chr(65 + i)}. {doc['options'][ord(o) - 65][3:]}" for i, o in enumerate(order)]
+    assert record["answer"] == chr(65 + order.index("B")) and record["idk_letter"] == chr(65 + order.index("C"))
+    assert record["correct"] is (record["answer"] == "A")
+    moved = hooks.infinibench_ga__options_shuffled__process_results(doc, [f"The answer is {record['answer']}."])
+    assert moved["vdg"]["correct"] is True and moved["accuracy"] == 1.0
+
+
+def test_none_option_no_question_and_video_only_prompts_and_records(doc):
+    refused = hooks.infinibench_ga__none_option__process_results(doc, ["B"])["vdg"]  # it has "C. I don't know"
+    assert (
+        refused["status"] == "error"
+        and "already has a none / I don't know option (C. I don't know)" in (refused["error"])
+    )
+    doc = {**doc, "options": [*doc["options"][:2], "C. green coat; red jacket"], "idk_letter": ""}
+    none_prompt = hooks.infinibench_ga__none_option__doc_to_text(doc, KWARGS)
+    assert "B. None" in none_prompt.splitlines() and "A. red jacket; blue shirt" in none_prompt.splitlines()
+    assert hooks.infinibench_ga__none_option__process_results(doc, ["B"])["vdg"]["correct"] is True
+    no_question = hooks.infinibench_ga__no_question__doc_to_text(doc, KWARGS)
+    assert "outfits" not in no_question and doc["options"][0] in no_question.splitlines()
+    guess = hooks.infinibench_ga__video_only__doc_to_text(doc, KWARGS)
+    assert "Guess which option letter (A, B or C)" in guess and "Alice" not in guess and "red jacket" not in guess
+    record = hooks.infinibench_ga__video_only__process_results(doc, ["B"])["vdg"]
+    assert (record["pred"], record["correct"], record["n_options"]) == ("B", True, 3)
+
+
+def test_numbered_asks_numbered_options_and_logs_the_number_read_as_its_letter(doc):
+    prompt = hooks.infinibench_ga__numbered__doc_to_text(doc, KWARGS)
+    lines = prompt.splitlines()
+    assert lines[1:4] == ["1. red jacket; blue shirt", "2. blue shirt; red jacket", "3. I don't know"]
+    assert lines[-1] == "Answer with the option's number from the given choices directly."
+    record = hooks.infinibench_ga__numbered__process_results(doc, ["The answer is 2."])["vdg"]
+    assert (record["pred"], record["correct"], record["parse_rule"]) == ("B", True, "number_answer_is")
+    assert hooks.infinibench_ga__numbered__process_results(doc, ["B"])["vdg"]["status"] == "unparsed"

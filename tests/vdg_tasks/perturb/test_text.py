@@ -7,7 +7,16 @@ from collections import Counter
 import pytest
 
 from vdg_tasks.data.roster import BUILTIN_ROSTERS
-from vdg_tasks.perturb.text import TextUnavailable, apply, idk_letter, option_text, replace_name, truth_text
+from vdg_tasks.perturb.text import (
+    TextUnavailable,
+    apply,
+    idk_letter,
+    numbered_kwargs,
+    numbered_prompt,
+    option_text,
+    replace_name,
+    truth_text,
+)
 from vdg_tasks.vocabulary.conditions import ABSTAIN_OPTION, CONDITIONS
 
 BBT = dict(BUILTIN_ROSTERS["bbt"])  # its genders are checked against the paper's in test_roster
@@ -136,3 +145,130 @@ def test_subtitles_are_parsed_capped_and_put_before_the_question(tmp_path):
 def test_video_conditions_leave_the_question_alone():
     doc = _doc()
     assert apply(CONDITIONS["black"], doc).doc is doc
+
+
+def _plain(**fields) -> dict:
+    options = ["A. red", "B. blue", "C. green", "D. yellow"]
+    return {"question_id": "q7", "question": "Which colour is the border?", "options": options, "answer": "B", **fields}
+
+
+def _texts(options: list[str]) -> list[str]:
+    return [option_text(o) for o in options]
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_options_shuffled_moves_the_answer_with_its_text_to_another_letter(n):
+    for i in range(60):
+        options = [f"{chr(65 + k)}. colour {k}" for k in range(n)]
+        answer = chr(65 + i % n)
+        change = apply(CONDITIONS["options_shuffled"], {**_plain(question_id=f"q{i}"), "options": options,
+                                                          "answer": answer})  # fmt: skip
+        new, order = change.doc["options"], change.details["shuffled_from"]
+        assert sorted(_texts(new)) == sorted(_texts(options)) and sorted(order) == [chr(65 + k) for k in range(n)]
+        new_answer = change.details["answer"]
+        assert new_answer != answer  # the correct option always moves
+        assert option_text(new[ord(new_answer) - 65]) == option_text(options[ord(answer) - 65])
+        for position, original in enumerate(order):  # each option asked at `position` was `original`
+            assert new[position] == f"{chr(65 + position)}. {option_text(options[ord(original) - 65])}"
+
+
+def test_options_shuffled_draws_every_permutation_that_moves_the_answer():
+    # with 3 options and the answer A, 4 of the 6 orders move it: each should come up (seeded by the question id)
+    orders = Counter(
+        apply(CONDITIONS["options_shuffled"], _plain(question_id=f"q{i}", options=["A. x", "B. y", "C. z"],
+                                                     answer="A")).details["shuffled_from"]
+        for i in range(400)
+    )  # fmt: skip
+    assert set(orders) == {"BAC", "BCA", "CAB", "CBA"} and min(orders.values()) > 60
+
+
+def test_options_shuffled_is_the_same_in_processes_with_different_hash_seeds(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json; from vdg_tasks.perturb.text import apply; from vdg_tasks.vocabulary.conditions import "
+        "CONDITIONS\nopts = ['A. a', 'B. b', 'C. c', 'D. d', 'E. e']\nprint(json.dumps([apply(CONDITIONS["
+        "'options_shuffled'], {'question_id': f'q{i}', 'options': opts, 'answer': 'C'}).details for i in range(50)]))"
+    )
+    outputs = []
+    for seed in ("1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0] == outputs[1] and len({d["shuffled_from"] for d in outputs[0]}) > 10
+
+
+@pytest.mark.parametrize(("options", "answer"), [(["A. only"], "A"), (["A. x", "B. y"], "C"), ([], "A")])
+def test_options_shuffled_refuses_a_question_it_cannot_shuffle(options, answer):
+    with pytest.raises(TextUnavailable, match="question q7"):
+        apply(CONDITIONS["options_shuffled"], _plain(options=options, answer=answer))
+
+
+def test_options_shuffled_logs_where_the_benchmarks_idk_went():
+    change = apply(CONDITIONS["options_shuffled"], _doc())
+    moved_to = chr(65 + change.details["shuffled_from"].index("B"))  # the doc's "B. I don't know"
+    assert change.details["idk_letter"] == moved_to == idk_letter(change.doc["options"])
+
+
+def test_none_option_replaces_the_right_option_s_text_and_keeps_its_letter():
+    change = apply(CONDITIONS["none_option"], _plain())
+    assert change.doc["options"] == ["A. red", "B. None", "C. green", "D. yellow"]
+    assert change.doc["answer"] == "B" and change.details == {}
+
+
+@pytest.mark.parametrize("already", ["None of the above", "none", "I don't know", "Cannot be determined."])
+def test_none_option_refuses_a_question_that_already_has_one(already):
+    with pytest.raises(TextUnavailable, match=f"question q7: already has a none / I don't know option \\(C. {already}"):
+        apply(CONDITIONS["none_option"], _plain(options=["A. red", "B. blue", f"C. {already}"]))
+
+
+def test_no_question_keeps_the_options_and_video_only_keeps_neither():
+    asked = apply(CONDITIONS["no_question"], _plain()).doc
+    assert asked["question"] == "" and asked["options"] == _plain()["options"]
+    guess = apply(CONDITIONS["video_only"], _plain()).doc
+    assert guess["options"] == [] and guess["answer"] == "B"
+    assert guess["question"] == (
+        "There is no question. Guess which option letter (A, B, C or D) is correct. Answer with the option's "
+        "letter only."
+    )
+
+
+@pytest.mark.parametrize("condition", ["no_question", "video_only"])
+def test_a_question_without_its_text_in_a_field_cannot_be_left_out(condition):
+    with pytest.raises(TextUnavailable, match="its question text is in no field vdg can leave out"):
+        apply(CONDITIONS[condition], _plain(question=""))
+
+
+def test_numbered_prompt_numbers_the_labels_in_their_own_style_and_the_instructions_around_them():
+    question = "Which letter is on the sign: A or B?"
+    prompt = (
+        "Respond with only the letter (A, B, C, or D) of the correct option.\n"
+        f"{question}\nA. A red car\n(B) letter B\nC) blue\nD: D-day\nThe best answer is:"
+    )
+    options = ["A. A red car", "B. letter B", "C. blue", "D. D-day"]
+    assert numbered_prompt(prompt, question, options) == (
+        "Respond with only the number (1, 2, 3, or 4) of the correct option.\n"
+        f"{question}\n1. A red car\n(2) letter B\n3) blue\n4: D-day\nThe best answer is:"
+    )
+
+
+def test_numbered_kwargs_name_numbers_wherever_the_settings_name_letters():
+    kwargs = {"default": {"pre_prompt": "", "post_prompt": "Answer with the option's letter from the given choices."},
+              "gpt4v": {"post_prompt": "Answer the question with A, B, C, or D."}, "max_num_frames": 32,
+              "xc": ["Letters A/B/C/D only", "options A-E"]}  # fmt: skip
+    assert numbered_kwargs(kwargs) == {
+        "default": {"pre_prompt": "", "post_prompt": "Answer with the option's number from the given choices."},
+        "gpt4v": {"post_prompt": "Answer the question with 1, 2, 3, or 4."},
+        "max_num_frames": 32,
+        "xc": ["Numbers 1/2/3/4 only", "options 1-5"],
+    }
+    assert numbered_kwargs(None) is None
+
+
+def test_numbered_leaves_the_doc_and_refuses_a_question_without_options():
+    assert apply(CONDITIONS["numbered"], _plain()).doc == _plain()
+    with pytest.raises(TextUnavailable, match="question q7: has no options to number"):
+        apply(CONDITIONS["numbered"], _plain(options=[]))

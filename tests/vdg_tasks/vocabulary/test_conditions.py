@@ -37,6 +37,11 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
         "nameswap",
         "open",
         "abstain",
+        "options_shuffled",
+        "none_option",
+        "no_question",
+        "video_only",
+        "numbered",
         "metadata",
         "subtitles",
     ]
@@ -46,7 +51,12 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
     assert CONDITIONS["jpeg50"].params_dict() == {"quality": 50} and CONDITIONS["jpeg50"].requires == {"frames"}
     assert CONDITIONS["jpeg50"].family == "crf"
     text = {name for name, c in CONDITIONS.items() if c.modality == "text"}
-    assert text == {"nameswap", "open", "abstain", "metadata", "subtitles"}
+    probes = {"options_shuffled", "none_option", "no_question", "video_only", "numbered"}
+    assert text == {"nameswap", "open", "abstain", "metadata", "subtitles", *probes}
+    assert families()["probe"] == [c for c in CONDITIONS if c in probes]
+    assert all(CONDITIONS[p].requires == {"options"} and CONDITIONS[p].tagged for p in probes)
+    assert CONDITIONS["none_option"].params_dict() == {"option": "None"}  # lmms-eval's gt_none_option wording
+    assert CONDITIONS["numbered"].answer_format == "number"
     assert CONDITIONS["subtitles"].params_dict() == {"max_chars": 4000}
     assert CONDITIONS["abstain"].params_dict() == {"option": "I cannot determine this from the video."}
     assert CONDITIONS["open"].answer_format == "open" and CONDITIONS["open"].max_new_tokens == 512

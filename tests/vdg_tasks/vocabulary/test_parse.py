@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vdg_tasks.vocabulary.parse import LETTERS, RULES, ParsedAnswer, parse_answer
+from vdg_tasks.vocabulary.parse import LETTERS, NUMBER_RULES, RULES, ParsedAnswer, parse_answer, parse_number
 
 OPTIONS = ["A. a red car", "B. a blue bicycle", "C. the man is cooking", "D. nobody"]
 
@@ -246,3 +246,32 @@ def test_articles_and_letters_out_of_range_are_unparsed(words: list[str], n_opti
     # Every "A" is the article (a lowercase noun follows); "I" and J-Z are never answers (at most 8 options: A-H).
     reply = " ".join(words)
     assert parse_answer(reply, n_options) == ParsedAnswer(None, "unparsed", None), reply
+
+
+NUMBERED_OPTIONS = ["1. blue bike", "2. red car", "3. green tree", "4. white house"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter", "rule"),
+    [
+        ("2", "B", "bare_number"),
+        ("(3).", "C", "bare_number"),
+        ("**4**", "D", "bare_number"),
+        ("The answer is 2.", "B", "number_answer_is"),
+        ("Option 1 looks odd. The answer is 3", "C", "number_answer_is"),
+        ("Answer: (1)", "A", "number_answer_is"),
+        ("2. red car", "B", "leading_number"),
+        ("(4) white house", "D", "leading_number"),
+        ("red car", "B", "option_text"),
+        ("I think 3 is right", "C", "standalone_number"),
+        ("<think>1? no</think>2", "B", "bare_number"),
+    ],
+)
+def test_a_numbered_reply_is_read_as_its_option_s_letter(reply, letter, rule):
+    assert parse_number(reply, 4, NUMBERED_OPTIONS) == ParsedAnswer(letter, "ok", rule)
+    assert rule in NUMBER_RULES
+
+
+@pytest.mark.parametrize("reply", ["1 or 2", "5", "The answer is 5.", "", None, "12 people", "3.5 seconds", "B"])
+def test_a_numbered_reply_that_names_no_single_option_number_is_unparsed(reply):
+    assert parse_number(reply, 4, NUMBERED_OPTIONS) == ParsedAnswer(None, "unparsed", None)

@@ -1,0 +1,235 @@
+"""The probes, each against orig, per question: what the option order, a missing right answer, the question text and
+the options themselves change.
+
+Each probe of the ``probe`` family (``vdg_tasks.vocabulary.conditions``) is paired with ``orig`` per (model,
+benchmark, task type), on the questions answered under both (shared across the benchmark's models as the vdg
+table's, ``Options.question_set``): its accuracy change with the vdg table's paired bootstrap CI, how often the
+model chose the same option under both, and the probe's own measure with a Wilson CI:
+
+- ``options_shuffled`` -> ``content_share``: of the questions whose orig choice was moved by the shuffle (so that
+  following the option's text and following its letter give different answers), the share where the model chose
+  the same option text again rather than the same letter (``n_measure`` counts those that did either). 1: the model
+  reads the options; 0: it answers by position.
+- ``none_option`` -> ``none_rate``: the share choosing the option whose text became "None" (the answer), rather than
+  a distractor: whether the model sees that the right answer is missing.
+- ``no_question`` -> ``question_dependency``: acc(orig) - acc(no_question), the mirror of VDG; its CI is the
+  paired one of ``diff`` (negated).
+- ``video_only`` -> ``above_chance``: acc(video_only) - chance (the mean of 1 / options): the answer key the video
+  alone gives away.
+- ``numbered`` -> ``format_gap``: acc(orig) - acc(numbered), what labelling the options 1-N instead of A-N costs;
+  its CI is the paired one of ``diff`` (negated).
+
+``agreement`` compares the option chosen: the same letter under both, except under ``options_shuffled``, where it
+is the same option text (the letter mapped back through ``shuffled_from``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
+from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.frame import original_letter
+from postprocess.stats import wilson
+from vdg_tasks.vocabulary.conditions import PROBE, families
+
+#: The probes, in declaration order.
+PROBES: tuple[str, ...] = tuple(families().get(PROBE, ()))
+
+#: probe -> the name of its own measure (module docstring).
+MEASURES: Mapping[str, str] = {
+    "options_shuffled": "content_share",
+    "none_option": "none_rate",
+    "no_question": "question_dependency",
+    "video_only": "above_chance",
+    "numbered": "format_gap",
+}
+
+COLUMNS: dict[str, str] = {
+    "model": "model label",
+    "benchmark": "benchmark name",
+    "task_type": "task type, or Overall",
+    "probe": "the probe condition (options_shuffled, none_option, no_question, video_only, numbered)",
+    "n": "questions answered under orig and the probe (and in the shared question set)",
+    "acc_orig": "accuracy under orig over the n questions",
+    "acc_probe": "accuracy under the probe over the n questions",
+    "diff": "acc_probe - acc_orig (mean per-question difference)",
+    "ci_low": "lower bound of the paired bootstrap CI of diff (empty when too_small)",
+    "ci_high": "upper bound of the paired bootstrap CI of diff (empty when too_small)",
+    "agreement": "share of the n questions where the model chose the same option under both (the same text under "
+    "options_shuffled, else the same letter); empty when n is 0",
+    "measure": "the probe's own measure: content_share, none_rate, question_dependency, above_chance or format_gap",
+    "value": "its value (module docstring)",
+    "value_low": "lower bound of its CI: Wilson for a share, the paired bootstrap of diff (negated) for "
+    "question_dependency and format_gap; "
+    "empty for above_chance and without a CI",
+    "value_high": "upper bound of its CI",
+    "n_measure": "questions the measure counts (content_share: those whose orig choice the shuffle moved and that "
+    "were answered by content or by position; otherwise n)",
+    "reading": "the sentence a reader needs",
+    "n_error": "questions excluded because an arm has no answer",
+    "too_small": "n is below min_stratum: descriptive values only, no CI",
+    "ci_level": "confidence level of the CIs",
+    "ci_method": "exact (the bootstrap distribution's own percentiles) or monte carlo; empty without a CI",
+    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
+    "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
+    "missing_policy": "exclude or incorrect",
+    "question_rule": "which questions the rows share: orig and the probe, question_set and missing_policy",
+    "scale": f"{SCALE_CORRECT!r} (probes need options: a graded question has none)",
+}
+
+
+def _needs(present: frozenset[str]) -> str | None:
+    if "orig" in present and set(PROBES) & present:
+        return None
+    return "needs orig and a probe (" + ", ".join(PROBES) + ")"
+
+
+def _choices(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -> pd.DataFrame:
+    """question_id -> per arm ``pred_<arm>``, and ``shuffled_from`` and ``n_options`` of the probe rows."""
+    wanted = ["question_id", "condition", "pred", "shuffled_from", "n_options"]
+    rows = frame.loc[
+        (frame["model"] == model) & (frame["benchmark"] == benchmark) & frame["condition"].isin(arms),
+        [c for c in wanted if c in frame.columns],
+    ]
+    out = pd.DataFrame(index=pd.Index(sorted(rows["question_id"].astype(str).unique()), name="question_id"))
+    for arm in arms:
+        part = rows[rows["condition"] == arm]
+        part = part.set_index(part["question_id"].astype(str))
+        out[f"pred_{arm}"] = part["pred"].astype(object).where(part["pred"].notna(), None)
+        if arm != "orig":
+            out["shuffled_from"] = part["shuffled_from"] if "shuffled_from" in part else ""
+            out["n_options"] = part["n_options"] if "n_options" in part else np.nan
+    return out
+
+
+def _agreement(probe: str, orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> np.ndarray:
+    if probe == "options_shuffled":
+        asked = np.array([original_letter(p, o) for o, p in zip(order, asked, strict=True)], dtype=object)
+    return np.array([o is not None and o == p for o, p in zip(orig, asked, strict=True)], dtype=bool)
+
+
+def _content_counts(orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> tuple[int, int]:
+    """(by content, by content or by position) over the questions whose orig choice the shuffle moved."""
+    content = position = 0
+    for chosen, shuffled, from_ in zip(orig, asked, order, strict=True):
+        if not isinstance(chosen, str) or not isinstance(shuffled, str) or original_letter(chosen, from_) == chosen:
+            continue  # no choice to follow, or its option stayed at its letter: both readings agree
+        content += original_letter(shuffled, from_) == chosen
+        position += shuffled == chosen
+    return content, content + position
+
+
+def _share(k: int, n: int, level: float) -> tuple[float, float, float]:
+    if n == 0:
+        return np.nan, np.nan, np.nan
+    interval = wilson(k, n, level)
+    return k / n, interval.low, interval.high
+
+
+def _reading(probe: str, value: float, low: float, high: float, n_measure: int) -> str:
+    if np.isnan(value):
+        return "no question to measure"
+    value, low, high = value + 0.0, low + 0.0, high + 0.0  # no "-0.000"
+    ci = "" if np.isnan(low) else f" [{low:.2f}, {high:.2f}]"
+    if probe == "options_shuffled":
+        return (
+            f"follows the option's content on {value:.0%}{ci} of {n_measure} questions whose choice the shuffle "
+            "moved (the rest, its letter)"
+        )
+    if probe == "none_option":
+        return f"picks the missing answer's 'None' on {value:.0%}{ci}; otherwise the nearest distractor"
+    if probe == "no_question":
+        return f"question dependency {value:+.3f}{ci}: what the question text adds over the video and options"
+    if probe == "numbered":
+        return f"format gap {value:+.3f}{ci}: the accuracy lost when the options are numbered 1-N instead of lettered"
+    return f"{value:+.3f} above chance with neither question nor options: the answer key the video alone gives away"
+
+
+@memo_by_frame
+def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+    """Each probe against orig per (model, benchmark, task type); columns as in ``COLUMNS``."""
+    rows = []
+    for (model, benchmark), group in by_model_benchmark(frame):
+        present = set(group["condition"].unique())
+        if "orig" not in present:
+            continue
+        for probe in (p for p in PROBES if p in present):
+            arms = ["orig", probe]
+            paired_ = paired_arms(frame, group, str(benchmark), arms, options)
+            choices = _choices(frame, str(model), str(benchmark), arms).reindex(paired_.question_ids.astype(str))
+            orig_pred = choices["pred_orig"].to_numpy(dtype=object)
+            probe_pred = choices[f"pred_{probe}"].to_numpy(dtype=object)
+            order = choices["shuffled_from"].fillna("").to_numpy(dtype=object)
+            n_options = pd.to_numeric(choices["n_options"], errors="coerce").to_numpy(dtype=float)
+            for task_type, rows_of_task in task_type_masks(paired_.table):
+                kept = rows_of_task & ~paired_.error & paired_.shared
+                n = int(kept.sum())
+                diff = paired_.score[probe][kept] - paired_.score["orig"][kept]
+                ci = ci_or_none(diff, options, ("probes", benchmark, task_type, probe), paired_.question_ids[kept],
+                                paired_.videos[kept])  # fmt: skip
+                acc_probe = paired_.score[probe][kept].mean() if n else np.nan
+                agree = _agreement(probe, orig_pred[kept], probe_pred[kept], order[kept])
+                if probe == "options_shuffled":
+                    k, n_measure = _content_counts(orig_pred[kept], probe_pred[kept], order[kept])
+                    value, low, high = _share(k, n_measure, options.ci_level)
+                elif probe == "none_option":
+                    n_measure = n
+                    value, low, high = _share(int(paired_.correct[probe][kept].sum()), n, options.ci_level)
+                elif probe in ("no_question", "numbered"):
+                    n_measure = n
+                    value = -diff.mean() if n else np.nan
+                    low, high = (-ci.high, -ci.low) if ci else (np.nan, np.nan)
+                else:
+                    n_measure = n
+                    chance = float(np.nanmean(1.0 / n_options[kept])) if n else np.nan
+                    value, low, high = acc_probe - chance, np.nan, np.nan
+                rows.append(
+                    {
+                        "model": model,
+                        "benchmark": benchmark,
+                        "task_type": task_type,
+                        "probe": probe,
+                        "n": n,
+                        "acc_orig": paired_.score["orig"][kept].mean() if n else np.nan,
+                        "acc_probe": acc_probe,
+                        "diff": diff.mean() if n else np.nan,
+                        "ci_low": ci.low if ci else np.nan,
+                        "ci_high": ci.high if ci else np.nan,
+                        "agreement": agree.mean() if n else np.nan,
+                        "measure": MEASURES[probe],
+                        "value": value,
+                        "value_low": low,
+                        "value_high": high,
+                        "n_measure": n_measure,
+                        "reading": _reading(probe, value, low, high, n_measure),
+                        "n_error": int((rows_of_task & paired_.error).sum()),
+                        "too_small": n < options.min_stratum,
+                        "ci_level": options.ci_level,
+                        **ci_columns([ci]),
+                        "missing_policy": options.missing,
+                        "question_rule": paired_.rule,
+                        "scale": scale_of(paired_.graded[kept]),
+                    }
+                )
+    if not rows:
+        return empty(COLUMNS)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+ANALYSES = (
+    Analysis(
+        "probes",
+        "Each probe (options shuffled, the right answer replaced by None, no question, video only, numbered options) "
+        "against orig per "
+        "model and task type: accuracy change with paired bootstrap CIs, agreement, and the probe's own measure.",
+        COLUMNS,
+        probes_table,
+        needs=_needs,
+        shares=(probes_table, question_set_cache),
+    ),
+)
