@@ -245,8 +245,12 @@ def parse_prompt(context: str) -> tuple[str, list[tuple[str, str]]]:
     lines = context.splitlines()
     start = None
     options: list[tuple[str, str]] = []
+    # numbered lines are options only where no line is lettered (a numbered list in an instruction is not)
+    lettered = any((m := _OPTION_RE.match(line)) and m.group(1).isalpha() for line in lines)
     for i, line in enumerate(lines):
         m = _OPTION_RE.match(line)
+        if m and lettered and not m.group(1).isalpha():
+            m = None
         if m:
             if start is None:
                 start = i

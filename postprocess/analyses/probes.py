@@ -54,7 +54,8 @@ COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "task_type": "task type, or Overall",
     "probe": "the probe condition (options_shuffled, none_option, no_question, video_only, numbered)",
-    "n": "questions answered under orig and the probe (and in the shared question set)",
+    "n": "questions paired under orig and the probe (and in the shared question set), as the vdg table pairs them: "
+    "answered under both, or under missing_policy=incorrect every question, one without an answer counted wrong",
     "acc_orig": "accuracy under orig over the n questions",
     "acc_probe": "accuracy under the probe over the n questions",
     "diff": "acc_probe - acc_orig (mean per-question difference)",
@@ -65,12 +66,13 @@ COLUMNS: dict[str, str] = {
     "measure": "the probe's own measure: content_share, none_rate, question_dependency, above_chance or format_gap",
     "value": "its value (module docstring)",
     "value_low": "lower bound of its CI: Wilson for a share, the paired bootstrap of diff (negated) for "
-    "question_dependency and format_gap; "
-    "empty for above_chance and without a CI",
+    "question_dependency and format_gap, the bootstrap of correct - 1/options for above_chance; empty when too_small",
     "value_high": "upper bound of its CI",
     "n_measure": "questions the measure counts (content_share: those whose orig choice the shuffle moved and that "
     "were answered by content or by position; otherwise n)",
     "reading": "the sentence a reader needs",
+    "n_unparsed": "of the n, replies under the probe no option could be read from (scored wrong: under video_only a "
+    "model that declines to guess, under numbered one that answers with a letter)",
     "n_error": "questions excluded because an arm has no answer",
     "too_small": "n is below min_stratum: descriptive values only, no CI",
     "ci_level": "confidence level of the CIs",
@@ -124,10 +126,13 @@ def _content_counts(orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> t
     return content, content + position
 
 
-def _share(k: int, n: int, level: float) -> tuple[float, float, float]:
+def _share(k: int, n: int, options: Options) -> tuple[float, float, float]:
+    """k / n with its Wilson CI (none below ``min_stratum``)."""
     if n == 0:
         return np.nan, np.nan, np.nan
-    interval = wilson(k, n, level)
+    if n < options.min_stratum:
+        return k / n, np.nan, np.nan
+    interval = wilson(k, n, options.ci_level)
     return k / n, interval.low, interval.high
 
 
@@ -142,12 +147,18 @@ def _reading(probe: str, value: float, low: float, high: float, n_measure: int) 
             "moved (the rest, its letter)"
         )
     if probe == "none_option":
-        return f"picks the missing answer's 'None' on {value:.0%}{ci}; otherwise the nearest distractor"
+        return (
+            f"picks the 'None' that replaced the right answer on {value:.0%}{ci}, otherwise a distractor (a model that "
+            "prefers 'None' whatever the question also scores high: read it beside agreement)"
+        )
     if probe == "no_question":
         return f"question dependency {value:+.3f}{ci}: what the question text adds over the video and options"
     if probe == "numbered":
         return f"format gap {value:+.3f}{ci}: the accuracy lost when the options are numbered 1-N instead of lettered"
-    return f"{value:+.3f} above chance with neither question nor options: the answer key the video alone gives away"
+    return (
+        f"{value:+.3f}{ci} above chance with neither question nor options: the answer key the video alone gives away "
+        "(unparsed replies, a refusal to guess, count as wrong)"
+    )
 
 
 @memo_by_frame
@@ -166,6 +177,7 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
             probe_pred = choices[f"pred_{probe}"].to_numpy(dtype=object)
             order = choices["shuffled_from"].fillna("").to_numpy(dtype=object)
             n_options = pd.to_numeric(choices["n_options"], errors="coerce").to_numpy(dtype=float)
+            unparsed = paired_.table[f"unparsed_{probe}"].to_numpy(dtype=bool)
             for task_type, rows_of_task in task_type_masks(paired_.table):
                 kept = rows_of_task & ~paired_.error & paired_.shared
                 n = int(kept.sum())
@@ -176,18 +188,23 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 agree = _agreement(probe, orig_pred[kept], probe_pred[kept], order[kept])
                 if probe == "options_shuffled":
                     k, n_measure = _content_counts(orig_pred[kept], probe_pred[kept], order[kept])
-                    value, low, high = _share(k, n_measure, options.ci_level)
+                    value, low, high = _share(k, n_measure, options)
                 elif probe == "none_option":
                     n_measure = n
-                    value, low, high = _share(int(paired_.correct[probe][kept].sum()), n, options.ci_level)
+                    value, low, high = _share(int(paired_.correct[probe][kept].sum()), n, options)
                 elif probe in ("no_question", "numbered"):
                     n_measure = n
                     value = -diff.mean() if n else np.nan
                     low, high = (-ci.high, -ci.low) if ci else (np.nan, np.nan)
                 else:
                     n_measure = n
-                    chance = float(np.nanmean(1.0 / n_options[kept])) if n else np.nan
-                    value, low, high = acc_probe - chance, np.nan, np.nan
+                    above = paired_.score[probe][kept] - 1.0 / n_options[kept]
+                    known = ~np.isnan(above)  # a question whose option count is not logged has no chance level
+                    seed = ("probes_chance", benchmark, task_type)
+                    ids, videos = paired_.question_ids[kept][known], paired_.videos[kept][known]
+                    above_ci = ci_or_none(above[known], options, seed, ids, videos)
+                    value = float(above[known].mean()) if known.any() else np.nan
+                    low, high = (above_ci.low, above_ci.high) if above_ci else (np.nan, np.nan)
                 rows.append(
                     {
                         "model": model,
@@ -207,6 +224,7 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                         "value_high": high,
                         "n_measure": n_measure,
                         "reading": _reading(probe, value, low, high, n_measure),
+                        "n_unparsed": int(unparsed[kept].sum()),
                         "n_error": int((rows_of_task & paired_.error).sum()),
                         "too_small": n < options.min_stratum,
                         "ci_level": options.ci_level,

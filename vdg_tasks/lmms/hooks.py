@@ -242,10 +242,27 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
     return doc_to_visual
 
 
-def text_change(condition: Condition, doc: Mapping[str, Any]) -> TextChange | str:
-    """The question as ``condition`` changes it, or the reason it cannot (an error string)."""
+def numbered_question(benchmark: Benchmark, doc: Mapping[str, Any], kwargs: Mapping[str, Any] | None) -> str:
+    """The ``numbered`` prompt of ``doc``: the benchmark's own, its settings naming numbers, its labels numbered.
+
+    Raises:
+        TextUnavailable: its letters cannot be numbered without touching the question (``numbered_prompt``).
+    """
+    lettered = benchmark.prompt(doc, numbered_kwargs(kwargs))
     try:
-        return apply_text(condition, doc)
+        return numbered_prompt(lettered, str(doc.get("question", "")), list(doc.get("options") or []))
+    except TextUnavailable as exc:
+        raise TextUnavailable(f"question {doc.get('question_id', '?')}: {exc}") from None
+
+
+def text_change(condition: Condition, doc: Mapping[str, Any], benchmark: Benchmark | None = None) -> TextChange | str:
+    """The question as ``condition`` changes it, or the reason it cannot (an error string); with ``benchmark``, a
+    ``numbered`` question whose prompt cannot be numbered is such a reason too."""
+    try:
+        change = apply_text(condition, doc)
+        if benchmark is not None and condition.answer_format == "number":
+            numbered_question(benchmark, change.doc, None)
+        return change
     except TextUnavailable as exc:
         return f"TextUnavailable: {exc}"
     except Exception as exc:
@@ -264,8 +281,11 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
             if condition.answer_format == "open":
                 return open_prompt(benchmark, change.doc, lmms_eval_specific_kwargs)
             if condition.answer_format == "number":  # the benchmark's own layout, its letters then numbered
-                lettered = benchmark.prompt(change.doc, numbered_kwargs(lmms_eval_specific_kwargs))
-                return numbered_prompt(lettered, str(change.doc.get("question", "")), list(change.doc["options"]))
+                try:
+                    return numbered_question(benchmark, change.doc, lmms_eval_specific_kwargs)
+                except TextUnavailable as exc:
+                    logger.warning(f"vdg: {benchmark.name}/{condition.name}: {exc}")
+                    return benchmark.prompt(view, lmms_eval_specific_kwargs)
             return benchmark.prompt(change.doc, lmms_eval_specific_kwargs)
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name}/{condition.name}: building the prompt failed: {_describe(exc)}")
@@ -314,7 +334,7 @@ def build_record(
     there), or why it failed.
     """
     doc = benchmark.view(raw)
-    change = text_change(condition, doc)
+    change = text_change(condition, doc, benchmark)
     original_options = list(doc.get("options") or [])
     options = list(change.doc.get("options") or []) if isinstance(change, TextChange) else original_options
     # The options the question was asked with (abstain adds one; open asks with none, so its question's own);

@@ -199,10 +199,12 @@ def _shuffle_options(doc: Mapping[str, Any], condition: Condition) -> TextChange
     return TextChange({**doc, "options": shuffled}, {**details, **({"idk_letter": idk} if idk else {})})
 
 
-#: An option that already says the answer may be missing: none_option would ask it twice.
+#: An option that already says the answer may be missing, or that means nothing / zero (then "None" would be a
+#: right answer or a second copy of a distractor): none_option would not ask what it means to.
 _NONE_LIKE = re.compile(
-    r"^\s*(none(\s+of\s+(the\s+)?(above|these|them))?|i\s+(do\s*n[o']?t|don’t)\s+know|not\s+sure|cannot\s+(be\s+)?"
-    r"determined?\b.*|can(no|')t\s+(tell|say)\b.*)\.?\s*$",
+    r"^\s*(none\b.*|neither\b.*|nothing\b.*|no\s+one\b.*|nobody\b.*|zero|0+(\.0+)?|unknown\b.*|not\s+sure\b.*|"
+    r"i\s+(do\s*n[o']?t|don’t)\s+know\b.*|not\s+(mentioned|shown|visible|enough|given|stated|determin|clear)\w*\b.*|"
+    r"cannot\s+(be\s+)?determine\w*\b.*|can(no|')t\s+(tell|say|be\s+determined)\b.*|insufficient\b.*|n/?a)\.?\s*$",
     re.IGNORECASE,
 )
 
@@ -212,7 +214,10 @@ def _none_option(doc: Mapping[str, Any], condition: Condition) -> TextChange:
     answer = _answer_index(doc, options)
     already = [o for o in options if _NONE_LIKE.match(option_text(o))]
     if already:
-        raise TextUnavailable(f"question {_qid(doc)}: already has a none / I don't know option ({already[0]})")
+        raise TextUnavailable(
+            f'question {_qid(doc)}: already has a none / I don\'t know / zero option ({already[0]}): a "None" would '
+            "not replace only the right answer"
+        )
     changed = [f"{L}. {condition.params['option'] if i == answer else option_text(o)}" for i, (L, o) in
                enumerate(zip(LETTERS, options, strict=False))]  # fmt: skip
     return TextChange({**doc, "options": changed}, {})
@@ -245,8 +250,14 @@ def _video_only(doc: Mapping[str, Any], condition: Condition) -> TextChange:
 
 def _numbered(doc: Mapping[str, Any], condition: Condition) -> TextChange:
     # The doc keeps its lettered options: the benchmark's own builder lays them out, ``numbered_prompt`` relabels.
-    if len(doc.get("options") or []) < 2:
+    options = list(doc.get("options") or [])
+    if len(options) < 2:
         raise TextUnavailable(f"question {_qid(doc)}: has no options to number")
+    numeric = [o for o in options if re.match(r"\s*[-+]?\d", option_text(o))]
+    if numeric:  # "3" would be read as option 3: a number names no option unambiguously
+        raise TextUnavailable(
+            f"question {_qid(doc)}: its options are numbers ({numeric[0]}): numbering them is ambiguous"
+        )
     return TextChange(doc, {})
 
 
@@ -279,19 +290,26 @@ def numbered_kwargs(kwargs: Any) -> Any:
 def numbered_prompt(prompt: str, question: str, options: Sequence[str]) -> str:
     """``prompt`` (a benchmark's own, with lettered ``options``) with each option's label numbered in its own style
     ("B. red" -> "2. red", "(B) red" -> "(2) red") and the instructions around them naming numbers; the question
-    text and the options' texts are left as they are."""
+    text and the options' texts are left as they are.
+
+    Raises:
+        TextUnavailable: the question is not in the prompt as it is, or an option's label is not found after it (its
+            letters could not be numbered without touching the question).
+    """
+    at = prompt.find(question) if question else 0
+    if at < 0:
+        raise TextUnavailable(
+            "the prompt does not show the question as it is: its letters cannot be told from the question's"
+        )
     chars = list(prompt)
-    protected: list[tuple[int, int]] = []
-    at = prompt.find(question) if question else -1
-    if at >= 0:
-        protected.append((at, at + len(question)))
-    start = 0
+    protected = [(at, at + len(question))]
+    start = at + len(question)
     for i, option in enumerate(options):
         text = option_text(option)
         label = re.compile(rf"(?<![A-Za-z])\(?(?P<letter>{LETTERS[i]})\)?\s*[.):]?\s*{re.escape(text)}")
         found = label.search(prompt, start) if text else None
         if found is None:
-            continue
+            raise TextUnavailable(f"option {LETTERS[i]} ({text}) is not shown after the question with its letter")
         chars[found.start("letter")] = str(i + 1)
         protected.append((found.start(), found.end()))
         start = found.end()

@@ -258,7 +258,7 @@ _DECLARED: tuple[Condition, ...] = (
         "options_shuffled",
         "text",
         "identity",
-        "The options in a permutation seeded by the benchmark and question id that always moves the correct option to "
+        "The options in a permutation seeded by the question id that always moves the correct option to "
         "another letter, the answer moved with its text (logged as shuffled_from): does the model follow an "
         "option's content or its position? (lmms-eval's random_choice, without its per-process hash() seed.)",
         PROBE,

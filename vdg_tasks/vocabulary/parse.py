@@ -364,10 +364,13 @@ def parse_answer(text: str | None, n_options: int = 4, options: Sequence[str] | 
 
 _NUMBER = r"(?P<n>[1-8])(?![\w]|[.,]\d)"
 _NUMBER_ANSWER_IS = re.compile(
-    r"(?i:\b(?:answer|option|choice)\s*(?:is|would\s+be|:)\s*(?:option\s*|number\s*)?)[*_]*[(\[]?" + _NUMBER
+    r"(?i:\b(?:(?:answer|option|choice)\s*(?:is|would\s+be)?\s*:?|(?:i\s+)?(?:pick|choose|select)s?)\s*"
+    r"(?:option\s*|number\s*)?)[*_]*[(\[]?" + _NUMBER
 )
 _BARE_NUMBER = re.compile(r"[\s*_`\"'(\[]*" + _NUMBER + r"[\s*_`\"')\].:,;!]*")
 _LEADING_NUMBER = re.compile(r"[\s*_#>`]*[(\[]?" + _NUMBER + r"(?:[)\].:]|\s+-)(?:\s|$)")
+#: Words that may follow a number naming a choice ("3 is right"); any other word makes it a count ("3 people").
+_AFTER_A_CHOICE = frozenset({"is", "seems", "looks", "fits", "matches", "because", "since", "as", "best", "would"})
 _NUMBER_LABEL = re.compile(r"^\s*[(\[]?\d[)\].:]\s*")
 _STANDALONE_NUMBER = re.compile(r"(?<![\w.,$%-])" + _NUMBER + r"(?![%$])")
 
@@ -381,9 +384,10 @@ def parse_number(text: str | None, n_options: int = 4, options: Sequence[str] | 
     """Read which option a reply chose when the options were numbered 1-N (the ``numbered`` condition), as the
     letter of that option (1 -> A), so that the letter tables read it as any other reply. Rules, in order
     (``NUMBER_RULES``): an explicit statement ("the answer is 2", "Option: (3)"; the last wins), the whole reply a
-    number ("2", "(2).", "**2**"), a number at the start ("2. red car", "(2) red"), the text of one option (as
-    ``parse_answer``'s ``option_text``), one distinct in-range number standing alone. A chosen number out of range
-    is unparsed; arguments as :func:`parse_answer`'s."""
+    number ("2", "(2).", "**2**"), a number at the start ("2. red car", "(2) red"; not the first of a numbered list),
+    the text of one option (as ``parse_answer``'s ``option_text``), the reply's only number standing alone ("I think 3
+    is right"; not "3 people, so 2"). A chosen number out of range is unparsed; arguments as
+    :func:`parse_answer`'s."""
     unnumbered = (
         None if options is None or isinstance(options, str) else [_NUMBER_LABEL.sub("", str(o)) for o in options]
     )
@@ -402,11 +406,21 @@ def parse_number(text: str | None, n_options: int = 4, options: Sequence[str] | 
     if m is not None:
         return _number_verdict(m.group("n"), n_options, "bare_number")
     m = _LEADING_NUMBER.match(text)
-    if m is not None:
+    # not the first item of a numbered list of reasons ("1. He opens the door. 2. He walks ...")
+    if m is not None and not re.search(r"(?m)^\s*[(\[]?[2-9][)\].:]\s", text[m.end() :]):
         return _number_verdict(m.group("n"), n_options, "leading_number")
     if norm_options is not None:
         letter = _option_text(text, norm_options)
         if letter is not None:
             return ParsedAnswer(letter, "ok", "option_text")
-    found = {m.group("n") for m in _STANDALONE_NUMBER.finditer(text) if 1 <= int(m.group("n")) <= n_options}
-    return _number_verdict(found.pop(), n_options, "standalone_number") if len(found) == 1 else _UNPARSED
+    # A lone number only where the reply holds no other digits: "3 people", "at 3:45" and "2 cats and 2 dogs" are not
+    # choices.
+    if len(re.findall(r"\d+", text)) != 1:
+        return _UNPARSED
+    found = [m for m in _STANDALONE_NUMBER.finditer(text)]
+    if len(found) != 1:
+        return _UNPARSED
+    after = re.match(r"\s+([a-z]+)", text[found[0].end() :])
+    if after is not None and after.group(1) not in _AFTER_A_CHOICE:  # "3 people": a count, not option 3
+        return _UNPARSED
+    return _number_verdict(found[0].group("n"), n_options, "standalone_number")

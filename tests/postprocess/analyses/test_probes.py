@@ -101,4 +101,7 @@ def test_none_option_no_question_and_video_only_are_read_against_orig():
     assert (asked.value_low, asked.value_high) == pytest.approx((-asked.ci_high, -asked.ci_low))
     guess = _overall(table, "video_only")
     assert guess.value == pytest.approx(np.mean([a == "B" for a in answers]) - 0.25)
+    assert guess.value_low < guess.value < guess.value_high and guess.n_unparsed == 0
+    few = probes_table(tidy_frame(rows), Options(min_stratum=N + 1))  # too few questions: no CI of any kind
+    assert few[["ci_low", "value_low", "value_high"]].isna().all().all()
     assert guess.agreement == pytest.approx(np.mean([a == "B" for a in answers]))  # orig picks the answer

@@ -115,7 +115,7 @@ def test_none_option_no_question_and_video_only_prompts_and_records(doc):
     refused = hooks.infinibench_ga__none_option__process_results(doc, ["B"])["vdg"]  # it has "C. I don't know"
     assert (
         refused["status"] == "error"
-        and "already has a none / I don't know option (C. I don't know)" in (refused["error"])
+        and "already has a none / I don't know / zero option (C. I don't know)" in (refused["error"])
     )
     doc = {**doc, "options": [*doc["options"][:2], "C. green coat; red jacket"], "idk_letter": ""}
     none_prompt = hooks.infinibench_ga__none_option__doc_to_text(doc, KWARGS)

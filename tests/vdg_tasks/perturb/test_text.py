@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -219,9 +220,14 @@ def test_none_option_replaces_the_right_option_s_text_and_keeps_its_letter():
     assert change.doc["answer"] == "B" and change.details == {}
 
 
-@pytest.mark.parametrize("already", ["None of the above", "none", "I don't know", "Cannot be determined."])
+@pytest.mark.parametrize(
+    "already",
+    ["None of the above", "none", "I don't know", "Cannot be determined.", "None of these options", "Unknown",
+     "Not mentioned in the video", "Neither", "Not enough information", "0", "zero", "No one", "Nothing"],
+)  # fmt: skip
 def test_none_option_refuses_a_question_that_already_has_one(already):
-    with pytest.raises(TextUnavailable, match=f"question q7: already has a none / I don't know option \\(C. {already}"):
+    expected = f"question q7: already has a none / I don't know / zero option (C. {already})"
+    with pytest.raises(TextUnavailable, match=re.escape(expected)):
         apply(CONDITIONS["none_option"], _plain(options=["A. red", "B. blue", f"C. {already}"]))
 
 
@@ -272,3 +278,20 @@ def test_numbered_leaves_the_doc_and_refuses_a_question_without_options():
     assert apply(CONDITIONS["numbered"], _plain()).doc == _plain()
     with pytest.raises(TextUnavailable, match="question q7: has no options to number"):
         apply(CONDITIONS["numbered"], _plain(options=[]))
+
+
+def test_numbered_refuses_options_that_are_numbers():
+    with pytest.raises(TextUnavailable, match=r"question q7: its options are numbers \(A. 3\)"):
+        apply(CONDITIONS["numbered"], _plain(options=["A. 3", "B. 2", "C. 4"], answer="A"))
+
+
+def test_numbered_prompt_leaves_the_question_alone_and_refuses_what_it_cannot_number():
+    question = "Which is true: A man walks, or plan A or B?"
+    prompt = f"Answer with the letter.\n{question}\nA. man walks\nB. plan B"
+    assert numbered_prompt(prompt, question, ["A. man walks", "B. plan B"]) == (
+        f"Answer with the number.\n{question}\n1. man walks\n2. plan B"
+    )
+    with pytest.raises(TextUnavailable, match="does not show the question as it is"):
+        numbered_prompt(prompt, "Which is true?", ["A. man walks", "B. plan B"])
+    with pytest.raises(TextUnavailable, match=r"option B \(a bus\) is not shown after the question"):
+        numbered_prompt(prompt, question, ["A. man walks", "B. a bus"])

@@ -275,3 +275,20 @@ def test_a_numbered_reply_is_read_as_its_option_s_letter(reply, letter, rule):
 @pytest.mark.parametrize("reply", ["1 or 2", "5", "The answer is 5.", "", None, "12 people", "3.5 seconds", "B"])
 def test_a_numbered_reply_that_names_no_single_option_number_is_unparsed(reply):
     assert parse_number(reply, 4, NUMBERED_OPTIONS) == ParsedAnswer(None, "unparsed", None)
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [
+        ("The answer is: 2", "B"),
+        ("I pick 3", "C"),
+        ("1. He opens the door.\n2. He walks.\nSo I pick 3", "C"),  # a numbered list of reasons, then the choice
+        ("3 because the car is red", "C"),
+        ("3 people", None),  # a count
+        ("At 3:45", None),  # a time
+        ("There are 2 cats and 2 dogs", None),
+        ("1. He opens the door.\n2. He walks.", None),  # reasons, no choice
+    ],
+)
+def test_a_numbered_reply_s_counts_times_and_lists_are_not_read_as_choices(reply, letter):
+    assert parse_number(reply, 4, NUMBERED_OPTIONS).letter == letter
