@@ -19,6 +19,7 @@ from tests.helpers.runs import lmms_eval, offline_env
 from vdg_tasks.cli import main as vdg_main
 from vdg_tasks.lmms.yamlgen import write_all
 from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.vocabulary.conditions import PROBE, families
 
 pytestmark = pytest.mark.slow
 
@@ -85,6 +86,7 @@ def test_every_sample_logged_with_ids_and_status(world, report):
         "crf38",
         "open",
         "abstain",
+        *families()[PROBE],
     }
     assert frame.question_id.str.match(r"s\d{3}-[1-4]$").all()
 
@@ -95,7 +97,11 @@ def test_broken_videos_are_error_rows_for_their_questions_only(report):
     broken = frame.video_id.isin([CORRUPT, MISSING]) & ~blind
     assert (frame[broken].status == "error").all()
     assert (frame[blind].status == "ok").all()
-    assert (frame[~broken].status == frame[~broken].condition.map({"open": "open"}).fillna("ok")).all()
+    probes = frame.condition.isin(families()[PROBE])  # the probe cannot answer without the question: unparsed
+    assert (
+        frame[~broken & ~probes].status == frame[~broken & ~probes].condition.map({"open": "open"}).fillna("ok")
+    ).all()
+    assert frame[~broken & probes].status.isin(["ok", "unparsed"]).all()
     assert frame[broken & (frame.video_id == MISSING)].error.str.contains("does not exist").all()
     vdg = report["vdg"].set_index(["model", "task_type"])
     assert vdg.loc[("probe", "Overall"), "n_error"] == 8
