@@ -92,7 +92,8 @@ def _needs(present: frozenset[str]) -> str | None:
 
 
 def _choices(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -> pd.DataFrame:
-    """question_id -> per arm ``pred_<arm>``, and ``shuffled_from`` and ``n_options`` of the probe rows."""
+    """question_id -> per arm ``pred_<arm>``, ``shuffled_from_<arm>`` and ``n_options_<arm>`` (one model and benchmark,
+    taken from ``frame`` once for all its probes)."""
     wanted = ["question_id", "condition", "pred", "shuffled_from", "n_options"]
     rows = frame.loc[
         (frame["model"] == model) & (frame["benchmark"] == benchmark) & frame["condition"].isin(arms),
@@ -103,9 +104,8 @@ def _choices(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -
         part = rows[rows["condition"] == arm]
         part = part.set_index(part["question_id"].astype(str))
         out[f"pred_{arm}"] = part["pred"].astype(object).where(part["pred"].notna(), None)
-        if arm != "orig":
-            out["shuffled_from"] = part["shuffled_from"] if "shuffled_from" in part else ""
-            out["n_options"] = part["n_options"] if "n_options" in part else np.nan
+        out[f"shuffled_from_{arm}"] = part["shuffled_from"] if "shuffled_from" in part else ""
+        out[f"n_options_{arm}"] = part["n_options"] if "n_options" in part else np.nan
     return out
 
 
@@ -169,14 +169,18 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         present = set(group["condition"].unique())
         if "orig" not in present:
             continue
-        for probe in (p for p in PROBES if p in present):
+        probes = [p for p in PROBES if p in present]
+        if not probes:
+            continue
+        every_arm = _choices(frame, str(model), str(benchmark), ["orig", *probes])
+        for probe in probes:
             arms = ["orig", probe]
             paired_ = paired_arms(frame, group, str(benchmark), arms, options)
-            choices = _choices(frame, str(model), str(benchmark), arms).reindex(paired_.question_ids.astype(str))
+            choices = every_arm.reindex(paired_.question_ids.astype(str))
             orig_pred = choices["pred_orig"].to_numpy(dtype=object)
             probe_pred = choices[f"pred_{probe}"].to_numpy(dtype=object)
-            order = choices["shuffled_from"].fillna("").to_numpy(dtype=object)
-            n_options = pd.to_numeric(choices["n_options"], errors="coerce").to_numpy(dtype=float)
+            order = choices[f"shuffled_from_{probe}"].fillna("").to_numpy(dtype=object)
+            n_options = pd.to_numeric(choices[f"n_options_{probe}"], errors="coerce").to_numpy(dtype=float)
             unparsed = paired_.table[f"unparsed_{probe}"].to_numpy(dtype=bool)
             for task_type, rows_of_task in task_type_masks(paired_.table):
                 kept = rows_of_task & ~paired_.error & paired_.shared

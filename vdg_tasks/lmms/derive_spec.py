@@ -24,7 +24,13 @@ from loguru import logger
 
 from vdg_tasks.data.benchmarks import Benchmark, VideoUnavailable
 from vdg_tasks.data.local_copies import require_video_path
-from vdg_tasks.lmms.hooks import make_doc_to_text, make_doc_to_visual, make_process_docs, make_process_results
+from vdg_tasks.lmms.hooks import (
+    call_aggregation,
+    make_doc_to_text,
+    make_doc_to_visual,
+    make_process_docs,
+    make_process_results,
+)
 from vdg_tasks.perturb.text import option_text
 from vdg_tasks.vocabulary.catalogue import OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import CONDITIONS, Requirement
@@ -562,9 +568,7 @@ def _native(spec: DeriveSpec) -> Callable[[Mapping[str, Any], list[str]], dict[s
 
 def _aggregate_one(ref: str) -> Callable[[Any], Any]:
     def aggregate_one(value: Any) -> Any:
-        upstream = load_function(ref)
-        # lmms-eval hands ``args`` to an aggregation whose signature names it; one question's has none to give.
-        return upstream([value], args=None) if "args" in inspect.signature(upstream).parameters else upstream([value])
+        return call_aggregation(load_function(ref), [value])  # one question's aggregation has no run args
 
     return aggregate_one
 

@@ -523,6 +523,13 @@ def make_process_docs(benchmark: Benchmark) -> Callable[[Any], Any]:
     return process_docs
 
 
+def call_aggregation(upstream: Callable[..., Any], results: list[Any], args: Any = None) -> Any:
+    """``upstream(results)``, as lmms-eval calls an aggregation: with ``args`` when its signature names it."""
+    if "args" in inspect.signature(upstream).parameters:
+        return upstream(results, args=args)
+    return upstream(results)
+
+
 def make_aggregation(benchmark: Benchmark, metric: str, function: str) -> Callable[..., Any]:
     """lmms-eval's own aggregation of ``metric`` (``function``, a dotted path), returning NaN where it fails."""
 
@@ -530,11 +537,7 @@ def make_aggregation(benchmark: Benchmark, metric: str, function: str) -> Callab
         # Never raises: lmms-eval aggregates before it writes any sample, so an exception here loses the run.
         try:
             module, _, name = function.rpartition(".")
-            upstream = getattr(importlib.import_module(module), name)
-            # lmms-eval hands ``args`` to an aggregation whose signature names it; so does this wrapper.
-            if "args" in inspect.signature(upstream).parameters:
-                return upstream(results, args=args)
-            return upstream(results)
+            return call_aggregation(getattr(importlib.import_module(module), name), results, args)
         except Exception as exc:
             logger.warning(f"vdg: {benchmark.name} native aggregation {metric} failed, NaN: {_describe(exc)}")
             return float("nan")
