@@ -7,6 +7,9 @@ WORKERS ?= 2
 export HF_HUB_OFFLINE := 1
 export FORCE_QWENVL_VIDEO_READER := decord
 export VDG_CACHE ?= $(abspath $(DEMO))/cache
+# vdgsynth's core audit, blind, and the conditions written through the public API (detail: downscale*, blur;
+# audio: mute, which the listening probe tells from black).
+SYNTH_TASKS := vdgsynth_vdg,vdgsynth_vdg_blind,vdgsynth_vdg_detail,vdgsynth_vdg_audio
 
 .PHONY: venv demo test lint yamls clean
 
@@ -24,13 +27,15 @@ venv: $(VENV)/.installed
 demo: venv
 	$(BIN)/vdg synth
 	$(BIN)/vdg synth-episodes
-	$(BIN)/vdg materialize --tasks vdgsynth_vdg,infinibench_ga_vdg_tracking --workers $(WORKERS)
-	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks vdgsynth_vdg,vdgsynth_vdg_blind \
+	$(BIN)/vdg materialize --tasks $(SYNTH_TASKS),infinibench_ga_vdg_tracking --workers $(WORKERS)
+	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks $(SYNTH_TASKS) \
 		--log_samples --output_path $(DEMO)/runs/probe --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args order_blind=True --include_path "$$($(BIN)/vdg tasks-path)" \
-		--tasks vdgsynth_vdg,vdgsynth_vdg_blind --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
+		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_chance --model_args seed=1 --include_path "$$($(BIN)/vdg tasks-path)" \
-		--tasks vdgsynth_vdg,vdgsynth_vdg_blind --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
+		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
+	$(BIN)/lmms-eval --model vdg_probe --model_args listen=True --include_path "$$($(BIN)/vdg tasks-path)" \
+		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/probe_listening --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks infinibench_ga_vdg_tracking --log_samples --output_path $(DEMO)/runs/episodes --verbosity WARNING
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16,name_mode=blind \
@@ -39,6 +44,7 @@ demo: venv
 	$(BIN)/vdg shortcuts vdgsynth --out $(DEMO)/shortcuts
 	$(BIN)/vdg debias vdgsynth --frac 0.25 --out $(DEMO)/debias
 	$(BIN)/vdg report probe=$(DEMO)/runs/probe probe_blind=$(DEMO)/runs/probe_blind chance=$(DEMO)/runs/chance \
+		probe_listening=$(DEMO)/runs/probe_listening \
 		probe_episodes=$(DEMO)/runs/episodes probe_name_blind=$(DEMO)/runs/episodes_name_blind \
 		--shortcuts $(DEMO)/shortcuts/shortcuts.csv \
 		$$(for f in $(DEMO)/debias/*.json; do printf -- '--question-set %s=%s ' "$$(basename $$f .json)" "$$f"; done) \

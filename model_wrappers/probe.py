@@ -18,10 +18,16 @@ keeps per frame only a few RGB medians, each classified to the nearest ``vdg_tas
 colour (its "world knowledge"): the border ring, the centre square and, per episode screen slot,
 the figure's body box (None where the body is background: nobody there).
 
+Hearing (``listen=True`` only): the dominant frequency of the first audio stream of the video file (the first
+``LISTEN_SECONDS`` seconds, mono, by FFT); None when the file has no sound, when it is silent, or when a task gives
+frames. Without ``listen`` the probe is deaf: it never opens an audio stream.
+
 Rules, in order (question = the last non-option line before the options):
 
 1. the question mentions "outfit" -> the episode rules (below);
 2. a quoted word in the question equal to an option's text -> that option (text prior);
+2b. "pitch" and "soundtrack" -> the option naming, in Hz, the frequency heard (within 3%); nothing heard (deaf, no
+   sound) -> the text prior;
 3. no usable visual signal (decode failed, no frames, or every sampled frame near-black) ->
    the *text prior*: the option whose text sorts first alphabetically;
 4. "border" -> the option naming the most common border colour;
@@ -54,8 +60,8 @@ Open-ended ``vdgsynth`` questions (no options) get words instead of a letter: a 
 that word; "border" -> "The border is <colour>."; "at some point" -> "The centre square shows
 <c1>, <c2> at some point." (the distinct centre colours seen, sorted); "how many" -> the number of
 distinct centre colours seen, as a numeral ("3"); "first" -> "The centre
-square shows <colour> first." (order-blind: the most common centre colour); no visual signal or
-any other question -> "I don't know."
+square shows <colour> first." (order-blind: the most common centre colour); "pitch" -> "The tone is <N> Hz." (the
+frequency heard, rounded to 10 Hz); nothing heard or seen, or any other question -> "I don't know."
 
 Response format: multiple choice ``"The answer is X."`` (X a letter, A-H or beyond, or the option's number where
 the options are numbered), which lmms-eval's MCQ extractors parse; open-ended, the sentence above.
@@ -90,10 +96,12 @@ from vdg_tasks.vocabulary.drawing import (
 __all__ = [
     "NAME_MODES",
     "FrameFeatures",
+    "LISTEN_SECONDS",
     "VdgProbe",
     "answer_episode_question",
     "answer_open",
     "answer_question",
+    "heard_pitch",
     "observed_outfits",
     "option_colours",
     "parse_prompt",
@@ -116,6 +124,11 @@ ABSENT_DISTANCE = 40
 #: Values of the ``name_mode`` model arg.
 NAME_MODES: tuple[str, ...] = ("aware", "gender", "blind")
 _IDK_REPLY = "I don't know."
+#: Seconds of sound the listening probe reads from the start of the audio stream.
+LISTEN_SECONDS = 4.0
+#: Below this RMS (of full scale) the sound counts as silence: nothing heard.
+SILENCE_RMS = 0.01
+_HZ_RE = re.compile(r"(\d+(?:\.\d+)?)\s*Hz\b", re.IGNORECASE)
 
 
 def _as_bool(value: object) -> bool:
@@ -234,6 +247,45 @@ def sample_features(path: str, n: int) -> list[FrameFeatures]:
             if i >= last:
                 break
     return out
+
+
+def heard_pitch(path: str) -> float | None:
+    """The dominant frequency (Hz) of the first ``LISTEN_SECONDS`` of ``path``'s first audio stream; None when the
+    file has no audio stream or is silent there."""
+    with av.open(path) as container:
+        if not container.streams.audio:
+            return None
+        stream = container.streams.audio[0]
+        rate = stream.codec_context.sample_rate or 16000
+        mono = av.AudioResampler(format="flt", layout="mono", rate=rate)  # any layout and sample format, as floats
+        chunks: list[np.ndarray] = []
+        kept = 0
+        for frame in container.decode(stream):
+            for out in mono.resample(frame):
+                chunks.append(out.to_ndarray().astype(np.float64).ravel())
+                kept += out.samples
+            if kept >= LISTEN_SECONDS * rate:
+                break
+    if not chunks or not rate:
+        return None
+    signal = np.concatenate(chunks)[: int(LISTEN_SECONDS * rate)]
+    if np.sqrt(np.mean(signal**2)) < SILENCE_RMS:
+        return None
+    spectrum = np.abs(np.fft.rfft(signal * np.hanning(len(signal))))
+    return float(np.fft.rfftfreq(len(signal), 1 / rate)[int(np.argmax(spectrum[1:])) + 1])
+
+
+def _asks_pitch(question: str) -> bool:
+    """A question on the pitch of a sound (not a football pitch): it names the pitch and the soundtrack."""
+    q = question.lower()
+    return bool(re.search(r"\bpitch\b", q)) and "soundtrack" in q
+
+
+def _option_for_pitch(pitch: float, options: Sequence[tuple[str, str]]) -> str | None:
+    """The one option naming a frequency within 3% of ``pitch``."""
+    named = [(letter, _HZ_RE.search(text)) for letter, text in options]
+    hits = [letter for letter, m in named if m and abs(float(m[1]) - pitch) <= 0.03 * pitch]
+    return hits[0] if len(hits) == 1 else None
 
 
 def parse_prompt(context: str) -> tuple[str, list[tuple[str, str]]]:
@@ -356,8 +408,10 @@ def answer_question(
     frames: Sequence[FrameFeatures],
     order_blind: bool = False,
     name_mode: str = "aware",
+    pitch: float | None = None,
 ) -> str:
-    """The letter the probe picks, by the rules in the module docstring ("A" if no options parse)."""
+    """The letter the probe picks, by the rules in the module docstring ("A" if no options parse); ``pitch``: the
+    frequency heard (None: nothing heard)."""
     if not options:
         return "A"
     if _mentions_outfit(question):
@@ -367,6 +421,8 @@ def answer_question(
         if quoted.strip().lower() in texts:
             return texts[quoted.strip().lower()]
     prior = _text_prior(options)
+    if _asks_pitch(question):
+        return (_option_for_pitch(pitch, options) if pitch is not None else None) or prior
     lit = [f for f in frames if not f.dark]
     if not lit:
         return prior
@@ -410,6 +466,7 @@ def answer_open(
     frames: Sequence[FrameFeatures],
     order_blind: bool = False,
     name_mode: str = "aware",
+    pitch: float | None = None,
 ) -> str:
     """The probe's reply to an open-ended question (no options), by the rules in the module docstring."""
     outfit_lines = [ln for ln in _lines(question) if _mentions_outfit(ln)]
@@ -425,6 +482,8 @@ def answer_open(
     quoted = _QUOTED_WORD_RE.search(q_line)
     if quoted:
         return quoted.group(1)
+    if _asks_pitch(q_line):
+        return _IDK_REPLY if pitch is None else f"The tone is {round(pitch, -1):.0f} Hz."
     lit = [f for f in frames if not f.dark]
     if not lit:
         return _IDK_REPLY
@@ -452,15 +511,16 @@ def respond(
     order_blind: bool = False,
     name_mode: str = "aware",
     by_position: bool = False,
+    pitch: float | None = None,
 ) -> str:
     """The probe's full response to a prompt: ``"The answer is X."`` with options (``by_position``: always the first
-    option's letter, whatever the options say), else :func:`answer_open`."""
+    option's letter, whatever the options say), else :func:`answer_open`; ``pitch``: the frequency heard."""
     question, options = parse_prompt(context)
     if not options:
-        return answer_open(context, frames, order_blind=order_blind, name_mode=name_mode)
+        return answer_open(context, frames, order_blind=order_blind, name_mode=name_mode, pitch=pitch)
     if by_position:
         return f"The answer is {options[0][0]}."
-    letter = answer_question(question, options, frames, order_blind=order_blind, name_mode=name_mode)
+    letter = answer_question(question, options, frames, order_blind=order_blind, name_mode=name_mode, pitch=pitch)
     return f"The answer is {letter}."
 
 
@@ -476,6 +536,7 @@ class VdgProbe(DataParallel, lmms):
         options_by: ``content`` (default: the option whose text matches what it sees) or ``position`` (always the
             first option's letter): under ``options_shuffled`` the one follows an option's text, the other its
             letter.
+        listen: hear the video file's sound (default false: deaf), for questions on the pitch of its tone.
 
     Under ``accelerate launch`` with several processes it takes its rank, world size, accelerator
     and device from accelerate (:class:`model_wrappers.distributed.DataParallel`); lmms-eval
@@ -490,6 +551,7 @@ class VdgProbe(DataParallel, lmms):
         order_blind: bool | str = False,
         name_mode: str = "aware",
         options_by: str = "content",
+        listen: bool | str = False,
         **kwargs,
     ) -> None:
         super().__init__()
@@ -501,6 +563,7 @@ class VdgProbe(DataParallel, lmms):
         if options_by not in ("content", "position"):
             raise ValueError(f"vdg_probe: options_by must be content or position, got {options_by!r}")
         self.by_position = options_by == "position"
+        self.listen = _as_bool(listen)
         # (path, size, mtime_ns) -> features: the questions of a video decode it once
         self._cache: dict[tuple[str, int, int], list[FrameFeatures]] = {}
         ignored = {k: v for k, v in kwargs.items() if k not in {"batch_size", "device"}}
@@ -526,14 +589,34 @@ class VdgProbe(DataParallel, lmms):
                 eval_logger.warning(f"vdg_probe could not decode {visual}: {exc!r}; answering from text")
         return frames
 
+    def _pitch(self, visuals: object) -> float | None:
+        """The frequency heard in the first video file of ``visuals`` (None: deaf, no file, no sound)."""
+        if not self.listen:
+            return None
+        given = visuals if isinstance(visuals, (list, tuple)) else [visuals]
+        files = [v for v in given if isinstance(v, (str, Path))]
+        if not files:
+            return None
+        try:
+            return heard_pitch(str(files[0]))
+        except Exception as exc:  # a real model that cannot decode the sound answers without it
+            eval_logger.warning(f"vdg_probe could not hear {files[0]}: {exc!r}")
+            return None
+
     def generate_until(self, requests) -> list[str]:
         self._log_shard("vdg_probe", len(requests))
         responses = []
         for context, _gen_kwargs, doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]
-            frames = self._frames(doc_to_visual(doc))
+            visuals = doc_to_visual(doc)
+            frames = self._frames(visuals)
             response = respond(
-                context, frames, order_blind=self.order_blind, name_mode=self.name_mode, by_position=self.by_position
+                context,
+                frames,
+                order_blind=self.order_blind,
+                name_mode=self.name_mode,
+                by_position=self.by_position,
+                pitch=self._pitch(visuals),
             )
             responses.append(response)
             self.cache_hook.add_partial("generate_until", (context, _gen_kwargs), response)

@@ -350,6 +350,32 @@ HEADLINE: tuple[Section, ...] = (
         _overall_rows,
     ),
     Section(
+        "added_conditions",
+        "Added conditions",
+        (
+            "model",
+            "benchmark",
+            "condition",
+            "n",
+            "acc_orig",
+            "acc_condition",
+            "diff",
+            "ci_low",
+            "ci_high",
+            "beside",
+            "n_beside",
+            "diff_same_questions",
+            "diff_beside",
+            "reading",
+        ),  # fmt: skip
+        "Conditions declared through vdg_tasks.extend (vdg's downscale112/224/448, blur and mute, and any of yours), "
+        "each read per question against orig: diff = acc_condition - acc_orig (negative: the condition costs "
+        "accuracy), CI: paired percentile bootstrap. mute sits beside black, on the n_beside questions answered under "
+        "orig, mute and black: -diff_same_questions is what the sound carries, -diff_beside what the pictures carry "
+        "(black keeps the sound). Per task type in added_conditions.csv.",
+        _overall_rows,
+    ),
+    Section(
         "shortcut_types",
         "Text-only shortcuts",
         ("benchmark", "task_type", "n", "accuracy", "ci_low", "ci_high", "chance", "p_above_chance"),

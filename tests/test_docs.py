@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from vdg_tasks.extend.shipped import SHORT_SIDES
 from vdg_tasks.vocabulary.conditions import CONDITIONS, CRF_LEVELS, JPEG_QUALITIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def table_conditions(markdown: str) -> set[str]:
     """Condition names in the first column of ``| `name` | ... |`` rows; a ``crfA` ... `crfB`` row is every level
-    (``jpegA` ... `jpegB``: every quality)."""
+    (``jpegA` ... `jpegB``: every quality; ``downscaleA` ... `downscaleB``: every short side)."""
     names: set[str] = set()
     for line in markdown.splitlines():
         match = re.match(r"\|\s*`(\w+)`(?:\s*\.\.\.\s*`(\w+)`)?\s*\|", line)
@@ -22,8 +23,9 @@ def table_conditions(markdown: str) -> set[str]:
             continue
         names.add(match.group(1))
         if match.group(2):
-            ladder = CRF_LEVELS if match.group(1).startswith("crf") else JPEG_QUALITIES
-            names |= {f"{match.group(1).rstrip('0123456789')}{level}" for level in ladder}
+            family = match.group(1).rstrip("0123456789")
+            ladder = {"crf": CRF_LEVELS, "jpeg": JPEG_QUALITIES, "downscale": SHORT_SIDES}[family]
+            names |= {f"{family}{level}" for level in ladder}
     return names
 
 

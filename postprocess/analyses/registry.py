@@ -9,6 +9,7 @@ from __future__ import annotations
 from postprocess.analyses import (
     accuracy,
     across,
+    added,
     agreement,
     categories,
     chance,
@@ -42,6 +43,7 @@ ANALYSES: tuple[Analysis, ...] = (
     *vdg.ANALYSES,
     *no_vision.ANALYSES,
     *probes.ANALYSES,
+    *added.ANALYSES,
     *shortcut_links.ANALYSES,
     *named_sets.ANALYSES,
     *categories.ANALYSES,

@@ -65,13 +65,14 @@ VIDEO_MME_MAP: Mapping[str, str] = MappingProxyType(
 #: multi_frame needs a scene the middle frame does not show (several frames) and temporal_order
 #: their order, both temporal. text_only is answered from the question itself: no frame is needed,
 #: so it measures neither bucket (in single-frame it would inflate the gap by a text prior, in
-#: temporal it would mask it) and goes to ``none``.
+#: temporal it would mask it) and goes to ``none``, as audio_only does (the soundtrack's pitch: no frame).
 VDGSYNTH_MAP: Mapping[str, str] = MappingProxyType(
     {
         "single_frame": SINGLE_FRAME,
         "multi_frame": TEMPORAL,
         "temporal_order": TEMPORAL,
         "text_only": NONE,
+        "audio_only": NONE,
     }
 )
 

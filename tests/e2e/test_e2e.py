@@ -18,13 +18,15 @@ from postprocess.io import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
 from vdg_tasks.cli import main as vdg_main
 from vdg_tasks.lmms.yamlgen import write_all
-from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.synthetic.synth import TASK_TYPES, generate
 from vdg_tasks.vocabulary.conditions import PROBE, families
 
 pytestmark = pytest.mark.slow
 
 N_VIDEOS = 8
 CORRUPT, MISSING = "s001", "s002"
+#: Questions per video: the four visual task types and the soundtrack's pitch.
+PER_VIDEO = len(TASK_TYPES) + 1
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,7 @@ def test_every_sample_logged_with_ids_and_status(world, report):
         "abstain",
         *families()[PROBE],
     }
-    assert frame.question_id.str.match(r"s\d{3}-[1-4]$").all()
+    assert frame.question_id.str.match(rf"s\d{{3}}-[1-{PER_VIDEO}]$").all()
 
 
 def test_broken_videos_are_error_rows_for_their_questions_only(report):
@@ -104,8 +106,8 @@ def test_broken_videos_are_error_rows_for_their_questions_only(report):
     assert frame[~broken & probes].status.isin(["ok", "unparsed"]).all()
     assert frame[broken & (frame.video_id == MISSING)].error.str.contains("does not exist").all()
     vdg = report["vdg"].set_index(["model", "task_type"])
-    assert vdg.loc[("probe", "Overall"), "n_error"] == 8
-    assert vdg.loc[("probe", "Overall"), "n"] == 4 * (N_VIDEOS - 2)
+    assert vdg.loc[("probe", "Overall"), "n_error"] == 2 * PER_VIDEO
+    assert vdg.loc[("probe", "Overall"), "n"] == PER_VIDEO * (N_VIDEOS - 2)
     assert "errors" in report["md"]
 
 
@@ -174,17 +176,17 @@ def test_tiny_qwen2_vl_through_the_real_harness(world, tmp_path):
         "--model_args",
         f"pretrained={model_dir},{TINY_QWEN_MODEL_ARGS}",
         "--limit",
-        "12",
+        str(3 * PER_VIDEO),
     )
     frame = load_frame([out])
     assert set(frame.model) == {"qwen2_vl:tiny-qwen2vl"}
     assert set(frame.condition) == {"orig", "black"}
     per_question = frame.pivot(index="question_id", columns="condition", values="status")
-    assert len(per_question) == 12 and per_question.notna().all().all()  # both conditions for every question
+    assert len(per_question) == 3 * PER_VIDEO and per_question.notna().all().all()  # both conditions for every question
     broken = frame.video_id.isin([CORRUPT, MISSING])
     assert (frame[broken].status == "error").all() and (frame[~broken].status != "error").all()
     assert frame[~broken].correct.notna().all()
     report_dir = tmp_path / "report"
     assert vdg_main(["report", str(out), "--out", str(report_dir), "--resamples", "200"]) == 0
     vdg = pd.read_csv(report_dir / "vdg.csv").set_index("task_type")
-    assert vdg.loc["Overall", "n"] == 4 and vdg.loc["Overall", "n_error"] == 8
+    assert vdg.loc["Overall", "n"] == PER_VIDEO and vdg.loc["Overall", "n_error"] == 2 * PER_VIDEO

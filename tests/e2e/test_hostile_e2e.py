@@ -28,8 +28,10 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
 pytestmark = pytest.mark.slow
 
 DAMAGED = ("empty", "random_bytes", "truncated_index", "truncated_no_index")
-#: Every condition of vdgsynth: its vdgsynth_vdg tag, and blind (run by name).
+#: Every condition of vdgsynth.
 SYNTH_CONDITIONS = [c.name for c in BENCHMARKS["vdgsynth"].conditions()]
+#: The tags that run them all: the core audit, blind, and the conditions written through the public API.
+EVERY_TASK = "vdgsynth_vdg,vdgsynth_vdg_blind,vdgsynth_vdg_detail,vdgsynth_vdg_audio"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,7 @@ def world(tmp_path_factory):
     hostile = make_hostile_sources(root / "hostile")
     good = synth_with_sources(root, hostile, "hostile", n_videos=3)
     env = offline_env(root)
-    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg,vdgsynth_vdg_blind")
+    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", EVERY_TASK)
     return {"root": root, "good": good, "hostile": hostile, "out": out, "frame": load_frame([f"probe={out}"])}
 
 

@@ -35,6 +35,8 @@ decord = pytest.importorskip("decord")
 #: condition, the reason naming decord.
 UNREADABLE = ("png_renamed", "one_by_one", "edit_list_hides_5")
 SYNTH_CONDITIONS = [c.name for c in BENCHMARKS["vdgsynth"].conditions()]
+#: The tags that run them all: the core audit, blind, and the conditions written through the public API.
+EVERY_TASK = "vdgsynth_vdg,vdgsynth_vdg_blind,vdgsynth_vdg_detail,vdgsynth_vdg_audio"
 QWEN_CONDITIONS = ("orig", "black", "blind", "single", "crf28")
 
 
@@ -78,7 +80,7 @@ def world(tmp_path_factory):
     sources = make_real_world_sources(root / "sources")
     good = [q["question_id"] for q in synth_with_sources(root, sources, "real", n_videos=2)]
     env = offline_env(root)
-    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", "vdgsynth_vdg,vdgsynth_vdg_blind")
+    out = lmms_eval(env, root / "runs", root / "tasks", "vdg_probe", EVERY_TASK)
     return {"root": root, "env": env, "good": good, "sources": sources, "frame": load_frame([f"probe={out}"])}
 
 

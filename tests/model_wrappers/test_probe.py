@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from lmms_eval.tasks.videomme.utils import videomme_doc_to_text
 
-from model_wrappers.probe import FrameFeatures, VdgProbe, answer_question, parse_prompt
-from vdg_tasks.synthetic.synth import TASK_TYPES, expected_rung, generate
+from model_wrappers.probe import FrameFeatures, VdgProbe, answer_question, heard_pitch, parse_prompt
+from vdg_tasks.synthetic.synth import AUDIO_TASK_TYPE, TASK_TYPES, expected_rung, generate
 from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
 from vdg_tasks.vocabulary.seeding import rng_for
 
@@ -147,19 +147,57 @@ def test_parse_prompt_reads_the_videomme_prompt(bench):
     assert [f"{letter}. {text}" for letter, text in options] == r["options"]
 
 
+def _deaf(record) -> str:
+    """What the probe that does not listen answers: the right letter, but on the soundtrack's pitch the text prior."""
+    return _prior(record) if record["task_type"] == AUDIO_TASK_TYPE else record["answer"]
+
+
 def test_original_videos_are_answered_correctly(bench):
     records, versions = bench
-    got = _run(records, versions, "orig")
-    assert got == {r["question_id"]: r["answer"] for r in records}
+    assert _run(records, versions, "orig", listen="true") == {r["question_id"]: r["answer"] for r in records}
+    assert _run(records, versions, "orig") == {r["question_id"]: _deaf(r) for r in records}
     blind = _run(records, versions, "orig", order_blind="true")
     for r in records:
         if r["task_type"] != "temporal_order":
-            assert blind[r["question_id"]] == r["answer"]
+            assert blind[r["question_id"]] == _deaf(r)
 
 
 def test_crf38_reencode_does_not_change_any_answer(bench):
     records, versions = bench
-    assert _run(records, versions, "crf38") == {r["question_id"]: r["answer"] for r in records}
+    assert _run(records, versions, "crf38") == {r["question_id"]: _deaf(r) for r in records}
+
+
+def test_the_listening_probe_hears_the_pitch_and_nothing_where_the_sound_is_gone(bench):
+    records, versions = bench
+    audio = _by_type(records, AUDIO_TASK_TYPE)
+    assert len(audio) == N_VIDEOS
+    heard = _run(records, versions, "orig", listen=True)
+    silent = _run(records, versions, "crf38", listen=True)  # this test's re-encodes carry no sound
+    for r in audio:
+        assert heard[r["question_id"]] == r["answer"]
+        assert silent[r["question_id"]] == _prior(r)
+    assert sum(_prior(r) != r["answer"] for r in audio) >= 2  # the bench tells hearing from guessing
+
+
+@pytest.mark.parametrize("hz", [220, 550, 880])
+def test_heard_pitch_is_the_tone_s_frequency_and_none_without_sound(tmp_path, hz):
+    from vdg_tasks.synthetic.synth import encode_video, tone
+
+    frames = [np.zeros((24, 32, 3), dtype=np.uint8)] * 16
+    loud, quiet, none = tmp_path / "tone.mp4", tmp_path / "silence.mp4", tmp_path / "none.mp4"
+    encode_video(loud, frames, 32, 24, 8, sound=tone(hz, 2.0))
+    encode_video(quiet, frames, 32, 24, 8, sound=np.zeros(32000, dtype=np.float32))
+    encode_video(none, frames, 32, 24, 8)
+    assert heard_pitch(str(loud)) == pytest.approx(hz, rel=0.01)
+    assert heard_pitch(str(quiet)) is None and heard_pitch(str(none)) is None
+
+
+def test_a_pitch_question_takes_the_option_within_three_percent_else_the_text_prior():
+    options = [("A", "440 Hz"), ("B", "220 Hz"), ("C", "660 Hz"), ("D", "880 Hz")]
+    question = "What pitch is the tone heard in this clip's soundtrack?"
+    assert answer_question(question, options, [], pitch=655.0) == "C"
+    assert answer_question(question, options, [], pitch=600.0) == "B"  # nothing within 3%: the prior ("220 Hz")
+    assert answer_question(question, options, [], pitch=None) == "B"
 
 
 def test_black_video_leaves_only_the_text(bench):
@@ -193,6 +231,8 @@ def test_reversed_frames_fool_the_order_aware_probe_only(bench):
     blind_rev = _run(records, versions, "reversed", order_blind=True)
     blind_orig = _run(records, versions, "orig", order_blind=True)
     for r in records:
+        if r["task_type"] == AUDIO_TASK_TYPE:
+            continue  # this test's reversed copy has no sound; the deaf probe guesses the pitch either way
         qid = r["question_id"]
         if r["task_type"] == "temporal_order":
             assert aware[qid] != r["answer"]

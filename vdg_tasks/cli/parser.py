@@ -31,6 +31,7 @@ from vdg_tasks.cli.tasks import (
     cmd_synth_episodes,
     cmd_tasks_path,
     cmd_write_yamls,
+    conditions_refused,
 )
 
 #: What ``vdg --help`` says vdg does, in one line.
@@ -164,7 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_register)
 
     p = _add("write-yamls", help="regenerate yaml_tasks/ from the condition declarations")
-    p.add_argument("--check", action="store_true", help="only check the committed files are up to date")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="only check the committed files are up to date")
+    mode.add_argument(
+        "--out",
+        type=Path,
+        help="write the task folders here instead (with your conditions: lmms-eval --include_path OUT); vdgsynth and "
+        "infinibench_ga read their questions from the package's folders",
+    )
     p.set_defaults(func=cmd_write_yamls)
 
     p = _add("materialize", help="pre-build every perturbed video a task list needs")
@@ -334,4 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    refused = conditions_refused()
+    if refused:
+        return refused
     return int(args.func(args) or 0)

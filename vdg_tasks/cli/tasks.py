@@ -12,6 +12,7 @@ from pathlib import Path
 
 from vdg_tasks.cli.common import fail
 from vdg_tasks.data import question_sets
+from vdg_tasks.vocabulary.conditions import SHIPPED_MODULES, registry
 from vdg_tasks.vocabulary.paths import CacheUnwritable
 
 
@@ -144,10 +145,29 @@ def cmd_register(args: argparse.Namespace) -> int:
     return 0
 
 
+def conditions_refused() -> int:
+    """2, after saying why on stderr, when a module of conditions failed or declared a name already taken; else 0."""
+    problems = registry().problems
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        print("vdg refuses to run until every declared condition can join (vdg_tasks.extend)", file=sys.stderr)
+    return 2 if problems else 0
+
+
 def cmd_write_yamls(args: argparse.Namespace) -> int:
     # vdg_tasks.lmms.yamlgen (lmms.hooks, loguru, PyYAML; ~0.28 s) only for this command, not vdg --help
-    from vdg_tasks.lmms.yamlgen import YAML_ROOT, render_all, write_all
+    from vdg_tasks.lmms.yamlgen import INFINIBENCH_DATA, SYNTH_DATA, YAML_ROOT, render_all, write_all
 
+    yours = [c.name for c in registry().conditions.values() if c.declared_in and c.declared_in not in SHIPPED_MODULES]
+    if yours and args.out is None:
+        return fail(
+            "write-yamls",
+            ValueError(
+                f"yaml_tasks/ holds vdg's own tasks; with your conditions loaded ({', '.join(yours)}) write them "
+                "with --out DIR (lmms-eval --include_path DIR), or unset VDG_CONDITIONS to check or write vdg's"
+            ),
+        )
     if args.check:
         stale = [
             str(rel)
@@ -158,6 +178,13 @@ def cmd_write_yamls(args: argparse.Namespace) -> int:
             print("out of date: " + ", ".join(stale), file=sys.stderr)
             return 1
         print("yaml_tasks/ is up to date")
+        return 0
+    if args.out is not None:
+        out = args.out.expanduser().resolve()
+        synth, episodes = (str(YAML_ROOT / folder / data) for folder, data in
+                           (("vdgsynth", SYNTH_DATA), ("infinibench_ga", INFINIBENCH_DATA)))  # fmt: skip
+        for path in write_all(out, synth, episodes):
+            print(path)
         return 0
     for path in write_all():
         print(path)

@@ -162,8 +162,9 @@ def _tag_members(bench: str) -> dict[str, list[str]]:
     grouped: dict[str, list[str]] = {}
     prefix = f"{BENCHMARKS[bench].report_name}_vdg_"
     for cond in BENCHMARKS[bench].conditions():
-        for tag in yamlgen.tags(bench, cond)[1:]:
-            grouped.setdefault(tag.removeprefix(prefix), []).append(cond.name)
+        for tag in yamlgen.tags(bench, cond):
+            if tag.startswith(prefix):
+                grouped.setdefault(tag.removeprefix(prefix), []).append(cond.name)
     return grouped
 
 
@@ -176,8 +177,8 @@ def _expand(name: str, bench: str, sub: str) -> list[str]:
     """The tasks of one benchmark spec that ``<bench>_vdg[_<sub>]`` names."""
     fams = _tag_members(bench)
     own = [c.name for c in BENCHMARKS[bench].conditions()]
-    if not sub:  # <bench>_vdg: the tagged conditions
-        return [task_name(bench, c.name) for c in BENCHMARKS[bench].conditions() if c.tagged]
+    if not sub:  # <bench>_vdg: the tagged conditions of the main tag
+        return [task_name(bench, c.name) for c in BENCHMARKS[bench].conditions() if c.tagged and c.in_main_tag]
     if sub in fams:
         return [task_name(bench, c) for c in fams[sub]]
     if sub in own:

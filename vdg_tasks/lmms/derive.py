@@ -600,9 +600,10 @@ def tags(spec: DeriveSpec, condition: str) -> list[str]:
     and ``<group>_vdg_<condition>``; an untagged condition (``Condition.tagged``) only the last."""
     cond = CONDITIONS[condition]
     family = cond.family
-    names = [f"{spec.task}_vdg", f"{spec.task}_vdg_{family}"] if cond.tagged else []
+    main = cond.tagged and cond.in_main_tag
+    names = ([f"{spec.task}_vdg"] if main else []) + ([f"{spec.task}_vdg_{family}"] if cond.tagged else [])
     if spec.group:
-        names += [f"{spec.group}_vdg", f"{spec.group}_vdg_{family}"] if cond.tagged else []
+        names += ([f"{spec.group}_vdg"] if main else []) + ([f"{spec.group}_vdg_{family}"] if cond.tagged else [])
         names.append(task_name(spec.group, condition))
     return names
 
@@ -684,8 +685,11 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         "",
         *([f"- {n}" for n in notes] or ["- none"]),
         "",
-        f"Tags: `{spec.task}_vdg` (every condition but those run by name: "
-        + (", ".join(f"`{task_name(spec.task, c.name)}`" for c in conditions if not c.tagged) or "none")
+        f"Tags: `{spec.task}_vdg` (every condition but those run by name or by their family's tag: "
+        + (
+            ", ".join(f"`{task_name(spec.task, c.name)}`" for c in conditions if not (c.tagged and c.in_main_tag))
+            or "none"
+        )
         + "), "
         + ", ".join(sorted({f"`{spec.task}_vdg_{c.family}`" for c in conditions if c.tagged}))
         + ".",

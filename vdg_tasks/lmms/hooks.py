@@ -42,7 +42,7 @@ from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
 from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal, use_cache_run
 from vdg_tasks.lmms.register import stale_registration_warning
 from vdg_tasks.perturb.frames import apply_to_frames, effective_frame_params, frame_count
-from vdg_tasks.perturb.provenance import provenance
+from vdg_tasks.perturb.provenance import declared_origin, provenance
 from vdg_tasks.perturb.shown import (
     RequestError,
     VideoRequest,
@@ -53,7 +53,7 @@ from vdg_tasks.perturb.shown import (
 )
 from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter, numbered_kwargs, numbered_prompt
 from vdg_tasks.perturb.text import apply as apply_text
-from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
+from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition, registry
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer, parse_number
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
 from vdg_tasks.vocabulary.scoring import JUDGE, counts_as_correct, metric_score, scoring, unit_score
@@ -106,8 +106,9 @@ def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
         logger.warning(f"vdg: {benchmark_name}/{request.condition.name} video {request.video_id}: {exc}")
         return Visual(None, "", _describe(exc))
+    declared = declared_origin(condition) if condition.declared_in else None
     origin = provenance(
-        result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built, source_stream=stream
+        result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built, None, stream, declared
     )
     return Visual(result.path, result.key, None, effective, origin)
 
@@ -173,7 +174,9 @@ def frame_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, A
         shown = apply_to_frames(applied, given, video_seed(condition, str(view["videoID"])))
     except Exception as exc:  # the base's lookup, or frames the condition cannot take: this question's error row
         return Visual(None, "", _describe(exc))
-    origin = {"frames": frame_count(given), "from": f"{benchmark.name}'s doc_to_visual"}
+    origin: dict[str, Any] = {"frames": frame_count(given), "from": f"{benchmark.name}'s doc_to_visual"}
+    if condition.declared_in:
+        origin["declared"] = declared_origin(condition)
     return Visual(None, "", None, effective_frame_params(applied, frame_count(given)), origin, tuple(shown))
 
 
@@ -577,6 +580,15 @@ def _generate_hooks() -> dict[str, Callable[..., Any]]:
 
 
 globals().update(_generate_hooks())
+
+
+def _warn_of_conditions_left_out() -> None:
+    # A user's module that failed, or a name already taken: that condition has no hooks; the run goes on without it.
+    for problem in registry().problems:
+        logger.warning(f"vdg: {problem}")
+
+
+_warn_of_conditions_left_out()
 
 
 def _warn_if_registration_is_stale() -> None:

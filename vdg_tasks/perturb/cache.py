@@ -5,7 +5,8 @@ real file. ``materialize`` returns that file, building it on a miss. The cache k
 source's identity (a sha256 of every byte of it: content, not path; memoized per path, size,
 mtime, ctime and inode, in the process and in ``<cache>/source-digests``, so a source version is read once),
 the condition's
-name, transform and parameters, the per-video seed and ``TRANSFORM_VERSION``.
+name, transform and parameters, the per-video seed and ``TRANSFORM_VERSION``, and for a condition declared through
+``vdg_tasks.extend`` the digest of its module's source (``Condition.source_digest``).
 The location is ``$VDG_CACHE`` or the user's cache dir.
 
 Publication. A video is rendered to ``<key>.tmp-<pid>.mp4`` and its sidecar to
@@ -47,7 +48,7 @@ import numpy as np
 from filelock import FileLock
 from loguru import logger
 
-from vdg_tasks.perturb.provenance import builder_versions
+from vdg_tasks.perturb.provenance import builder_versions, declared_origin
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.vocabulary.paths import NO_ROOM, CacheUnwritable, cache_dir
 from vdg_tasks.vocabulary.seeding import stable_seed
@@ -181,6 +182,8 @@ def cache_key(identity: str, condition: Condition, seed: int) -> str:
         "seed": seed,
         "transform_version": TRANSFORM_VERSION,
     }
+    if condition.source_digest:  # declared through vdg_tasks.extend: an edit of its module is a new video
+        payload["declared_source"] = condition.source_digest
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -361,6 +364,7 @@ def _build(src: Path, condition: Condition, seed: int, video_id: str, key: str, 
             "params": condition.params_dict(),
             "seed": seed,
             "transform_version": TRANSFORM_VERSION,
+            **({"declared": declared_origin(condition)} if condition.declared_in else {}),
             "source_digest": source_identity(src),
             "built_by": builder_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),

@@ -13,7 +13,10 @@ mode of the frame it stands in for:
 - ``jpeg`` (the frame tasks' compression ladder, in place of ``crf``): each frame re-encoded as JPEG at the
   condition's quality with Pillow (4:2:0) and decoded back, in its own size and mode (an alpha channel comes back
   opaque);
-- a video re-encoding (``crf``) or a window (``hold_at``) needs the video stream: not offered (``FRAME_TRANSFORMS``).
+- ``frames`` (a condition declared through ``vdg_tasks.extend``): its function on each frame as RGB (an image
+  converted, then back to its mode; an array of another shape or type is refused), with the frame's index in the list;
+- a video re-encoding (``crf``), a file (``container``) or a window (``hold_at``) needs the video stream: not
+  offered (``FRAME_TRANSFORMS``).
 
 Frames are PIL images or numpy arrays (height x width [x channels]); one array of stacked frames (frames x height
 x width x channels) is taken as its frames and given back stacked; anything else is refused with its type.
@@ -28,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from vdg_tasks.perturb.video.layout import hold_order, key_frame_indices, segment_bounds
-from vdg_tasks.vocabulary.conditions import Condition
+from vdg_tasks.vocabulary.conditions import Condition, TransformContext
 
 #: The condition transforms that apply to a list of frames.
-FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none", "jpeg"})
+FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none", "jpeg", "frames"})
 
 
 class FramesUnavailable(ValueError):
@@ -62,6 +65,28 @@ def _jpeg(frame: Any, quality: int) -> Any:
     decoded.load()
     decoded = decoded if decoded.mode == picture.mode else decoded.convert(picture.mode)
     return np.asarray(decoded, dtype=frame.dtype).reshape(frame.shape) if isinstance(frame, np.ndarray) else decoded
+
+
+def _declared(condition: Condition, frame: Any, seed: int, index: int) -> Any:
+    """``frame`` through a ``frames`` condition's function, as RGB, given back in its own kind and mode."""
+    from PIL import Image  # as in _black_like
+
+    apply = condition.apply
+    assert apply is not None  # Condition checks a frames transform has one
+    picture = frame if isinstance(frame, Image.Image) else None
+    rgb = np.array(picture.convert("RGB") if picture is not None else frame)  # a copy: the base's frame stays as given
+    if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
+        raise FramesUnavailable(f"condition {condition.name} takes (H, W, 3) uint8 frames; this frame is "
+                                f"{rgb.dtype} {rgb.shape}")  # fmt: skip
+    out = np.asarray(apply(rgb, TransformContext(condition.params, seed, index)))
+    same_size = out.shape == rgb.shape or ("size" in condition.changes and out.ndim == 3 and out.shape[2] == 3)
+    if out.dtype != np.uint8 or not same_size:
+        raise FramesUnavailable(f"condition {condition.name}: frame {index} came back {out.dtype} {out.shape}, "
+                                f"not {rgb.shape} uint8")  # fmt: skip
+    if picture is None:
+        return out
+    changed = Image.fromarray(out)
+    return changed if picture.mode == "RGB" else changed.convert(picture.mode)
 
 
 def _check_frames(frames: Sequence[Any]) -> None:
@@ -112,6 +137,8 @@ def apply_to_frames(condition: Condition, frames: Sequence[Any], seed: int) -> l
         return [_black_like(f) for f in frames]
     if condition.transform == "jpeg":
         return [_jpeg(f, int(condition.params["quality"])) for f in frames]
+    if condition.transform == "frames":
+        return [_declared(condition, f, seed, i) for i, f in enumerate(frames)]
     params = condition.params_dict()
     positions = held_positions(len(frames), int(params["k"]), str(params["order"]), seed)
     return [frames[i] for i in positions]

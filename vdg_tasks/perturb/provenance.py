@@ -4,8 +4,8 @@ Every cached video's sidecar records ``built_by`` (the versions of vdg, PyAV, li
 libx264 that wrote it); every logged sample and every exported row carries ``provenance``: the
 source's digest, the index of its video stream that was shown (``source_stream``: decord's choice when a file
 has several), the condition and its parameters as applied, the transform version, ``built_by``
-(None for ``orig``: the source itself is shown) and, when evaluated from an export, the export's
-name and revision.
+(None for ``orig``: the source itself is shown), for a condition declared through ``vdg_tasks.extend`` the module
+and its source digest (``declared``) and, when evaluated from an export, the export's name and revision.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["builder_versions", "provenance", "x264_version"]
+from vdg_tasks.vocabulary.conditions import Condition
+
+__all__ = ["builder_versions", "declared_origin", "provenance", "x264_version"]
 
 _X264_BANNER = re.compile(rb"x264 - core (\d+)(?: r(\d+))?")
 
@@ -60,6 +62,11 @@ def builder_versions() -> dict[str, str]:
     return {"vdg": vdg, "pyav": av.__version__, "libavcodec": avcodec, "libx264": x264_version()}
 
 
+def declared_origin(condition: Condition) -> dict[str, str]:
+    """Where a condition declared through ``vdg_tasks.extend`` comes from: its module and that source's digest."""
+    return {"module": condition.declared_in, "source_digest": condition.source_digest}
+
+
 def provenance(
     source_digest: str,
     condition: str,
@@ -68,6 +75,7 @@ def provenance(
     built_by: Mapping[str, str] | None,
     export: Mapping[str, str] | None = None,
     source_stream: int | None = None,
+    declared: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """One sample's provenance record (the module docstring); JSON-serialisable."""
     record: dict[str, Any] = {
@@ -78,6 +86,8 @@ def provenance(
         "transform_version": transform_version,
         "built_by": dict(built_by) if built_by is not None else None,
     }
+    if declared is not None:
+        record["declared"] = dict(declared)
     if export is not None:
         record["export"] = dict(export)
     return record

@@ -20,6 +20,7 @@ Nothing here imports lmms-eval; the seed of every random choice is derived from 
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from vdg_tasks.data.infinibench import parse_srt
-from vdg_tasks.vocabulary.conditions import Condition
+from vdg_tasks.vocabulary.conditions import Condition, TransformContext
 from vdg_tasks.vocabulary.parse import LETTERS
-from vdg_tasks.vocabulary.seeding import rng_for
+from vdg_tasks.vocabulary.seeding import rng_for, stable_seed
 
 __all__ = [
     "TextChange",
@@ -322,6 +323,22 @@ def numbered_prompt(prompt: str, question: str, options: Sequence[str]) -> str:
     return "".join([*pieces, _numbers_for_letters(relabelled[last:])])
 
 
+def _declared(doc: Mapping[str, Any], condition: Condition) -> TextChange:
+    """A question transform declared through ``vdg_tasks.extend``: its function on a deep copy of the doc, seeded by
+    the question id. An ``answer`` it changes (options it reordered) is the one scored; the question id must stay."""
+    assert condition.apply is not None  # Condition checks a doc transform has one
+    context = TransformContext(condition.params, stable_seed("vdg", condition.name, _qid(doc)))
+    changed = condition.apply(copy.deepcopy(dict(doc)), context)
+    if not isinstance(changed, Mapping):
+        raise TextUnavailable(
+            f"question {_qid(doc)}: {condition.name}'s transform returned {type(changed).__name__}, not a doc"
+        )
+    if str(changed.get("question_id", "")) != str(doc.get("question_id", "")):
+        raise TextUnavailable(f"question {_qid(doc)}: {condition.name}'s transform changed the question id")
+    moved = changed.get("answer") != doc.get("answer")
+    return TextChange(dict(changed), {"answer": str(changed.get("answer") or "")} if moved else {})
+
+
 _TRANSFORMS = {
     "name_swap": _name_swap,
     "open_ended": _open_ended,
@@ -333,6 +350,7 @@ _TRANSFORMS = {
     "no_question": _no_question,
     "video_only": _video_only,
     "numbered": _numbered,
+    "doc": _declared,
 }
 
 

@@ -1,9 +1,12 @@
 """``vdgsynth``: a tiny synthetic video benchmark whose ladder is known by construction.
 
 Each video is a border ring in one constant colour around a centre rectangle whose colour changes
-through ``S`` equal-length scenes (``S`` in {3, 4}). Every video gets one question per task type;
-each type needs exactly one more rung of the vdg ladder than the one before it
-(see ``EXPECTED_LADDER``). The questions use the Video-MME record layout, so lmms-eval's
+through ``S`` equal-length scenes (``S`` in {3, 4}), with a soundtrack: one steady tone whose pitch
+(``PITCHES``) only the sound gives. Every video gets one question per task type; each visual type
+(``TASK_TYPES``) needs exactly one more rung of the vdg ladder than the one before it
+(see ``EXPECTED_LADDER``), and ``audio_only`` (``AUDIO_TASK_TYPE``, "what pitch is the tone?") needs the sound
+and no picture: every video condition but ``mute`` keeps the sound (``black`` too), ``mute`` removes it, so
+``mute`` beside ``black`` separates the two. The questions use the Video-MME record layout, so lmms-eval's
 ``videomme_doc_to_text`` builds the prompt.
 
 Every random choice is drawn from ``rng_for("vdgsynth", seed, video_id, <purpose>)``: videos are
@@ -42,8 +45,10 @@ from vdg_tasks.vocabulary.drawing import BACKGROUND, PALETTE, border_px, centre_
 from vdg_tasks.vocabulary.seeding import rng_for
 
 __all__ = [
+    "AUDIO_TASK_TYPE",
     "BENCHMARK",
     "EXPECTED_LADDER",
+    "PITCHES",
     "N_VIDEOS",
     "TASK_TYPES",
     "VideoSpec",
@@ -93,6 +98,14 @@ EXPECTED_LADDER: Mapping[str, str] = MappingProxyType(
         "temporal_order": "ordered",
     }
 )
+#: The task type whose answer is only in the sound: the pitch of the soundtrack's tone (outside the ladder).
+AUDIO_TASK_TYPE = "audio_only"
+#: The pitches a soundtrack's tone takes, as its options name them, in hertz (a video's one is drawn from them). An
+#: option does not start with its number: `numbered` refuses options that are numbers (which number would name it?).
+PITCHES: Mapping[str, int] = MappingProxyType({f"about {hz} Hz": hz for hz in (220, 330, 440, 550, 660, 880)})
+#: The soundtrack's sample rate and the tone's amplitude (of full scale).
+AUDIO_RATE = 16000
+_TONE_AMPLITUDE = 0.3
 if tuple(EXPECTED_LADDER[t] for t in TASK_TYPES) != LADDER[:4]:  # pragma: no cover - import-time check
     raise RuntimeError(f"EXPECTED_LADDER no longer follows conditions.LADDER {LADDER}; update synth.py.")
 
@@ -117,12 +130,14 @@ class VideoSpec:
         scenes: palette names of the centre rectangle, one per scene, in time order; distinct, none
             equal to ``border``.
         n_frames: number of frames (``fps * seconds``).
+        pitch: the soundtrack's tone, a name of ``PITCHES``.
     """
 
     video_id: str
     border: str
     scenes: tuple[str, ...]
     n_frames: int
+    pitch: str = "440 Hz"
 
     def scene_of(self, frame: int) -> int:
         """Index of the scene that frame ``frame`` belongs to (scenes have equal length +-1)."""
@@ -156,7 +171,9 @@ def video_spec(video_id: str, seed: int = 0, n_frames: int = 128) -> VideoSpec:
     picked = rng.permutation(len(names))[: 1 + n_scenes]
     border = names[picked[0]]
     scenes = tuple(names[j] for j in picked[1:])
-    return VideoSpec(video_id, border, scenes, n_frames)
+    pitches = list(PITCHES)
+    pitch = pitches[int(rng_for(BENCHMARK, seed, video_id, "pitch").integers(len(pitches)))]
+    return VideoSpec(video_id, border, scenes, n_frames, pitch)
 
 
 def render_frames(spec: VideoSpec, seed: int, width: int, height: int) -> Iterator[np.ndarray]:
@@ -194,8 +211,23 @@ def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
-def encode_video(path: Path, frames: Iterable[np.ndarray], width: int, height: int, fps: int, crf: int = 18) -> None:
-    """H.264 in an mp4, byte-reproducible for equal frames on one PyAV build.
+def tone(hz: float, seconds: float, rate: int = AUDIO_RATE) -> np.ndarray:
+    """A steady sine tone: ``float32`` samples in [-1, 1] (amplitude ``_TONE_AMPLITUDE``)."""
+    t = np.arange(int(round(seconds * rate))) / rate
+    return (_TONE_AMPLITUDE * np.sin(2 * np.pi * hz * t)).astype(np.float32)
+
+
+def encode_video(
+    path: Path,
+    frames: Iterable[np.ndarray],
+    width: int,
+    height: int,
+    fps: int,
+    crf: int = 18,
+    sound: np.ndarray | None = None,
+) -> None:
+    """H.264 in an mp4 (with ``sound``, mono ``AUDIO_RATE`` samples, as AAC), byte-reproducible for equal input on
+    one PyAV build.
 
     x264's output depends on its thread count (auto = the machine's cores), so one thread; and
     with macroblock-tree rate control on, identical input gave different bytes from run to run
@@ -208,11 +240,21 @@ def encode_video(path: Path, frames: Iterable[np.ndarray], width: int, height: i
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         stream.options = {"crf": str(crf), "preset": "veryfast", "x264-params": "mbtree=0"}
         stream.codec_context.thread_count = 1
+        audio = None
+        if sound is not None:
+            audio = container.add_stream("aac", rate=AUDIO_RATE, layout="mono")
+            audio.codec_context.thread_count = 1
         for i, rgb in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(rgb), format="yuv420p")
             frame.pts, frame.time_base = i, Fraction(1, fps)
             container.mux(stream.encode(frame))
         container.mux(stream.encode(None))
+        if audio is not None and sound is not None:
+            for start in range(0, len(sound), 1024):
+                chunk = av.AudioFrame.from_ndarray(sound[None, start : start + 1024], format="fltp", layout="mono")
+                chunk.sample_rate, chunk.pts, chunk.time_base = AUDIO_RATE, start, Fraction(1, AUDIO_RATE)
+                container.mux(audio.encode(chunk))
+            container.mux(audio.encode(None))
     tmp.replace(path)
 
 
@@ -233,17 +275,20 @@ def text_leak(video_id: str, seed: int = 0) -> bool:
 
 def expected_rung(task_type: str, video_id: str, seed: int = 0) -> str:
     """The lowest ladder rung at which an ideal viewer answers this question: its task type's
-    (``EXPECTED_LADDER``), or ``black`` for a question that names its answer (``text_leak``)."""
-    if task_type == "single_frame" and text_leak(video_id, seed):
+    (``EXPECTED_LADDER``), or ``black`` for a question that names its answer (``text_leak``) and for the
+    soundtrack's pitch (``audio_only``: every rung keeps the sound; a viewer who listens needs no picture)."""
+    if (task_type == "single_frame" and text_leak(video_id, seed)) or task_type == AUDIO_TASK_TYPE:
         return "black"
     return EXPECTED_LADDER[task_type]
 
 
 def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
-    """The four question records of one video, in ``TASK_TYPES`` order of question_id suffix 1..4.
+    """The five question records of one video: ``TASK_TYPES`` in order (question_id suffix 1..4), then
+    ``audio_only`` (suffix 5).
 
-    Each video uses every answer letter exactly once (a seeded permutation over its four
-    questions), so letters are exactly balanced overall and random within each task type.
+    Each video's four visual questions use every answer letter exactly once (a seeded permutation over
+    them), so their letters are exactly balanced overall and random within each task type; the audio
+    question's letter is a seeded uniform draw.
     """
     vid = spec.video_id
     palette = list(PALETTE)
@@ -281,7 +326,14 @@ def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
             multi_d,
         ),
         ("temporal_order", "Which colour does the centre square show first?", spec.scenes[0], temporal_d),
+        (
+            AUDIO_TASK_TYPE,
+            "What pitch is the tone heard in this clip's soundtrack?",
+            spec.pitch,
+            pick("pitch_distractors", [p for p in PITCHES if p != spec.pitch], 3),
+        ),
     ]
+    letters.append(LETTERS[int(rng_for(BENCHMARK, seed, vid, "audio_letter").integers(len(LETTERS)))])
     records = []
     for i, ((task_type, question, correct, distractors), letter) in enumerate(
         zip(specs, letters, strict=True), start=1
@@ -314,9 +366,9 @@ def generate(
 ) -> Path:
     """Write ``out_dir/videos/<video_id>.mp4`` and ``out_dir/questions.jsonl``; return the jsonl path.
 
-    Videos are H.264 (libx264, CRF 18, preset veryfast, yuv420p), byte-reproducible. Record
-    fields follow lmms-eval's Video-MME docs: question_id, videoID, video_id, video (absolute mp4
-    path), duration, task_type, question, options (``["A. red", ...]``), answer (``"A"``..``"D"``).
+    Videos are H.264 (libx264, CRF 18, preset veryfast, yuv420p) with an AAC soundtrack (the tone),
+    byte-reproducible. Record fields follow lmms-eval's Video-MME docs: question_id, videoID, video_id,
+    video (absolute mp4 path), duration, task_type, question, options (``["A. red", ...]``), answer (``"A"``..``"D"``).
     """
     n_frames = fps * seconds
     if n_frames < 2 * DEFAULT_KEY_FRAMES:
@@ -334,7 +386,8 @@ def generate(
         vid = _video_id(i)
         spec = video_spec(vid, seed, n_frames)
         path = out_dir / "videos" / f"{vid}.mp4"
-        encode_video(path, render_frames(spec, seed, width, height), width, height, fps)
+        sound = tone(PITCHES[spec.pitch], seconds)
+        encode_video(path, render_frames(spec, seed, width, height), width, height, fps, sound=sound)
         records.extend(make_questions(spec, seed, str(path)))
     jsonl = out_dir / "questions.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

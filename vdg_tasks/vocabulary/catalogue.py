@@ -39,12 +39,13 @@ MVBENCH_SUB_TASKS: tuple[str, ...] = (
 #: What the docs of a multiple-choice benchmark carry.
 OPTIONS_ONLY: frozenset[Requirement] = frozenset({"options"})
 
-#: Benchmark (the name its logs and reports use) -> what its docs carry.
+#: Benchmark (the name its logs and reports use) -> what its docs carry (``audio``: its videos have sound: Video-MME's
+#: YouTube videos, InfiniBench's episodes and vdgsynth's soundtracks do).
 DOCS: Mapping[str, frozenset[Requirement]] = MappingProxyType(
     {
-        "videomme": OPTIONS_ONLY,
-        "vdgsynth": OPTIONS_ONLY,
-        "infinibench_ga": frozenset({"options", "characters", "outfit_windows", "title", "subtitles"}),
+        "videomme": frozenset({"options", "audio"}),
+        "vdgsynth": frozenset({"options", "audio"}),
+        "infinibench_ga": frozenset({"options", "characters", "outfit_windows", "title", "subtitles", "audio"}),
         "mvbench": OPTIONS_ONLY,
         "egoschema": OPTIONS_ONLY,
         "egoschema_subset": OPTIONS_ONLY,

@@ -1,23 +1,39 @@
-"""The one place where conditions are declared.
+"""The one place where conditions are declared, and the registry that adds those declared elsewhere.
 
 A condition is what a model is shown instead of (or beside) the original benchmark item.
 Task YAMLs, cache keys, logged fields and report columns are all derived from the
-declarations below; nothing else in the package lists condition names.
+declarations below and from the modules the registry loads; nothing else in the package lists condition names.
+
+The registry (``CONDITIONS``, built on first use): vdg's core declarations below, then the conditions of the modules
+``SHIPPED_MODULES`` (vdg's own, written through the public API ``vdg_tasks.extend``, as a user's are), of the modules
+the entry points of group ``vdg.conditions`` name, and of the modules ``$VDG_CONDITIONS`` names (comma-separated), in
+that order. Each such module declares ``CONDITIONS``, a sequence of conditions made by ``vdg_tasks.extend``. A module
+that fails to import, a declaration that is not valid, or a name already taken is left out and said in
+``registry().problems``: the ``vdg`` command refuses to run with any, the hooks inside lmms-eval log it as a warning
+and go on without that condition.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
 Modality = Literal["video", "text"]
 #: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
-#: ``none``: no visual input at all (``doc_to_visual`` gives an empty list, nothing is built).
-Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none", "jpeg"]
+#: ``none``: no visual input at all (``doc_to_visual`` gives an empty list, nothing is built). ``frames`` and
+#: ``container``: a function declared through ``vdg_tasks.extend`` (``Condition.apply``), given each frame or the file.
+Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none", "jpeg", "frames", "container"]
 #: The question transform of a condition (``vdg_tasks.perturb.text``); ``none`` leaves the question as it is.
 TextTransform = Literal[
     "none",
@@ -31,9 +47,13 @@ TextTransform = Literal[
     "no_question",
     "video_only",
     "numbered",
+    "doc",
 ]
 #: What a condition needs a benchmark's docs to carry (``vdg_tasks.data.benchmarks.Benchmark.provides``).
-Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles", "frames"]
+Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles", "frames", "audio"]
+#: What a condition may declare it changes besides what it perturbs; validation of its output follows the declaration.
+Change = Literal["size", "duration", "frames"]
+CHANGES: tuple[str, ...] = ("size", "duration", "frames")
 AnswerFormat = Literal["letter", "number", "open"]
 
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
@@ -44,6 +64,31 @@ DEFAULT_KEY_FRAMES = 32
 #: 4: the video stream decord reads (not the first), the source's colour range kept, MPEG-TS decoded from the
 #: start where a seek overshoots, and the source keyed by a digest of all of its bytes.
 TRANSFORM_VERSION = 4
+
+
+@dataclass(frozen=True)
+class TransformContext:
+    """What a transform declared through ``vdg_tasks.extend`` is told about the item it changes (``Context`` there).
+
+    Attributes:
+        params: the condition's parameters (part of its cache key and of every logged sample).
+        seed: a seed for any random choice, derived from the condition's name and the video's (for a text transform,
+            the question's) id: the same on every machine and in every process.
+        index: the frame's index in the video, or in the task's list of frames (frame transforms; 0 otherwise).
+        video_stream: the index of the video stream the models decode (container transforms; None otherwise).
+    """
+
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    seed: int = 0
+    index: int = 0
+    video_stream: int | None = None
+
+    def rng(self) -> Any:
+        """A numpy Generator seeded by ``seed`` and ``index`` (the same draws for a frame whoever decodes it)."""
+        # numpy only for a transform that draws, not on import of the vocabulary
+        import numpy as np
+
+        return np.random.default_rng([self.seed, self.index])
 
 
 @dataclass(frozen=True)
@@ -68,6 +113,15 @@ class Condition:
             when named. ``blind``: the classes known not to take an empty visual list get error rows
             (``vdg_tasks.lmms.model_classes``), but one nobody has read yet could end a whole
             ``--tasks <benchmark>_vdg`` run on it.
+        in_main_tag: whether ``<benchmark>_vdg`` (the audit run by default) runs it; False: only its family's tag,
+            its protocols' and its name do (conditions declared through ``vdg_tasks.extend``).
+        apply: the function of a ``frames``, ``container`` or ``doc`` transform (``vdg_tasks.extend``).
+        declared_in: the module that declared it through ``vdg_tasks.extend`` ("" for the core declarations here).
+        source_digest: sha256 of that module's source and of the module defining ``apply``: part of the cache key, so
+            an edit serves no video built before it.
+        changes: what its output may change besides its pixels or sound (``Change``); the output is checked for the
+            rest (``vdg_tasks.perturb.video.transforms.check_output``).
+        beside: a condition the report places it beside (``mute`` beside ``black``).
     """
 
     name: str
@@ -82,14 +136,23 @@ class Condition:
     max_new_tokens: int | None = None
     protocols: tuple[str, ...] = ()
     tagged: bool = True
+    in_main_tag: bool = True
+    apply: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    declared_in: str = ""
+    source_digest: str = ""
+    changes: frozenset[Change] = frozenset()
+    beside: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "requires", frozenset(self.requires))
+        object.__setattr__(self, "changes", frozenset(self.changes))
         if (self.modality == "text") != (self.text != "none"):
             raise ValueError(
                 f"condition {self.name!r}: modality {self.modality!r} does not match text transform {self.text!r}"
             )
+        if (self.transform in ("frames", "container") or self.text == "doc") != (self.apply is not None):
+            raise ValueError(f"condition {self.name!r}: a frames, container or doc transform, and only one, has apply")
 
     def bound(self, **params: Any) -> Condition:
         """This condition with per-question parameters added (the oracle frames' times): cache keys see them."""
@@ -334,7 +397,8 @@ _DECLARED: tuple[Condition, ...] = (
     ),
 )
 
-CONDITIONS: Mapping[str, Condition] = MappingProxyType({c.name: c for c in _DECLARED})
+#: vdg's core declarations, before the registry adds the modules' (``CONDITIONS``).
+CORE: Mapping[str, Condition] = MappingProxyType({c.name: c for c in _DECLARED})
 
 #: The diagnostic ladder, from no visual content to the full video.
 LADDER: tuple[str, ...] = ("black", "single", "shuffled", "ordered", "orig")
@@ -357,6 +421,189 @@ LADDER_DELTAS: tuple[tuple[str, str, str], ...] = (
 
 #: The conditions that ask vdg's own open-ended question (free text, judged) instead of the benchmark's.
 OPEN_ANSWER: frozenset[str] = frozenset(c.name for c in _DECLARED if c.answer_format == "open")
+
+
+# ---------------------------------------------------------------------------------------------
+# The registry: the core declarations and those of modules written against vdg_tasks.extend
+
+#: The entry point group naming modules of conditions (``[project.entry-points."vdg.conditions"]``).
+ENTRY_POINT_GROUP = "vdg.conditions"
+#: Modules of conditions named in the environment (comma-separated), for a module that is not installed: lmms-eval
+#: imports vdg's hooks itself, so no command-line flag would reach them.
+MODULES_ENV = "VDG_CONDITIONS"
+#: vdg's own conditions written only through the public API, loaded as a user's module is.
+SHIPPED_MODULES: tuple[str, ...] = ("vdg_tasks.extend.shipped",)
+#: A condition name: it is part of task names, file names and report columns.
+NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Every condition in registry order, and what was left out and why (one sentence each)."""
+
+    conditions: Mapping[str, Condition]
+    problems: tuple[str, ...]
+
+
+def condition_modules() -> list[tuple[str, str]]:
+    """(module, where it was named) for every module of conditions: shipped, entry points, then ``$VDG_CONDITIONS``."""
+    # importlib.metadata (~25 ms) only when the registry is built, not on import of the vocabulary
+    import importlib.metadata
+
+    named = [(m, "vdg") for m in SHIPPED_MODULES]
+    for point in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        named.append((point.value.split(":")[0].strip(), f"entry point {point.name!r} ({ENTRY_POINT_GROUP})"))
+    for module in os.environ.get(MODULES_ENV, "").split(","):
+        if module.strip():
+            named.append((module.strip(), f"${MODULES_ENV}"))
+    seen: set[str] = set()
+    return [(m, where) for m, where in named if not (m in seen or seen.add(m))]
+
+
+def source_digest(module: Any, functions: list[Callable[..., Any]]) -> str:
+    """sha256 over the contents of the source files of ``module`` and of the modules defining ``functions`` (each
+    file's own sha256, sorted: the same code gives the same digest wherever it is installed).
+
+    Raises:
+        OSError, TypeError: a module or function without a readable source file.
+    """
+    files = {inspect.getsourcefile(module) or ""}
+    for function in functions:
+        try:
+            files.add(inspect.getsourcefile(function) or "")
+        except TypeError:  # a builtin or C function: no source to follow
+            continue
+    found = [f for f in files if f]
+    if not found:
+        raise OSError(f"no source file of module {getattr(module, '__name__', module)!r} to digest")
+    contents = sorted(hashlib.sha256(Path(name).read_bytes()).hexdigest() for name in found)
+    return hashlib.sha256("".join(contents).encode()).hexdigest()
+
+
+#: What a module's condition may not name its family or protocol: the tags vdg's own tables read (``ladder``,
+#: ``crf``, ``probe``, ``tracking``, ...).
+CORE_TAGS: frozenset[str] = frozenset({c.family for c in _DECLARED} | {p for c in _DECLARED for p in c.protocols})
+_REQUIREMENTS = frozenset(Requirement.__args__)  # type: ignore[attr-defined]
+
+
+def declaration_problem(condition: Any, taken: Mapping[str, Condition], tags: set[str]) -> str | None:
+    """Why a module's declaration cannot join the registry (None: it can)."""
+    if not isinstance(condition, Condition):
+        return f"{condition!r} is not a condition (vdg_tasks.extend makes them)"
+    name = condition.name
+    if not NAME.fullmatch(name) or "_vdg_" in name or name.startswith("vdg_"):
+        return (
+            f"condition name {name!r} is not lower-case letters, digits and _ (at most 40, a letter first, no vdg_ "
+            "or _vdg_: task names are <benchmark>_vdg_<name>)"
+        )
+    if name in taken:
+        owner = taken[name].declared_in or "vdg's core (vdg_tasks.vocabulary.conditions)"
+        return f"condition {name!r} is already declared by {owner}"
+    if name in tags:
+        return f"condition name {name!r} is a family or protocol tag's"
+    for tag in (condition.family, *condition.protocols):
+        if not NAME.fullmatch(tag) or tag == name or tag in taken:
+            return f"tag {tag!r} of condition {name!r} is not a valid tag name, or is a condition's name"
+        if tag in CORE_TAGS:
+            return f"tag {tag!r} of condition {name!r} is vdg's core tag, whose tables read only vdg's conditions"
+    if condition.answer_format != "letter" or condition.max_new_tokens is not None:
+        return f"condition {name!r}: a declared condition keeps the benchmark's answer (no answer_format or max tokens)"
+    odd = sorted(set(condition.requires) - _REQUIREMENTS) + sorted(set(condition.changes) - set(CHANGES))
+    if odd:
+        return f"condition {name!r}: unknown requirement or change {', '.join(map(repr, odd))}"
+    try:
+        json.dumps(dict(condition.params), sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        return f"condition {name!r}: its params are not JSON (they are part of its cache key): {exc}"
+    if condition.beside is not None and condition.beside not in taken:
+        return f"condition {name!r} is to be placed beside {condition.beside!r}, which is not declared"
+    return None
+
+
+def _module_conditions(module_name: str, where: str, taken: dict[str, Condition]) -> list[str]:
+    """Add ``module_name``'s conditions to ``taken``; the problems, one sentence each."""
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        return [f"module {module_name!r} ({where}) failed to import: {type(exc).__name__}: {exc}"]
+    declared = getattr(module, "CONDITIONS", None)
+    if not isinstance(declared, (list, tuple)):
+        return [f"module {module_name!r} ({where}) has no CONDITIONS list of conditions"]
+    problems = []
+    functions = [c.apply for c in declared if isinstance(c, Condition) and c.apply is not None]
+    try:
+        digest = source_digest(module, functions)
+    except (OSError, TypeError) as exc:
+        return [f"module {module_name!r} ({where}): its source cannot be read for the cache key's digest: {exc}"]
+    tags = {c.family for c in taken.values()} | {p for c in taken.values() for p in c.protocols}
+    for condition in declared:
+        problem = declaration_problem(condition, taken, tags)
+        if problem is not None:
+            problems.append(f"module {module_name!r} ({where}): {problem}; it is left out")
+            continue
+        joined = dataclasses.replace(condition, declared_in=module_name, source_digest=digest, in_main_tag=False)
+        taken[condition.name] = joined
+        tags |= {condition.family, *condition.protocols}
+    return problems
+
+
+#: True while the registry imports the modules: a module that reads ``CONDITIONS`` on import sees the core ones.
+_loading = False
+_built: Registry | None = None
+
+
+def registry() -> Registry:
+    """The core declarations and every module's (built once per process; ``reload_registry`` builds it again).
+
+    While it is being built (a module importing vdg's hooks, or reading ``CONDITIONS``, on import) it is the core
+    declarations alone, not kept: a module of conditions should import nothing of vdg but ``vdg_tasks.extend``.
+    """
+    global _loading, _built
+    if _built is not None:
+        return _built
+    if _loading:
+        return Registry(CORE, ())
+    _loading = True
+    try:
+        taken = dict(CORE)
+        problems: list[str] = []
+        for module, where in condition_modules():
+            problems += _module_conditions(module, where, taken)
+    finally:
+        _loading = False
+    _built = Registry(MappingProxyType(taken), tuple(problems))
+    return _built
+
+
+def reload_registry() -> Registry:
+    """Build the registry again (after ``$VDG_CONDITIONS`` or an installed module changed; a module already imported
+    is not imported again)."""
+    global _built
+    _built = None
+    return registry()
+
+
+class _Registered(Mapping[str, Condition]):
+    """``CONDITIONS``: the registry's conditions, looked up on each use (the core ones while it is being built)."""
+
+    def _all(self) -> Mapping[str, Condition]:
+        return CORE if _loading else registry().conditions
+
+    def __getitem__(self, name: str) -> Condition:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"CONDITIONS({', '.join(self._all())})"
+
+
+#: Every registered condition, name -> ``Condition``, in registry order (the core ones first).
+CONDITIONS: Mapping[str, Condition] = _Registered()
 
 
 def conditions_for(provides: frozenset[Requirement]) -> list[Condition]:
@@ -386,3 +633,8 @@ def families() -> dict[str, list[str]]:
         if c.tagged:
             out.setdefault(c.family, []).append(c.name)
     return out
+
+
+def beside(condition: str) -> list[str]:
+    """The conditions declared to be placed beside ``condition`` in the report, in registry order."""
+    return [c.name for c in CONDITIONS.values() if c.beside == condition]

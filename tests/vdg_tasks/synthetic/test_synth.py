@@ -17,9 +17,12 @@ import pytest
 import vdg_tasks.synthetic.synth as synth
 from postprocess.options import Options
 from vdg_tasks.synthetic.synth import (
+    AUDIO_RATE,
+    AUDIO_TASK_TYPE,
     EXPECTED_LADDER,
     LEAKED_SHARE,
     PALETTE,
+    PITCHES,
     TASK_TYPES,
     WORDS,
     expected_rung,
@@ -43,6 +46,8 @@ FIELDS = [
     "answer",
 ]
 N_VIDEOS = 12
+#: Questions per video: the visual task types, then the soundtrack's pitch.
+PER_VIDEO = len(TASK_TYPES) + 1
 
 
 def _read(jsonl: Path) -> list[dict]:
@@ -110,12 +115,12 @@ def test_a_video_does_not_depend_on_how_many_are_generated(gen0, tmp_path):
     small = _read(generate(tmp_path / "small", n_videos=2, seed=0))
     for r in small:
         r["video"] = r["video"].replace(str(tmp_path / "small"), str(jsonl_a.parent))
-    assert small == recs[:8]
+    assert small == recs[: 2 * PER_VIDEO]
 
 
 def test_records_have_exactly_the_videomme_fields(gen0):
     jsonl, recs = gen0
-    assert len(recs) == 4 * N_VIDEOS
+    assert len(recs) == PER_VIDEO * N_VIDEOS
     for r in recs:
         assert list(r) == FIELDS
         assert Path(r["video"]).is_absolute() and Path(r["video"]).is_file()
@@ -125,8 +130,8 @@ def test_records_have_exactly_the_videomme_fields(gen0):
         assert r["answer"] in "ABCD" and len(r["answer"]) == 1
         assert len({_text(o) for o in r["options"]}) == 4
     ids = [r["question_id"] for r in recs]
-    assert ids == [f"s{i:03d}-{q}" for i in range(N_VIDEOS) for q in range(1, 5)]
-    assert [r["task_type"] for r in recs] == list(TASK_TYPES) * N_VIDEOS
+    assert ids == [f"s{i:03d}-{q}" for i in range(N_VIDEOS) for q in range(1, PER_VIDEO + 1)]
+    assert [r["task_type"] for r in recs] == [*TASK_TYPES, AUDIO_TASK_TYPE] * N_VIDEOS
 
 
 def test_every_answer_is_the_designed_option(gen0):
@@ -143,6 +148,8 @@ def test_every_answer_is_the_designed_option(gen0):
         elif r["task_type"] == "multi_frame":
             assert correct in spec.scenes
             assert not (texts - {correct}) & appearing, "multi_frame distractors must never appear"
+        elif r["task_type"] == AUDIO_TASK_TYPE:
+            assert correct == spec.pitch and texts <= set(PITCHES)
         else:
             assert correct == spec.scenes[0]
             assert set(spec.scenes) <= texts and not (texts - set(spec.scenes)) & appearing
@@ -178,14 +185,14 @@ def test_answer_letters_are_balanced(gen0):
     _, recs = gen0
     counts = Counter(r["answer"] for r in recs)
     assert max(counts.values()) / len(recs) <= 0.40
-    # by construction each video uses every letter once
+    # by construction each video's visual questions use every letter once
     for i in range(N_VIDEOS):
-        assert sorted(r["answer"] for r in recs[4 * i : 4 * i + 4]) == list("ABCD")
+        assert sorted(r["answer"] for r in recs[PER_VIDEO * i : PER_VIDEO * i + 4]) == list("ABCD")
 
 
 def test_no_constant_letter_or_text_heuristic_beats_chance_per_task_type():
     recs = _many_records(range(50))  # 600 questions per task type
-    for task_type in TASK_TYPES:
+    for task_type in [*TASK_TYPES, AUDIO_TASK_TYPE]:
         sub = [r for r in recs if r["task_type"] == task_type]
         n = len(sub)
         # 0.25 +- 4.5 binomial sd (sd = 0.0177 at n=600): a lopsided key fails, sampling noise never does
@@ -204,6 +211,21 @@ def test_expected_ladder_follows_the_declared_ladder():
     assert [LADDER.index(EXPECTED_LADDER[t]) for t in TASK_TYPES] == [0, 1, 2, 3]
 
 
+def test_the_soundtrack_is_the_pitch_question_s_answer_and_nothing_else_names_it(gen0):
+    """The tone's frequency, measured here from the decoded AAC, is the option the pitch question keys."""
+    _, recs = gen0
+    for r in [r for r in recs if r["task_type"] == AUDIO_TASK_TYPE][:4]:
+        with av.open(r["video"]) as container:
+            stream = container.streams.audio[0]
+            assert stream.sample_rate == AUDIO_RATE
+            samples = np.concatenate([f.to_ndarray().ravel() for f in container.decode(stream)])
+        spectrum = np.abs(np.fft.rfft(samples[AUDIO_RATE : 3 * AUDIO_RATE]))
+        peak = np.fft.rfftfreq(2 * AUDIO_RATE, 1 / AUDIO_RATE)[int(np.argmax(spectrum))]
+        right = _text(r["options"]["ABCD".index(r["answer"])])
+        assert peak == pytest.approx(PITCHES[right], abs=2)
+        assert not any(_text(o) in q["question"] for q in recs for o in r["options"])
+
+
 def test_too_short_a_video_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"fps\*seconds = 32 frames; vdgsynth needs >= 64"):
         generate(tmp_path, n_videos=1, fps=4, seconds=8)
@@ -218,7 +240,7 @@ def test_the_default_size_gives_every_task_type_the_questions_a_ci_needs(monkeyp
     assert inspect.signature(generate).parameters["n_videos"].default == n_videos
     records = _many_records(seeds=[0], n_videos=n_videos)
     per_type = Counter(r["task_type"] for r in records)
-    assert set(per_type) == set(TASK_TYPES)
+    assert set(per_type) == {*TASK_TYPES, AUDIO_TASK_TYPE}
     assert min(per_type.values()) >= Options().min_stratum
     assert len({r["question_id"] for r in records}) == len(records)
 
@@ -240,7 +262,7 @@ def test_about_a_third_of_single_frame_questions_name_their_answer_and_no_other_
             n_leaked += leaks
             assert (f"'{right}'" in r["question"]) == (leaks or r["task_type"] == "text_only"), r
             assert expected_rung(r["task_type"], r["video_id"], seed) == (
-                "black" if leaks else EXPECTED_LADDER[r["task_type"]]
+                "black" if leaks or r["task_type"] == AUDIO_TASK_TYPE else EXPECTED_LADDER[r["task_type"]]
             )
     n = len(seeds) * N_VIDEOS
     assert abs(n_leaked / n - LEAKED_SHARE) < 4 * (LEAKED_SHARE * (1 - LEAKED_SHARE) / n) ** 0.5

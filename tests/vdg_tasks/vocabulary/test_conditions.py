@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from vdg_tasks.vocabulary.conditions import (
@@ -7,6 +9,7 @@ from vdg_tasks.vocabulary.conditions import (
     LADDER_DELTAS,
     LADDER_PROBES,
     Condition,
+    conditions_for,
     crf,
     families,
     get_condition,
@@ -44,6 +47,11 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
         "numbered",
         "metadata",
         "subtitles",
+        "downscale112",
+        "downscale224",
+        "downscale448",
+        "blur",
+        "mute",
     ]
     for name in ("single", "shuffled", "ordered"):
         assert CONDITIONS[name].params["k"] == DEFAULT_KEY_FRAMES == 32
@@ -125,3 +133,158 @@ def test_bound_conditions_carry_per_question_params_for_the_cache_key():
     bound = oracle.bound(times=(1.5, 9.0))
     assert bound.params_dict() == {**oracle.params_dict(), "times": (1.5, 9.0)}
     assert "times" not in oracle.params  # the declaration is unchanged
+
+
+# --------------------------------------------------------------------------------------------
+# The registry: modules of conditions named by $VDG_CONDITIONS (entry points: tests/e2e/test_user_conditions.py)
+
+
+@pytest.fixture()
+def modules(tmp_path, monkeypatch):
+    """Write modules into a folder on sys.path; ``load(*names)`` names them in $VDG_CONDITIONS and rebuilds the
+    registry (rebuilt without them, and the modules forgotten, afterwards)."""
+    import sys
+
+    from vdg_tasks.vocabulary.conditions import reload_registry
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    written: list[str] = []
+
+    def write(name: str, body: str) -> Path:
+        path = tmp_path / f"{name}.py"
+        path.write_text(body)
+        written.append(name)
+        return path
+
+    def load(*names: str):
+        monkeypatch.setenv("VDG_CONDITIONS", ",".join(names))
+        for name in names:
+            sys.modules.pop(name, None)
+        return reload_registry()
+
+    yield write, load
+    monkeypatch.delenv("VDG_CONDITIONS", raising=False)
+    for name in written:
+        sys.modules.pop(name, None)
+    reload_registry()
+
+
+INVERT = """
+from vdg_tasks.extend import frame_condition
+
+def invert(frame, context):
+    return 255 - frame
+
+CONDITIONS = [frame_condition({name!r}, invert, description="Inverted.", family={family!r})]
+"""
+
+
+def test_a_module_in_the_environment_adds_its_condition_after_vdg_s_own(modules):
+    import hashlib
+
+    write, load = modules
+    path = write("colour_probe", INVERT.format(name="inverted", family="colour"))
+    registry = load("colour_probe")
+    assert registry.problems == ()
+    assert list(registry.conditions)[-1] == "inverted"
+    inverted = CONDITIONS["inverted"]
+    assert inverted.declared_in == "colour_probe"
+    file_digest = hashlib.sha256(path.read_bytes()).hexdigest()  # one file: the digest of its digest
+    assert inverted.source_digest == hashlib.sha256(file_digest.encode()).hexdigest()
+    assert families()["colour"] == ["inverted"]
+    assert "inverted" in {c.name for c in conditions_for(frozenset())}
+
+
+def test_a_name_already_declared_is_left_out_and_said(modules):
+    write, load = modules
+    write("clash_core", INVERT.format(name="black", family="colour"))
+    write("clash_shipped", INVERT.format(name="mute", family="colour"))
+    write("first", INVERT.format(name="inverted", family="colour"))
+    write("second", INVERT.format(name="inverted", family="colour"))
+    registry = load("clash_core", "clash_shipped", "first", "second")
+    assert CONDITIONS["black"].transform == "black" and CONDITIONS["black"].declared_in == ""
+    assert CONDITIONS["mute"].declared_in == "vdg_tasks.extend.shipped"
+    assert CONDITIONS["inverted"].declared_in == "first"
+    assert len(registry.problems) == 3
+    core, shipped, second = registry.problems
+    assert "'clash_core'" in core and "'black' is already declared by vdg's core" in core
+    assert "'clash_shipped'" in shipped and "'mute' is already declared by vdg_tasks.extend.shipped" in shipped
+    assert "'second'" in second and "already declared by first" in second
+    assert all(p.endswith("it is left out") for p in registry.problems)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("raise RuntimeError('broken module')", "failed to import: RuntimeError: broken module"),
+        ("X = 1", "has no CONDITIONS list"),
+        ("CONDITIONS = ['black']", "'black' is not a condition"),
+        (INVERT.format(name="Bad-Name", family="colour"), "'Bad-Name' is not lower-case letters"),
+        (INVERT.format(name="ladder", family="colour"), "'ladder' is a family or protocol tag's"),
+        (INVERT.format(name="inverted", family="black"), "tag 'black' of condition 'inverted' is not a valid tag"),
+        (INVERT.format(name="inverted", family="probe"), "tag 'probe' of condition 'inverted' is vdg's core tag"),
+        (INVERT.format(name="inverted", family="inverted"), "tag 'inverted' of condition 'inverted' is not a valid"),
+        (INVERT.format(name="my_vdg_x", family="colour"), "no vdg_ or _vdg_"),
+        (
+            INVERT.format(name="inverted", family="colour").replace(
+                "family='colour')", "family='colour', params={'f': print})"
+            ),
+            "its params are not JSON",
+        ),
+        (
+            INVERT.format(name="inverted", family="colour").replace(
+                "family='colour')", "family='colour', requires={'smell'})"
+            ),
+            "unknown requirement or change 'smell'",
+        ),
+        (
+            "import dataclasses\n"
+            + INVERT.format(name="inverted", family="colour")
+            + "CONDITIONS = [dataclasses.replace(CONDITIONS[0], answer_format='open')]\n",
+            "keeps the benchmark's answer",
+        ),
+    ],
+)
+def test_a_module_or_declaration_that_cannot_join_is_said_and_nothing_breaks(modules, body, said):
+    write, load = modules
+    write("bad_module", body)
+    registry = load("bad_module")
+    assert len(registry.problems) == 1 and said in registry.problems[0] and "'bad_module'" in registry.problems[0]
+    assert "black" in CONDITIONS and "mute" in CONDITIONS
+
+
+def test_a_declared_condition_never_joins_the_core_audit(modules):
+    write, load = modules
+    write("in_main", "import dataclasses\n" + INVERT.format(name="inverted", family="colour")
+          + "CONDITIONS = [dataclasses.replace(CONDITIONS[0], in_main_tag=True)]\n")  # fmt: skip
+    assert load("in_main").problems == ()
+    assert CONDITIONS["inverted"].in_main_tag is False
+
+
+def test_a_module_reading_the_conditions_on_import_sees_vdg_s_core(modules):
+    write, load = modules
+    write(
+        "reads_back",
+        "from vdg_tasks.vocabulary.conditions import CONDITIONS\nSEEN = list(CONDITIONS)\nCONDITIONS = []\n",
+    )
+    assert load("reads_back").problems == ()
+    import sys
+
+    from vdg_tasks.vocabulary.conditions import CORE
+
+    assert sys.modules["reads_back"].SEEN == list(CORE)
+
+
+def test_a_module_named_twice_is_loaded_once(modules, monkeypatch):
+    from vdg_tasks.vocabulary.conditions import condition_modules
+
+    monkeypatch.setenv("VDG_CONDITIONS", "a_mod, b_mod,a_mod,,")
+    named = [m for m, _ in condition_modules()]
+    assert named.count("a_mod") == 1 and named[-2:] == ["a_mod", "b_mod"]
+
+
+def test_a_frames_container_or_doc_transform_needs_a_function():
+    with pytest.raises(ValueError, match="has apply"):
+        Condition("x", "video", "frames", "x", "y")
+    with pytest.raises(ValueError, match="has apply"):
+        Condition("x", "video", "black", "x", "y", apply=lambda f, c: f)

@@ -48,13 +48,14 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import av
 import numpy as np
 from av.video.frame import PictureType
 
-from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, TransformContext
 
 from .audio import AudioCarrier, interleave
 from .decode import checked_timeline, decode_targets, display_matrix, first_frame
@@ -69,7 +70,7 @@ from .layout import (
     segment_bounds,
 )
 from .mp4meta import set_display_matrix
-from .probe import PathLike, VideoDecodeError, VideoInfo, probe, video_stream
+from .probe import PathLike, VideoDecodeError, VideoInfo, probe, validate, video_stream
 
 if TYPE_CHECKING:
     from vdg_tasks.vocabulary.conditions import Condition
@@ -85,8 +86,11 @@ __all__ = [
     "render",
     "segment_bounds",
     "set_codec_threads",
+    "check_output",
+    "output_problems",
     "write_black",
     "write_crf",
+    "write_frames",
     "write_held",
 ]
 
@@ -585,45 +589,186 @@ def write_crf(src: PathLike, dst: PathLike, crf: int, preset: str = "medium") ->
         VideoDecodeError: ``src`` cannot be read or decoded, or the output cannot be written.
     """
     with _writing(src, dst, f"re-encoding at CRF {crf}"):
-        info = probe(src)
-        with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
-            in_stream = video_stream(container, src)
-            in_stream.thread_type = "FRAME"
-            _limit_threads(in_stream)
-            spec = _VideoSpec.of(info, colour=_Colour.of(in_stream.codec_context))
-            stream = _add_h264_stream(out, spec, {"crf": str(int(crf)), "preset": preset})
-            carrier = None
-            if container.streams.audio:
-                carrier = AudioCarrier(out, container.streams.audio[0], _start_seconds(in_stream))
-            time_base = stream.codec_context.time_base
-            index = 0
-            matrix: tuple[int, ...] | None = None
-            demuxed = container.demux(in_stream, carrier.source) if carrier else container.demux(in_stream)
-            for packet in demuxed:
-                if carrier is not None and packet.stream is carrier.source:
-                    for audio_packet in carrier.convert(packet):
-                        out.mux(audio_packet)
+        _reencode(src, dst, {"crf": str(int(crf)), "preset": preset})
+
+
+#: The encode of every frame a ``frames`` condition changes: ``crf18``'s, so that ``crf18`` is its control.
+FRAMES_ENCODE = {"crf": "18", "preset": "medium"}
+
+#: A change to one frame: (RGB ``uint8`` (H, W, 3) array, the frame's index) -> the changed array.
+FrameChange = Callable[[np.ndarray, int], np.ndarray]
+
+
+def _rgb_round_trip(
+    change: FrameChange, spec: _VideoSpec, source: _VideoSpec
+) -> Callable[[av.VideoFrame, int], av.VideoFrame]:
+    """``change`` on frames in the source's format (``source``: its size), written in the output's (``spec``).
+
+    To RGB and back with swscale's default matrix (BT.601, as PyAV's ``to_ndarray`` and decord show a frame to the
+    models whatever its tag) and the source's range: swscale reads and writes a ``yuv*`` format as limited range and
+    a ``yuvj*`` one as full (PyAV passes it no range when both sides' are equal), so a full-range frame is relabelled
+    ``yuvj*`` on the way to RGB and written as ``yuvj*`` then relabelled ``yuv*`` on the way back: the samples keep
+    the full range, black 0 and white 255. The output keeps the source's colour tags.
+    """
+    full = spec.colour.full_range
+    read_as = "yuvj" + source.pix_fmt[3:] if full else source.pix_fmt
+    write_as = "yuvj" + spec.pix_fmt[3:] if full else spec.pix_fmt
+
+    def changed(frame: av.VideoFrame, index: int) -> av.VideoFrame:
+        rgb = (_relabel(frame, read_as) if full else frame).to_ndarray(format="rgb24")
+        out = np.asarray(change(rgb, index))
+        if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3:
+            raise ValueError(f"frame {index}: the transform returned {out.dtype} {out.shape}, not (H, W, 3) uint8")
+        if out.shape[:2] != (spec.height, spec.width):
+            raise ValueError(
+                f"frame {index}: the transform returned {out.shape[1]}x{out.shape[0]}, not {spec.width}x{spec.height}"
+                " (a condition that changes the size declares changes={'size'}, and keeps one size)"
+            )
+        picture = av.VideoFrame.from_ndarray(np.ascontiguousarray(out), format="rgb24")
+        picture.pts, picture.time_base = frame.pts, frame.time_base
+        yuv = picture.reformat(format=write_as)
+        yuv = _relabel(yuv, spec.pix_fmt) if full else yuv
+        yuv.color_range = spec.colour.frame_range
+        return yuv
+
+    return changed
+
+
+def _changed_size(src: PathLike, change: FrameChange, colour: _Colour, info: VideoInfo) -> tuple[int, int]:
+    """(width, height) of ``change``'s output for the first frame (a condition that declares it changes the size)."""
+    with av.open(os.fspath(src), "r") as container:
+        frame = first_frame(container, video_stream(container, src))
+        spec = _VideoSpec.of(info, colour=colour)
+        rgb = _conform(frame, spec).to_ndarray(format="rgb24")
+    out = np.asarray(change(rgb, 0))
+    return int(out.shape[1]), int(out.shape[0])
+
+
+def write_frames(src: PathLike, dst: PathLike, change: FrameChange, changes_size: bool = False) -> None:
+    """Every frame of ``src`` through ``change`` (RGB in and out, with the frame's index), re-encoded as ``crf18``.
+
+    The frames are those ``write_crf`` encodes (the stream the models read, its frame count, 8-bit, the source's range,
+    as stored: a rotated source's pictures unrotated), converted to RGB and back (``_rgb_round_trip``): an unchanged
+    frame comes back as ``crf18`` gives it but for that round trip (4:2:0 chroma resampled and rounded: about one
+    level of luma on noise, nothing on flat colour). With ``changes_size`` the output has the size of ``change``'s
+    first frame; otherwise, and for every later frame, the size must stay.
+
+    Raises:
+        VideoDecodeError: ``src`` cannot be read, ``change`` raised or returned no frame of that size and type, or the
+            output cannot be written.
+    """
+    with _writing(src, dst, "changing the frames"):
+        _reencode(src, dst, FRAMES_ENCODE, change=change, changes_size=changes_size)
+
+
+def _reencode(
+    src: PathLike,
+    dst: PathLike,
+    options: dict[str, str],
+    change: FrameChange | None = None,
+    changes_size: bool = False,
+) -> None:
+    info = probe(src)
+    with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
+        in_stream = video_stream(container, src)
+        in_stream.thread_type = "FRAME"
+        _limit_threads(in_stream)
+        colour = _Colour.of(in_stream.codec_context)
+        spec = _VideoSpec.of(info, colour=colour)
+        changed = None
+        conform_to = spec
+        if change is not None:
+            if changes_size:
+                width, height = _changed_size(src, change, colour, info)
+                spec = _VideoSpec(width, height, spec.fps, output_pix_fmt(width, height), colour)
+            changed = _rgb_round_trip(change, spec, conform_to)
+        stream = _add_h264_stream(out, spec, options)
+        carrier = None
+        if container.streams.audio:
+            carrier = AudioCarrier(out, container.streams.audio[0], _start_seconds(in_stream))
+        time_base = stream.codec_context.time_base
+        index = 0
+        matrix: tuple[int, ...] | None = None
+        demuxed = container.demux(in_stream, carrier.source) if carrier else container.demux(in_stream)
+        for packet in demuxed:
+            if carrier is not None and packet.stream is carrier.source:
+                for audio_packet in carrier.convert(packet):
+                    out.mux(audio_packet)
+                continue
+            for frame in packet.decode():
+                if index == info.n_frames:
                     continue
-                for frame in packet.decode():
-                    if index == info.n_frames:
-                        continue
-                    if index == 0:
-                        matrix = display_matrix(frame)
-                    last = _conform(frame, spec)
-                    last.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
-                    last.pts, last.time_base = index, time_base
-                    index += 1
-                    out.mux(stream.encode(last))
-            while 0 < index < info.n_frames:  # decord counts a frame an edit list hides: it shows the last again
-                last.pts = index
+                if index == 0:
+                    matrix = display_matrix(frame)
+                last = _conform(frame, conform_to)
+                if changed is not None:
+                    last = changed(last, index)
+                last.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
+                last.pts, last.time_base = index, time_base
                 index += 1
                 out.mux(stream.encode(last))
-            out.mux(stream.encode(None))
-            if carrier is not None:
-                out.mux(carrier.flush())
-            if index == 0:
-                raise ValueError("no frame could be decoded")
-        _finish_file(dst, matrix)
+        while 0 < index < info.n_frames:  # decord counts a frame an edit list hides: it shows the last again
+            last.pts = index
+            index += 1
+            out.mux(stream.encode(last))
+        out.mux(stream.encode(None))
+        if carrier is not None:
+            out.mux(carrier.flush())
+        if index == 0:
+            raise ValueError("no frame could be decoded")
+    _finish_file(dst, matrix)
+
+
+def _write_declared(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> None:
+    """A condition declared through ``vdg_tasks.extend``: its function run, its output checked (``dst`` removed when
+    either fails)."""
+    apply = condition.apply
+    assert apply is not None  # Condition checks a frames or container transform has one
+    with _writing(src, dst, f"{condition.name}'s transform"):
+        if condition.transform == "frames":
+
+            def change(rgb: np.ndarray, index: int) -> np.ndarray:
+                return apply(rgb, TransformContext(condition.params, seed, index))
+
+            write_frames(src, dst, change, changes_size="size" in condition.changes)
+        else:
+            context = TransformContext(condition.params, seed, video_stream=probe(src).stream_index)
+            apply(Path(os.fspath(src)), Path(os.fspath(dst)), context)
+            if not os.path.isfile(dst):
+                raise ValueError(f"the transform wrote no file at {os.fspath(dst)}")
+        check_output(condition, src, dst)
+
+
+def output_problems(source: VideoInfo, output: VideoInfo, changes: frozenset[str]) -> list[str]:
+    """How ``output`` differs from ``source`` in what a condition that declares ``changes`` must keep."""
+    problems = []
+    if "size" not in changes and (output.width, output.height) != (source.width, source.height):
+        problems.append(f"size {output.width}x{output.height}, the source's is {source.width}x{source.height}")
+    if "frames" not in changes and output.n_frames != source.n_frames:
+        problems.append(f"{output.n_frames} frames, the source has {source.n_frames}")
+    if "duration" not in changes and abs(output.duration - source.duration) > 1 / float(source.fps) + 1e-6:
+        problems.append(f"duration {output.duration:.3f} s, the source's is {source.duration:.3f} s")
+    return problems
+
+
+def check_output(condition: Condition, src: PathLike, dst: PathLike) -> None:
+    """Refuse ``dst`` unless it is a sound video (``validate``) with ``src``'s size, frame count and duration, but
+    what the condition declares it changes (``Condition.changes``).
+
+    Raises:
+        VideoDecodeError: naming the source and the condition, with the reason.
+    """
+    try:
+        output = validate(dst)
+    except VideoDecodeError as exc:
+        raise VideoDecodeError(f"{os.fspath(src)}: {condition.name}'s output is refused: {exc}") from exc
+    problems = output_problems(probe(src), output, condition.changes)
+    if problems:
+        declared = ", ".join(sorted(condition.changes)) or "nothing"
+        raise VideoDecodeError(
+            f"{os.fspath(src)}: {condition.name}'s output is refused: {'; '.join(problems)} (it declares it changes "
+            f"{declared})"
+        )
 
 
 def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> None:
@@ -639,12 +784,14 @@ def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> Non
         raise ValueError(
             f"Condition {condition.name!r} is the identity: use the source video itself, nothing is rendered."
         )
-    if condition.transform not in ("black", "hold", "crf", "hold_at"):
+    if condition.transform not in ("black", "hold", "crf", "hold_at", "frames", "container"):
         raise ValueError(f"Condition {condition.name!r} has no video transform ({condition.transform!r}).")
     if condition.transform == "hold":
         _check_hold_args(int(params["k"]), params["order"])
     try:
-        if condition.transform == "black":
+        if condition.transform in ("frames", "container"):
+            _write_declared(condition, src, dst, seed)
+        elif condition.transform == "black":
             write_black(src, dst)
         elif condition.transform == "hold":
             write_held(src, dst, k=int(params["k"]), order=params["order"], seed=seed)

@@ -23,7 +23,7 @@ from vdg_tasks.perturb.video import (
     render,
     validate,
 )
-from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES
+from vdg_tasks.vocabulary.conditions import CONDITIONS, DEFAULT_KEY_FRAMES, TransformContext
 
 # The package's ``probe`` attribute is the function, so the modules are looked up by name.
 probe_module = importlib.import_module("vdg_tasks.perturb.video.probe")
@@ -31,7 +31,9 @@ transforms_module = importlib.import_module("vdg_tasks.perturb.video.transforms"
 
 SEED = 7
 K = DEFAULT_KEY_FRAMES
-RENDERED = ("black", "single", "shuffled", "ordered", "crf28")
+#: Conditions declared through vdg_tasks.extend that keep the source's frames one for one (as crfN does).
+ONE_FOR_ONE = ("downscale112", "blur", "mute")
+RENDERED = ("black", "single", "shuffled", "ordered", "crf28", *ONE_FOR_ONE)
 DAMAGED = ("empty", "random_bytes", "truncated_index", "truncated_no_index")
 MESSY = ("rotated", "vfr", "audio", "bit10", "yuv444", "vp9", "hevc", "odd_size", "frames_1", "frames_10")
 
@@ -179,7 +181,7 @@ def test_messy_sources_give_valid_outputs(hostile, rendered, name, condition):
     assert (out.width, out.height) == (info.width, info.height)
     assert out.duration == pytest.approx(info.duration, abs=1e-9)
     shown = decoded_indices(dst)
-    if condition.startswith("crf"):
+    if condition.startswith("crf") or condition in ONE_FOR_ONE:
         assert (out.fps, out.n_frames) == (info.fps, info.n_frames)
         assert shown == list(range(info.n_frames))
         return
@@ -233,13 +235,16 @@ def test_rotation_is_kept_for_every_sampler(hostile, rendered, condition):
     assert sampled[0].shape == (160, 120, 3)  # 160x120 coded, shown (and read by decord) as 120x160
     if condition == "black":
         return
-    if condition.startswith("crf"):
+    if condition.startswith("crf") or condition in ONE_FOR_ONE:
         want = np.linspace(0, probe(src).n_frames - 1, K).astype(int).tolist()
     else:
         keys = key_frame_indices(probe(src).n_frames, K)
         want = keys[hold_order(K, condition, SEED)].tolist()
     for frame, index in zip(sampled, want, strict=True):
-        diff = np.abs(frame.astype(np.int16) - src_reader[index].asnumpy().astype(np.int16))
+        shown = src_reader[index].asnumpy()
+        if condition == "blur":  # a Gaussian turns with the picture: the source's frame blurred, turned the same way
+            shown = CONDITIONS["blur"].apply(shown, TransformContext(CONDITIONS["blur"].params))
+        diff = np.abs(frame.astype(np.int16) - shown.astype(np.int16))
         assert diff.mean() < 4, (index, diff.mean())
 
 
@@ -253,7 +258,7 @@ def test_rotation_matrix_written_by_the_fixture_is_read_back(hostile):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("condition", RENDERED)
+@pytest.mark.parametrize("condition", [c for c in RENDERED if c != "mute"])
 def test_audio_is_copied_packet_for_packet(hostile, rendered, condition):
     src = hostile["audio"]
     dst = rendered("audio", condition)
@@ -264,6 +269,21 @@ def test_audio_is_copied_packet_for_packet(hostile, rendered, condition):
         sa, sb = a.streams.audio[0].codec_context, b.streams.audio[0].codec_context
         assert (sb.name, sb.sample_rate, sb.channels) == (sa.name, sa.sample_rate, sa.channels)
         assert len(b.streams.audio) == 1
+
+
+@pytest.mark.slow
+def test_mute_removes_the_audio_and_copies_every_video_packet(hostile, rendered):
+    src = hostile["audio"]
+    dst = rendered("audio", "mute")
+
+    def video_packets(path: Path) -> list[bytes]:
+        with av.open(str(path)) as container:
+            return [bytes(p) for p in container.demux(container.streams.video[0]) if p.size]
+
+    with av.open(str(dst)) as container:
+        assert len(container.streams.audio) == 0 and len(container.streams.video) == 1
+    assert len(audio_packets(src)) > 50
+    assert video_packets(dst) == video_packets(src)
 
 
 @pytest.mark.slow
@@ -293,9 +313,10 @@ def test_audio_mp4_cannot_store_is_reencoded_to_aac(tmp_path, condition):
 def test_odd_size_is_kept_and_every_sampler_reads_it(hostile, rendered, condition):
     src = hostile["odd_size"]
     dst = rendered("odd_size", condition)
-    with av.open(str(dst)) as container:
+    with av.open(str(dst)) as container, av.open(str(src)) as source:
         ctx = container.streams.video[0].codec_context
-        assert (ctx.width, ctx.height, ctx.pix_fmt) == (161, 121, "yuv444p")
+        kept = source.streams.video[0].codec_context.pix_fmt if condition == "mute" else "yuv444p"  # mute copies
+        assert (ctx.width, ctx.height, ctx.pix_fmt) == (161, 121, kept)
     for name, sample in SAMPLERS.items():
         from_src, from_dst = sample(src, K), sample(dst, K)
         assert [f.shape for f in from_dst] == [f.shape for f in from_src], name

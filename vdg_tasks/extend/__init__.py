@@ -1,0 +1,172 @@
+"""Your own conditions: the public API to declare a perturbation once and get tasks, cache, logs and report rows.
+
+A module of yours declares ``CONDITIONS``, a list made by the functions below, and is named by an entry point of
+group ``vdg.conditions`` or by ``$VDG_CONDITIONS`` (``docs/conditions.md`` walks through one)::
+
+    from vdg_tasks.extend import frame_condition
+
+    def invert(frame, context):
+        return 255 - frame
+
+    CONDITIONS = [frame_condition("inverted", invert, description="Every pixel's colour inverted.", family="colour")]
+
+Each condition then gets a task for every benchmark and derived task it applies to (``<benchmark>_vdg_<name>``,
+tagged ``<benchmark>_vdg_<family>``; ``<benchmark>_vdg``, the audit run by default, stays vdg's core), cache keys
+holding a digest of the module's source, its name and parameters in every logged sample's provenance, and rows in the
+report's ``added_conditions`` table (each against ``orig``, per question).
+
+The three kinds of transform, each called with a ``Context``:
+
+- ``frame_condition``: ``transform(frame, context) -> frame``, an ``(H, W, 3)`` ``uint8`` RGB array in and out, once
+  per frame in order. vdg decodes the video the models read (the stream, frame count and colour range they see; a
+  rotated video's pictures as stored), converts to RGB as their decoders do (BT.601) in the source's range and back,
+  and re-encodes as ``crf18`` does (libx264, CRF 18, the source's rate, duration, frame count, colour tags, rotation
+  and audio): ``crf18`` is the control of the re-encode. On a task that gives frames, each of its frames (a copy).
+- ``container_condition``: ``transform(source, destination, context)``: write an mp4 at ``destination`` from the
+  video file ``source`` (``context.video_stream``: the stream the models decode).
+- ``text_condition``: ``transform(doc, context) -> doc``: the question in vdg's record layout (``question``,
+  ``options`` as ``"A. text"``, ``answer``, ``question_id``, ``task_type``, ...) in (a copy), the changed doc out; the
+  benchmark's own prompt builder renders it, and the ``answer`` it returns is the one scored (reordered options move
+  it); the question id must stay.
+
+Guard rails: a transform that raises gives that question an ``error`` row with the reason (never a dead run); a
+video output is checked (decodable; the source's size, duration and frame count unless the condition declares in
+``changes`` that it changes them) and refused with the reason; a name vdg or another module already declares is
+refused by the ``vdg`` command and left out, with a logged warning, inside lmms-eval; so is a condition that takes a
+tag of vdg's core tables (``ladder``, ``crf``, ``probe``, ``text``, ``tracking``) or another answer format.
+
+The cache key holds a digest of the declaring module's source and of the module defining the transform: an edit there
+builds new videos. A helper module they import, or a library's version, is not in it: change ``params`` (part of the
+key) when those change what the transform does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vdg_tasks.vocabulary.conditions import Change, Condition, Requirement, TransformContext
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "Condition",
+    "Context",
+    "ContainerTransform",
+    "FrameTransform",
+    "TextTransform",
+    "container_condition",
+    "frame_condition",
+    "text_condition",
+]
+
+
+#: What a transform is told about the item it changes: ``params``, ``seed`` (from the condition's name and the video's
+#: or question's id), ``index`` (the frame's) and ``video_stream`` (the stream the models decode); ``rng()`` gives a
+#: numpy Generator seeded by them.
+Context = TransformContext
+
+
+FrameTransform = Callable[["np.ndarray", Context], "np.ndarray"]
+ContainerTransform = Callable[[Path, Path, Context], None]
+TextTransform = Callable[[dict[str, Any], Context], Mapping[str, Any]]
+
+
+def _declared(
+    name: str,
+    modality: str,
+    transform: str,
+    apply: Callable[..., Any],
+    description: str,
+    family: str,
+    params: Mapping[str, Any] | None,
+    requires: Iterable[Requirement],
+    protocols: Iterable[str],
+    tagged: bool,
+    changes: Iterable[Change],
+    beside: str | None,
+    text: str = "none",
+) -> Condition:
+    if not callable(apply):
+        raise TypeError(f"condition {name!r}: its transform must be callable, got {apply!r}")
+    return Condition(
+        name,
+        modality,  # type: ignore[arg-type]
+        transform,  # type: ignore[arg-type]
+        description,
+        family,
+        dict(params or {}),
+        text=text,  # type: ignore[arg-type]
+        requires=frozenset(requires),
+        protocols=tuple(protocols),
+        tagged=tagged,
+        in_main_tag=False,
+        apply=apply,
+        changes=frozenset(changes),
+        beside=beside,
+    )
+
+
+def frame_condition(
+    name: str,
+    transform: FrameTransform,
+    *,
+    description: str,
+    family: str,
+    params: Mapping[str, Any] | None = None,
+    requires: Iterable[Requirement] = (),
+    protocols: Iterable[str] = (),
+    tagged: bool = True,
+    changes: Iterable[Change] = (),
+    beside: str | None = None,
+) -> Condition:
+    """A condition that changes each frame: ``transform(frame, context)`` (module docstring).
+
+    The fields are those of vdg's own conditions (``vdg_tasks.vocabulary.conditions.Condition``): ``family`` is its
+    tag (``<benchmark>_vdg_<family>``), ``params`` its parameters, ``requires`` what a benchmark's docs must carry,
+    ``changes`` what its output may change besides the pixels (``"size"``), ``beside`` a condition the report
+    places it beside.
+    """
+    return _declared(
+        name, "video", "frames", transform, description, family, params, requires, protocols, tagged, changes, beside
+    )
+
+
+def container_condition(
+    name: str,
+    transform: ContainerTransform,
+    *,
+    description: str,
+    family: str,
+    params: Mapping[str, Any] | None = None,
+    requires: Iterable[Requirement] = (),
+    protocols: Iterable[str] = (),
+    tagged: bool = True,
+    changes: Iterable[Change] = (),
+    beside: str | None = None,
+) -> Condition:
+    """A condition that writes a whole file: ``transform(source, destination, context)`` (module docstring)."""
+    return _declared(
+        name, "video", "container", transform, description, family, params, requires, protocols, tagged, changes, beside
+    )
+
+
+def text_condition(
+    name: str,
+    transform: TextTransform,
+    *,
+    description: str,
+    family: str,
+    params: Mapping[str, Any] | None = None,
+    requires: Iterable[Requirement] = (),
+    protocols: Iterable[str] = (),
+    tagged: bool = True,
+    beside: str | None = None,
+) -> Condition:
+    """A condition that changes the question: ``transform(doc, context) -> doc`` (module docstring); the video is
+    the source's."""
+    return _declared(
+        name, "text", "identity", transform, description, family, params, requires, protocols, tagged, (), beside, "doc"
+    )

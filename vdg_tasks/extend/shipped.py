@@ -1,0 +1,115 @@
+"""vdg's own conditions written only through the public API (``vdg_tasks.extend``), as a user's module is.
+
+- ``downscale112``, ``downscale224``, ``downscale448``: the detail above a short side of 112 / 224 / 448 px removed
+  (an area average down to that size, bicubic back up to the source's size), so a model gets as many visual tokens as
+  under ``orig``: what the resolution a model is shown carries. A frame whose short side is already at most that size
+  is left as it is.
+- ``blur``: a Gaussian blur of each frame (``sigma`` pixels, the colour channels apart).
+- ``mute``: the audio removed, the video stream copied packet for packet (the frames, their timestamps and rotation
+  untouched); on benchmarks whose videos have sound. Beside ``black`` it separates what an audio-visual model takes
+  from the sound (``orig - mute``) from what it takes from the pictures (``orig - black``, whose sound is kept).
+
+The re-encode of ``downscale*`` and ``blur`` is ``crf18``'s (``vdg_tasks.extend``): ``crf18`` is their control.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vdg_tasks.extend import Context, container_condition, frame_condition
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Short sides ``downscale<N>`` keeps the detail of, from least to most.
+SHORT_SIDES = (112, 224, 448)
+#: The standard deviation of ``blur``'s Gaussian, in pixels of the frame it blurs.
+BLUR_SIGMA = 4.0
+
+
+def downscale(frame: np.ndarray, context: Context) -> np.ndarray:
+    """The frame's detail above ``context.params["short_side"]`` px removed, at the frame's own size."""
+    # numpy and Pillow (~0.15 s) only when a frame is changed, not when the registry reads this module (every vdg
+    # command does)
+    import numpy as np
+    from PIL import Image
+
+    height, width = frame.shape[:2]
+    short = int(context.params["short_side"])
+    if min(height, width) <= short:
+        return frame
+    scale = short / min(height, width)
+    small = (max(1, round(width * scale)), max(1, round(height * scale)))
+    picture = Image.fromarray(frame).resize(small, Image.Resampling.BOX)
+    return np.asarray(picture.resize((width, height), Image.Resampling.BICUBIC))
+
+
+def blur(frame: np.ndarray, context: Context) -> np.ndarray:
+    """The frame blurred by a Gaussian of ``context.params["sigma"]`` px (edges extended), each channel apart."""
+    # numpy and scipy.ndimage (~0.2 s) only when a frame is changed, not when the registry reads this module
+    import numpy as np
+    from scipy.ndimage import gaussian_filter
+
+    sigma = float(context.params["sigma"])
+    out = gaussian_filter(frame.astype(np.float32), sigma=(sigma, sigma, 0), mode="nearest")
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def mute(source: Path, destination: Path, context: Context) -> None:
+    """``source``'s video stream (the one the models decode), packet for packet, and nothing else."""
+    # PyAV (~0.3 s) only when a file is written, not when the registry reads this module
+    import av
+
+    with av.open(str(source)) as reader, av.open(str(destination), "w", format="mp4") as writer:
+        stream = reader.streams[context.video_stream if context.video_stream is not None else 0]
+        copied = writer.add_stream_from_template(stream, opaque=True)
+        # mp4 takes a sample's duration from the next one's timestamp, the last one's from its packet: a packet
+        # without one (as some muxers write them) would end the video a frame early.
+        rate = stream.average_rate or stream.guessed_rate
+        frame_ticks = max(1, round(1 / (rate * stream.time_base))) if rate and stream.time_base else 1
+        # The first frame shown at time 0, as decoders show the source: an MPEG-TS stream starts anywhere (10 s, or
+        # just before its 33-bit clock wraps); frames an mp4 edit list hides keep their negative times (still hidden).
+        start = stream.start_time or 0
+        for packet in reader.demux(stream):
+            if not packet.size:  # the demuxer's end-of-stream marker
+                continue
+            if packet.pts is not None:
+                packet.pts -= start
+            if packet.dts is not None:
+                packet.dts -= start
+            if not packet.duration:
+                packet.duration = frame_ticks
+            packet.stream = copied
+            writer.mux(packet)
+
+
+CONDITIONS = [
+    *(
+        frame_condition(
+            f"downscale{side}",
+            downscale,
+            description=f"Each frame's detail above a {side} px short side removed (area average down, bicubic back "
+            "up to the source's size: as many visual tokens as orig), re-encoded as crf18.",
+            family="detail",
+            params={"short_side": side, "down": "box", "up": "bicubic"},
+        )
+        for side in SHORT_SIDES
+    ),
+    frame_condition(
+        "blur",
+        blur,
+        description=f"Each frame blurred by a Gaussian of sigma {BLUR_SIGMA:g} px, re-encoded as crf18.",
+        family="detail",
+        params={"sigma": BLUR_SIGMA},
+    ),
+    container_condition(
+        "mute",
+        mute,
+        description="The sound removed, the video stream copied packet for packet: beside black, what the model "
+        "takes from the sound rather than the pictures.",
+        family="audio",
+        requires={"audio"},
+        beside="black",
+    ),
+]
