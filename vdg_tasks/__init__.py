@@ -16,6 +16,8 @@ Public names (``__all__``):
   ``key``, ``hit``). It is not called ``materialize`` here because ``vdg_tasks.jobs.materialize`` is the
   submodule behind ``vdg materialize``, and importing it would replace the attribute.
 
+Your own conditions are declared through ``vdg_tasks.extend`` (docs/conditions.md); ``CONDITIONS`` holds them too.
+
 Every name is imported on first use (PEP 562): lmms-eval imports ``vdg_tasks.hooks`` and the other
 submodules on every task load, and each such import runs this file first, so it imports nothing.
 """

@@ -28,7 +28,7 @@ from model_wrappers.probe import (
     tracked_slot,
 )
 from vdg_tasks.synthetic.episodes import generate_episodes
-from vdg_tasks.synthetic.synth import generate, video_spec
+from vdg_tasks.synthetic.synth import PITCHES, generate, video_spec
 from vdg_tasks.vocabulary.drawing import CAST
 
 LETTERS = "ABCDEFGH"
@@ -315,12 +315,18 @@ def test_open_ended_vdgsynth_replies(synth_bench):
             "single_frame": f"The border is {spec.border}.",
             "multi_frame": f"The centre square shows {', '.join(sorted(spec.scenes))} at some point.",
             "temporal_order": f"The centre square shows {spec.scenes[0]} first.",
+            "audio_only": "I don't know.",  # deaf: nothing heard
         }[r["task_type"]]
         assert respond(r["question"] + "\nAnswer in a few words.", frames) == expected
+        if r["task_type"] == "audio_only":
+            hz = PITCHES[answer_text]
+            assert respond(r["question"], frames, pitch=hz * 1.01) == f"The tone is {round(hz * 1.01, -1):.0f} Hz."
         dark = respond(r["question"], [FrameFeatures("gray", "gray", True)] * 4)
         assert dark == (answer_text if r["task_type"] == "text_only" else "I don't know.")
-        # multiple choice keeps the letter reply
-        assert _letter(respond(r["question"] + "\n" + "\n".join(r["options"]) + "\n" + POST, frames)) == r["answer"]
+        # multiple choice keeps the letter reply (the pitch: heard)
+        pitch = PITCHES[answer_text] if r["task_type"] == "audio_only" else None
+        asked = r["question"] + "\n" + "\n".join(r["options"]) + "\n" + POST
+        assert _letter(respond(asked, frames, pitch=pitch)) == r["answer"]
 
 
 def test_model_arg_and_generate_until(episodes):

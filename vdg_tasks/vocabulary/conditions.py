@@ -23,6 +23,7 @@ import inspect
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -522,10 +523,16 @@ def declaration_problem(condition: Any, taken: Mapping[str, Condition], tags: se
 
 def _module_conditions(module_name: str, where: str, taken: dict[str, Condition]) -> list[str]:
     """Add ``module_name``'s conditions to ``taken``; the problems, one sentence each."""
+    hooks_before = _HOOKS in sys.modules
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
         return [f"module {module_name!r} ({where}) failed to import: {type(exc).__name__}: {exc}"]
+    if _HOOKS in sys.modules and not hooks_before:  # built from the registry while it was being built: core only
+        return [
+            f"module {module_name!r} ({where}) imports vdg's hooks ({_HOOKS}) on import, which then lack every "
+            "declared condition: a module of conditions imports nothing of vdg but vdg_tasks.extend"
+        ]
     declared = getattr(module, "CONDITIONS", None)
     if not isinstance(declared, (list, tuple)):
         return [f"module {module_name!r} ({where}) has no CONDITIONS list of conditions"]
@@ -547,6 +554,8 @@ def _module_conditions(module_name: str, where: str, taken: dict[str, Condition]
     return problems
 
 
+#: The module of lmms-eval's hooks, generated from the registry on import (a module of conditions must not import it).
+_HOOKS = "vdg_tasks.lmms.hooks"
 #: True while the registry imports the modules: a module that reads ``CONDITIONS`` on import sees the core ones.
 _loading = False
 _built: Registry | None = None

@@ -102,8 +102,8 @@ def small_frame() -> pd.DataFrame:
     return make_frame(records)
 
 
-#: Analyses with no row on ``small_frame``: it holds no CRF level, text condition, sweep, tier or sources record,
-#: and one benchmark. Every other analysis must compute rows from it.
+#: Analyses with no row on ``small_frame``: it holds no CRF level, text condition, added condition, sweep, tier or
+#: sources record, and one benchmark. Every other analysis must compute rows from it.
 NO_ROWS_ON_SMALL_FRAME = frozenset(
     {
         "crf",
@@ -118,6 +118,7 @@ NO_ROWS_ON_SMALL_FRAME = frozenset(
         "metadata_chance",
         "name_swap",
         "probes",
+        "added_conditions",
         "name_swap_pairs",
         "open_ended",
         "abstention",

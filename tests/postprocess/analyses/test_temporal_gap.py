@@ -19,7 +19,7 @@ from postprocess.analyses.temporal_gap import (
 )
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame
-from vdg_tasks.synthetic.synth import TASK_TYPES
+from vdg_tasks.synthetic.synth import AUDIO_TASK_TYPE, TASK_TYPES
 
 TYPES = ["OCR Problems", "Attribute Perception", "Temporal Reasoning", "Counting Problem", "text_only", "Mystery"]
 
@@ -159,7 +159,8 @@ def test_validation_and_empty():
 
 def test_built_in_maps_cover_videomme_and_vdgsynth():
     assert len(VIDEO_MME_MAP) == 12  # Video-MME's twelve task types
-    assert set(VDGSYNTH_MAP) == set(TASK_TYPES)
+    assert set(VDGSYNTH_MAP) == {*TASK_TYPES, AUDIO_TASK_TYPE}
+    assert VDGSYNTH_MAP[AUDIO_TASK_TYPE] == "none"  # answered from the sound: no frame needed
     assert set(DEFAULT_MAP.values()) <= {"single-frame", "temporal", "none"}
 
 

@@ -41,7 +41,10 @@ OPTIONS_ONLY_CONDITIONS = [
     *("crf18", "crf23", "crf28", "crf33", "crf38"),
     *("open", "abstain"),
     *("options_shuffled", "none_option", "no_question", "video_only", "numbered"),
+    *("downscale112", "downscale224", "downscale448", "blur"),
 ]
+#: The benchmarks whose videos have sound: they offer mute too.
+WITH_SOUND = ("videomme", "vdgsynth", "infinibench_ga")
 
 
 @pytest.fixture(autouse=True)
@@ -121,15 +124,18 @@ def test_every_spec_has_a_one_sentence_description():
 
 @pytest.mark.parametrize("key", sorted(set(BENCHMARKS) - {"infinibench_ga"}))
 def test_a_multiple_choice_benchmark_offers_the_conditions_that_need_only_options(key):
-    assert [c.name for c in BENCHMARKS[key].conditions()] == OPTIONS_ONLY_CONDITIONS
+    with_sound = ["mute"] if key in WITH_SOUND else []
+    assert [c.name for c in BENCHMARKS[key].conditions()] == OPTIONS_ONLY_CONDITIONS + with_sound
 
 
 def test_infinibench_offers_every_declared_condition_in_declaration_order():
     assert [c.name for c in BENCHMARKS["infinibench_ga"].conditions()] == [
         *OPTIONS_ONLY_CONDITIONS[:12],
         *("oracle", "nameswap", "open", "abstain"),
-        *OPTIONS_ONLY_CONDITIONS[14:],
+        *OPTIONS_ONLY_CONDITIONS[14:19],
         *("metadata", "subtitles"),
+        *OPTIONS_ONLY_CONDITIONS[19:],
+        "mute",
     ]
 
 

@@ -21,13 +21,15 @@ from vdg_tasks.jobs import export as ex
 from vdg_tasks.jobs.export import ExportError, compute_revision, export, export_root, sanitize_name, write_export_tasks
 from vdg_tasks.lmms.yamlgen import write_all
 from vdg_tasks.perturb.cache import source_identity
-from vdg_tasks.synthetic.synth import generate
+from vdg_tasks.synthetic.synth import TASK_TYPES, generate
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION
 
 CONDITIONS = ("orig", "black", "shuffled", "crf28", "open")
 TASKS = [f"vdgsynth_vdg_{c}" for c in CONDITIONS]
 N_VIDEOS = 3
-N_QUESTIONS = 4 * N_VIDEOS
+#: Questions per video: the four visual task types and the soundtrack's pitch.
+PER_VIDEO = len(TASK_TYPES) + 1
+N_QUESTIONS = PER_VIDEO * N_VIDEOS
 BROKEN = "s002"
 NAME = "synth-x"
 
@@ -77,7 +79,7 @@ def test_result_and_files(world):
     out, result = world["out"], world["result"]
     assert result.out == out and result.name == NAME and result.tasks_dir == out / "tasks"
     assert result.n_rows == len(TASKS) * N_QUESTIONS
-    assert result.n_errors == len(TASKS) * 4  # the broken video's 4 questions, under every condition
+    assert result.n_errors == len(TASKS) * PER_VIDEO  # the broken video's questions, under every condition
     assert sorted(p.name for p in (out / "data").iterdir()) == sorted(f"{t}.jsonl" for t in TASKS)
     assert {p.name for p in out.iterdir()} == {"README.md", "export.json", "data", "videos", "tasks"}
     # 2 good sources (orig and open show the same file) + 2 x black, shuffled, crf28.
@@ -129,7 +131,7 @@ def test_manifest(world):
     assert {"vdg", "pyav", "libx264"} <= set(manifest["built_by"])
     assert manifest["vdg_version"] == manifest["built_by"]["vdg"]
     assert manifest["n_rows"] == dict.fromkeys(TASKS, N_QUESTIONS)
-    assert manifest["n_errors"] == len(TASKS) * 4
+    assert manifest["n_errors"] == len(TASKS) * PER_VIDEO
 
 
 def test_rows_carry_the_doc_the_video_and_its_provenance(world):
@@ -458,7 +460,7 @@ def test_a_broken_video_in_the_export_is_an_error_row(round_trip):
 
     b = load_frame([round_trip["b"]])
     broken = b.video_id == BROKEN
-    assert broken.sum() == len(TASKS) * 4
+    assert broken.sum() == len(TASKS) * PER_VIDEO
     assert (b[broken].status == "error").all() and (b[~broken].status != "error").all()
     assert b[broken].error.str.contains("VideoDecodeError").all()
 

@@ -65,8 +65,8 @@ def test_export_then_export_tasks_through_the_command_line(synth_tasks, capsys, 
     printed = capsys.readouterr()
     assert printed.out.strip() == str(out)
     assert (
-        "export synth-export revision " in printed.err and "24 rows, 0 with errors" in printed.err
-    )  # 12 questions x 2 tasks
+        "export synth-export revision " in printed.err and "30 rows, 0 with errors" in printed.err
+    )  # 15 questions (3 videos x 5) x 2 tasks
     manifest = json.loads((out / "export.json").read_text())
     assert sorted(manifest["tasks"]) == ["vdgsynth_vdg_black", "vdgsynth_vdg_orig"]
     assert (synth_tasks / "exports" / "synth-export").resolve() == out.resolve()

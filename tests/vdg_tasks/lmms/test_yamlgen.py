@@ -31,8 +31,12 @@ def test_every_condition_has_a_task_per_benchmark_with_hooks_that_exist():
             leaf = yaml.load(path.read_text(), Loader=Loader)
             assert leaf["task"] == task_name(bench, cond)
             assert parse_task_name(leaf["task"]) == (bench, cond)
-            # every condition is in the <benchmark>_vdg tag but one run by name (blind), in none of the benchmark's
-            assert (f"{spec.report_name}_vdg" in leaf.get("tag", [])) == CONDITIONS[cond].tagged
+            # every condition is in the <benchmark>_vdg tag but one run by name (blind), in none of the benchmark's,
+            # and those declared through vdg_tasks.extend, in their family's tag only
+            declared = CONDITIONS[cond]
+            assert (f"{spec.report_name}_vdg" in leaf.get("tag", [])) == (declared.tagged and declared.in_main_tag)
+            assert (f"{spec.report_name}_vdg_{declared.family}" in leaf.get("tag", [])) == declared.tagged
+            assert declared.in_main_tag == (declared.declared_in == "")
             assert leaf["metadata"]["params"] == CONDITIONS[cond].params_dict()
             hook_names = ("doc_to_visual", "process_results")
             if CONDITIONS[cond].modality == "text":

@@ -275,6 +275,25 @@ def test_a_module_reading_the_conditions_on_import_sees_vdg_s_core(modules):
     assert sys.modules["reads_back"].SEEN == list(CORE)
 
 
+def test_a_module_importing_vdg_s_hooks_on_import_is_refused(tmp_path):
+    """In a process of its own: importing the hooks there builds them once, for that process."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "imports_hooks.py").write_text(
+        "import vdg_tasks.lmms.hooks\n" + INVERT.format(name="inverted", family="colour")
+    )
+    code = "from vdg_tasks.vocabulary.conditions import CONDITIONS as C, registry\n"
+    code += "print(registry().problems, 'inverted' in C)"
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "VDG_CONDITIONS": "imports_hooks", "PYTHONPATH": f"{root}{os.pathsep}{tmp_path}"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "imports vdg's hooks (vdg_tasks.lmms.hooks) on import" in done.stdout
+    assert done.stdout.strip().endswith("False")
+
+
 def test_a_module_named_twice_is_loaded_once(modules, monkeypatch):
     from vdg_tasks.vocabulary.conditions import condition_modules
 
