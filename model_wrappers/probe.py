@@ -564,8 +564,9 @@ class VdgProbe(DataParallel, lmms):
             raise ValueError(f"vdg_probe: options_by must be content or position, got {options_by!r}")
         self.by_position = options_by == "position"
         self.listen = _as_bool(listen)
-        # (path, size, mtime_ns) -> features: the questions of a video decode it once
+        # (path, size, mtime_ns) -> features, or the pitch heard: the questions of a video decode it once
         self._cache: dict[tuple[str, int, int], list[FrameFeatures]] = {}
+        self._heard: dict[tuple[str, int, int], float | None] = {}
         ignored = {k: v for k, v in kwargs.items() if k not in {"batch_size", "device"}}
         if ignored:
             eval_logger.warning(f"vdg_probe ignores model_args {sorted(ignored)}")
@@ -598,7 +599,11 @@ class VdgProbe(DataParallel, lmms):
         if not files:
             return None
         try:
-            return heard_pitch(str(files[0]))
+            st = Path(files[0]).stat()
+            key = (str(files[0]), st.st_size, st.st_mtime_ns)
+            if key not in self._heard:
+                self._heard[key] = heard_pitch(str(files[0]))
+            return self._heard[key]
         except Exception as exc:  # a real model that cannot decode the sound answers without it
             eval_logger.warning(f"vdg_probe could not hear {files[0]}: {exc!r}")
             return None

@@ -88,8 +88,9 @@ def _reading(condition: str, diff: float, low: float, high: float, beside: str, 
     return sentence
 
 
-def _same_letter(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str], ids: np.ndarray) -> np.ndarray:
-    """Whether the model chose the same letter under both arms, per question of ``ids``."""
+def _letters(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -> pd.DataFrame:
+    """question_id -> the letter chosen under each arm (a column per arm), for one model and benchmark: taken from
+    ``frame`` once for all its added conditions."""
     rows = frame.loc[
         (frame["model"] == model) & (frame["benchmark"] == benchmark) & frame["condition"].isin(arms),
         ["question_id", "condition", "pred"],
@@ -97,8 +98,13 @@ def _same_letter(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str
     preds = rows.assign(question_id=rows["question_id"].astype(str)).pivot_table(
         index="question_id", columns="condition", values="pred", aggfunc="first"
     )
-    preds = preds.reindex(index=[str(q) for q in ids], columns=arms)
-    first, second = preds[arms[0]].to_numpy(dtype=object), preds[arms[1]].to_numpy(dtype=object)
+    return preds.reindex(columns=arms)
+
+
+def _same_letter(letters: pd.DataFrame, condition: str, ids: np.ndarray) -> np.ndarray:
+    """Whether the model chose the same letter under orig and ``condition``, per question of ``ids``."""
+    chosen = letters.reindex(index=[str(q) for q in ids])
+    first, second = chosen["orig"].to_numpy(dtype=object), chosen[condition].to_numpy(dtype=object)
     return np.array([isinstance(a, str) and a == b for a, b in zip(first, second, strict=True)], dtype=bool)
 
 
@@ -148,9 +154,11 @@ def added_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
         present = set(group["condition"].unique())
         if "orig" not in present:
             continue
-        for condition in added_conditions(present):
+        added = added_conditions(present)
+        letters = _letters(frame, str(model), str(benchmark), ["orig", *added]) if added else pd.DataFrame()
+        for condition in added:
             pair = paired_arms(frame, group, str(benchmark), ["orig", condition], options)
-            same = _same_letter(frame, str(model), str(benchmark), ["orig", condition], pair.question_ids)
+            same = _same_letter(letters, condition, pair.question_ids)
             unparsed = pair.table[f"unparsed_{condition}"].to_numpy(dtype=bool)
             beside = _beside(condition, present)
             besides = _beside_columns(frame, group, str(benchmark), condition, beside, options) if beside else {}

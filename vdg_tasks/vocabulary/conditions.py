@@ -121,7 +121,7 @@ class Condition:
         source_digest: sha256 of that module's source and of the module defining ``apply``: part of the cache key, so
             an edit serves no video built before it.
         changes: what its output may change besides its pixels or sound (``Change``); the output is checked for the
-            rest (``vdg_tasks.perturb.video.transforms.check_output``).
+            rest (``vdg_tasks.perturb.video.probe.check_output``).
         beside: a condition the report places it beside (``mute`` beside ``black``).
     """
 
@@ -227,6 +227,17 @@ VIDEO_ONLY_INSTRUCTION = (
 #: ``gt_none_option``, ``video_only_abcd``), here for every benchmark with options and read per question.
 PROBE = "probe"
 
+
+def _probe(
+    name: str, text: TextTransform, description: str, answer_format: AnswerFormat = "letter", **params: Any
+) -> Condition:
+    """A probe: a question transform on a benchmark with options, in family ``probe``."""
+    return Condition(
+        name, "text", "identity", description, PROBE, params, text=text, requires=frozenset({"options"}),
+        answer_format=answer_format,
+    )  # fmt: skip
+
+
 _DECLARED: tuple[Condition, ...] = (
     _ladder("orig", "identity", "The source video, untouched.", protocols=(TRACKING,)),
     _ladder(
@@ -318,59 +329,39 @@ _DECLARED: tuple[Condition, ...] = (
         requires=frozenset({"options"}),
         protocols=(TRACKING,),
     ),
-    Condition(
+    _probe(
         "options_shuffled",
-        "text",
-        "identity",
+        "shuffle_options",
         "The options in a permutation seeded by the question id that always moves the correct option to "
         "another letter, the answer moved with its text (logged as shuffled_from): does the model follow an "
         "option's content or its position? (lmms-eval's random_choice, without its per-process hash() seed.)",
-        PROBE,
-        text="shuffle_options",
-        requires=frozenset({"options"}),
     ),
-    Condition(
+    _probe(
         "none_option",
-        "text",
-        "identity",
+        "none_option",
         f"The correct option's text replaced by \"{NONE_OPTION}\", its letter still the answer (lmms-eval's "
         "gt_none_option): does the model see that the right answer is missing, or pick the nearest distractor?",
-        PROBE,
-        {"option": NONE_OPTION},
-        text="none_option",
-        requires=frozenset({"options"}),
+        option=NONE_OPTION,
     ),
-    Condition(
+    _probe(
         "no_question",
-        "text",
-        "identity",
+        "no_question",
         "The video and the lettered options without the question text: the mirror of VDG (question dependency = "
         "correct(orig) - correct(no_question)).",
-        PROBE,
-        text="no_question",
-        requires=frozenset({"options"}),
     ),
-    Condition(
+    _probe(
         "video_only",
-        "text",
-        "identity",
+        "video_only",
         "The video and an instruction to guess the option letter, with neither question nor options (lmms-eval's "
         "video_only_abcd): the answer-key prior the video alone reveals.",
-        PROBE,
-        {"instruction": VIDEO_ONLY_INSTRUCTION},
-        text="video_only",
-        requires=frozenset({"options"}),
+        instruction=VIDEO_ONLY_INSTRUCTION,
     ),
-    Condition(
+    _probe(
         "numbered",
-        "text",
-        "identity",
+        "numbered",
         "The options labelled 1-N instead of A-N in the task's own layout, and its instructions and prompt settings "
         "(lmms_eval_specific_kwargs) that name letters naming numbers (lmms-eval's number_option); the number read "
         "from the reply is logged as its option's letter: the format-sensitivity gap per question.",
-        PROBE,
-        text="numbered",
-        requires=frozenset({"options"}),
         answer_format="number",
     ),
     Condition(

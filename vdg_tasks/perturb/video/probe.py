@@ -1,4 +1,5 @@
-"""Read a video's geometry, rate and frame count without decoding it; check a source thoroughly.
+"""Read a video's geometry, rate and frame count without decoding it; check a source thoroughly, and a declared
+condition's output against its source (``check_output``).
 
 lmms-eval's video models read videos through decord, so where decord is installed it is the reference:
 a file it cannot open or decode is rejected, and the frame count is the one it presents.
@@ -17,12 +18,12 @@ from typing import Any
 
 import av
 
-from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, Condition
 
 from .decode import checked_timeline, decode_targets
 from .layout import key_frame_indices
 
-__all__ = ["VideoDecodeError", "VideoInfo", "probe", "validate", "video_stream"]
+__all__ = ["VideoDecodeError", "VideoInfo", "check_output", "output_problems", "probe", "validate", "video_stream"]
 
 PathLike = str | os.PathLike[str]
 
@@ -264,3 +265,35 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
         finally:
             del reader
     return info
+
+
+def output_problems(source: VideoInfo, output: VideoInfo, changes: frozenset[str]) -> list[str]:
+    """How ``output`` differs from ``source`` in what a condition that declares ``changes`` must keep."""
+    problems = []
+    if "size" not in changes and (output.width, output.height) != (source.width, source.height):
+        problems.append(f"size {output.width}x{output.height}, the source's is {source.width}x{source.height}")
+    if "frames" not in changes and output.n_frames != source.n_frames:
+        problems.append(f"{output.n_frames} frames, the source has {source.n_frames}")
+    if "duration" not in changes and abs(output.duration - source.duration) > 1 / float(source.fps) + 1e-6:
+        problems.append(f"duration {output.duration:.3f} s, the source's is {source.duration:.3f} s")
+    return problems
+
+
+def check_output(condition: Condition, src: PathLike, dst: PathLike) -> None:
+    """Refuse ``dst`` unless it is a sound video (``validate``) with ``src``'s size, frame count and duration, but
+    what the condition declares it changes (``Condition.changes``).
+
+    Raises:
+        VideoDecodeError: naming the source and the condition, with the reason.
+    """
+    try:
+        output = validate(dst)
+    except VideoDecodeError as exc:
+        raise VideoDecodeError(f"{os.fspath(src)}: {condition.name}'s output is refused: {exc}") from exc
+    problems = output_problems(probe(src), output, condition.changes)
+    if problems:
+        declared = ", ".join(sorted(condition.changes)) or "nothing"
+        raise VideoDecodeError(
+            f"{os.fspath(src)}: {condition.name}'s output is refused: {'; '.join(problems)} (it declares it changes "
+            f"{declared})"
+        )

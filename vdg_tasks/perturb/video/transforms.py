@@ -70,7 +70,7 @@ from .layout import (
     segment_bounds,
 )
 from .mp4meta import set_display_matrix
-from .probe import PathLike, VideoDecodeError, VideoInfo, probe, validate, video_stream
+from .probe import PathLike, VideoDecodeError, VideoInfo, check_output, probe, video_stream
 
 if TYPE_CHECKING:
     from vdg_tasks.vocabulary.conditions import Condition
@@ -86,8 +86,6 @@ __all__ = [
     "render",
     "segment_bounds",
     "set_codec_threads",
-    "check_output",
-    "output_problems",
     "write_black",
     "write_crf",
     "write_frames",
@@ -737,38 +735,6 @@ def _write_declared(condition: Condition, src: PathLike, dst: PathLike, seed: in
             if not os.path.isfile(dst):
                 raise ValueError(f"the transform wrote no file at {os.fspath(dst)}")
         check_output(condition, src, dst)
-
-
-def output_problems(source: VideoInfo, output: VideoInfo, changes: frozenset[str]) -> list[str]:
-    """How ``output`` differs from ``source`` in what a condition that declares ``changes`` must keep."""
-    problems = []
-    if "size" not in changes and (output.width, output.height) != (source.width, source.height):
-        problems.append(f"size {output.width}x{output.height}, the source's is {source.width}x{source.height}")
-    if "frames" not in changes and output.n_frames != source.n_frames:
-        problems.append(f"{output.n_frames} frames, the source has {source.n_frames}")
-    if "duration" not in changes and abs(output.duration - source.duration) > 1 / float(source.fps) + 1e-6:
-        problems.append(f"duration {output.duration:.3f} s, the source's is {source.duration:.3f} s")
-    return problems
-
-
-def check_output(condition: Condition, src: PathLike, dst: PathLike) -> None:
-    """Refuse ``dst`` unless it is a sound video (``validate``) with ``src``'s size, frame count and duration, but
-    what the condition declares it changes (``Condition.changes``).
-
-    Raises:
-        VideoDecodeError: naming the source and the condition, with the reason.
-    """
-    try:
-        output = validate(dst)
-    except VideoDecodeError as exc:
-        raise VideoDecodeError(f"{os.fspath(src)}: {condition.name}'s output is refused: {exc}") from exc
-    problems = output_problems(probe(src), output, condition.changes)
-    if problems:
-        declared = ", ".join(sorted(condition.changes)) or "nothing"
-        raise VideoDecodeError(
-            f"{os.fspath(src)}: {condition.name}'s output is refused: {'; '.join(problems)} (it declares it changes "
-            f"{declared})"
-        )
 
 
 def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> None:
