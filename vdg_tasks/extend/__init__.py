@@ -127,7 +127,7 @@ def frame_condition(
     The fields are those of vdg's own conditions (``vdg_tasks.vocabulary.conditions.Condition``): ``family`` is its
     tag (``<benchmark>_vdg_<family>``), ``params`` its parameters, ``requires`` what a benchmark's docs must carry,
     ``changes`` what its output may change besides the pixels (``"size"``), ``beside`` a condition the report
-    places it beside.
+    places it beside (a ladder rung such as ``"single"``, or ``"black"`` as ``mute``).
     """
     return _declared(
         name, "video", "frames", transform, description, family, params, requires, protocols, tagged, changes, beside

@@ -9,6 +9,7 @@ import pytest
 
 from postprocess.analyses import Options
 from postprocess.analyses.added import COLUMNS, added_conditions, added_table
+from tests.helpers.condition_modules import INVERT, condition_modules
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
 
 N = 40
@@ -101,3 +102,31 @@ def test_a_condition_unknown_here_is_read_as_added_with_no_module():
     table = added_table(_frame({"orig": right, "their_condition": wrong}), Options(min_stratum=10))
     row = _overall(table, "their_condition")
     assert (row.acc_condition, row.declared_in, row.too_small) == (0.0, "", False)
+
+
+@pytest.fixture()
+def modules(tmp_path, monkeypatch):
+    yield from condition_modules(tmp_path, monkeypatch)
+
+
+def test_a_user_condition_placed_beside_a_ladder_rung_is_read_beside_it(modules):
+    write, load = modules
+    write("detail_probe", INVERT.format(name="lowres", family="detail").replace(
+        "family='detail')", "family='detail', beside='single')"))  # fmt: skip
+    assert load("detail_probe").problems == ()
+
+    def half(i, answer):  # right on the first half of the questions
+        return answer if i < N // 2 else wrong(i, answer)
+
+    def quarter(i, answer):  # right on the first quarter; no answer on the last question
+        return "e" if i == N - 1 else (answer if i < N // 4 else wrong(i, answer))
+
+    table = added_table(_frame({"orig": right, "lowres": half, "single": quarter}), Options(min_stratum=10))
+    row = _overall(table, "lowres")
+    assert (row.declared_in, row.beside, row.n, row.n_beside) == ("detail_probe", "single", N, N - 1)
+    assert row["diff"] == pytest.approx(-0.5)
+    assert row.diff_same_questions == pytest.approx(-(N // 2 - 1) / (N - 1))
+    assert row.acc_beside == pytest.approx((N // 4) / (N - 1))
+    assert row.diff_beside == pytest.approx(row.acc_beside - 1.0)
+    assert f"on the questions answered under single too, {row.diff_same_questions:+.3f} beside" in row.reading
+    assert "sound" not in row.reading

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.condition_modules import INVERT, condition_modules
 from vdg_tasks.vocabulary.conditions import (
     CONDITIONS,
     DEFAULT_KEY_FRAMES,
@@ -141,42 +142,7 @@ def test_bound_conditions_carry_per_question_params_for_the_cache_key():
 
 @pytest.fixture()
 def modules(tmp_path, monkeypatch):
-    """Write modules into a folder on sys.path; ``load(*names)`` names them in $VDG_CONDITIONS and rebuilds the
-    registry (rebuilt without them, and the modules forgotten, afterwards)."""
-    import sys
-
-    from vdg_tasks.vocabulary.conditions import reload_registry
-
-    monkeypatch.syspath_prepend(str(tmp_path))
-    written: list[str] = []
-
-    def write(name: str, body: str) -> Path:
-        path = tmp_path / f"{name}.py"
-        path.write_text(body)
-        written.append(name)
-        return path
-
-    def load(*names: str):
-        monkeypatch.setenv("VDG_CONDITIONS", ",".join(names))
-        for name in names:
-            sys.modules.pop(name, None)
-        return reload_registry()
-
-    yield write, load
-    monkeypatch.delenv("VDG_CONDITIONS", raising=False)
-    for name in written:
-        sys.modules.pop(name, None)
-    reload_registry()
-
-
-INVERT = """
-from vdg_tasks.extend import frame_condition
-
-def invert(frame, context):
-    return 255 - frame
-
-CONDITIONS = [frame_condition({name!r}, invert, description="Inverted.", family={family!r})]
-"""
+    yield from condition_modules(tmp_path, monkeypatch)
 
 
 def test_a_module_in_the_environment_adds_its_condition_after_vdg_s_own(modules):
