@@ -178,7 +178,7 @@ def _expand(name: str, bench: str, sub: str) -> list[str]:
     fams = _tag_members(bench)
     own = [c.name for c in BENCHMARKS[bench].conditions()]
     if not sub:  # <bench>_vdg: the tagged conditions of the main tag
-        return [task_name(bench, c.name) for c in BENCHMARKS[bench].conditions() if c.tagged and c.in_main_tag]
+        return [task_name(bench, c.name) for c in BENCHMARKS[bench].conditions() if c.in_audit]
     if sub in fams:
         return [task_name(bench, c) for c in fams[sub]]
     if sub in own:

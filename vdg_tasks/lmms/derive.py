@@ -599,13 +599,11 @@ def tags(spec: DeriveSpec, condition: str) -> list[str]:
     """``<task>_vdg`` and ``<task>_vdg_<family>``; a member's also ``<group>_vdg``, ``<group>_vdg_<family>``
     and ``<group>_vdg_<condition>``; an untagged condition (``Condition.tagged``) only the last."""
     cond = CONDITIONS[condition]
-    family = cond.family
-    main = cond.tagged and cond.in_main_tag
-    names = ([f"{spec.task}_vdg"] if main else []) + ([f"{spec.task}_vdg_{family}"] if cond.tagged else [])
-    if spec.group:
-        names += ([f"{spec.group}_vdg"] if main else []) + ([f"{spec.group}_vdg_{family}"] if cond.tagged else [])
-        names.append(task_name(spec.group, condition))
-    return names
+
+    def own(prefix: str) -> list[str]:
+        return ([f"{prefix}_vdg"] if cond.in_audit else []) + ([f"{prefix}_vdg_{cond.family}"] if cond.tagged else [])
+
+    return own(spec.task) + ([*own(spec.group), task_name(spec.group, condition)] if spec.group else [])
 
 
 def leaf(spec: DeriveSpec, condition: str, base: Mapping[str, Any]) -> dict[str, Any]:
@@ -686,10 +684,7 @@ def readme(spec: DeriveSpec, notes: list[str]) -> str:
         *([f"- {n}" for n in notes] or ["- none"]),
         "",
         f"Tags: `{spec.task}_vdg` (every condition but those run by name or by their family's tag: "
-        + (
-            ", ".join(f"`{task_name(spec.task, c.name)}`" for c in conditions if not (c.tagged and c.in_main_tag))
-            or "none"
-        )
+        + (", ".join(f"`{task_name(spec.task, c.name)}`" for c in conditions if not c.in_audit) or "none")
         + "), "
         + ", ".join(sorted({f"`{spec.task}_vdg_{c.family}`" for c in conditions if c.tagged}))
         + ".",

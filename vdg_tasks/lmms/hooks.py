@@ -106,9 +106,14 @@ def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
         logger.warning(f"vdg: {benchmark_name}/{request.condition.name} video {request.video_id}: {exc}")
         return Visual(None, "", _describe(exc))
-    declared = declared_origin(condition) if condition.declared_in else None
     origin = provenance(
-        result.source_digest, condition.name, condition.params, TRANSFORM_VERSION, built, None, stream, declared
+        result.source_digest,
+        condition.name,
+        condition.params,
+        TRANSFORM_VERSION,
+        built,
+        source_stream=stream,
+        declared=declared_origin(condition),
     )
     return Visual(result.path, result.key, None, effective, origin)
 
@@ -175,8 +180,9 @@ def frame_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, A
     except Exception as exc:  # the base's lookup, or frames the condition cannot take: this question's error row
         return Visual(None, "", _describe(exc))
     origin: dict[str, Any] = {"frames": frame_count(given), "from": f"{benchmark.name}'s doc_to_visual"}
-    if condition.declared_in:
-        origin["declared"] = declared_origin(condition)
+    declared = declared_origin(condition)
+    if declared is not None:
+        origin["declared"] = declared
     return Visual(None, "", None, effective_frame_params(applied, frame_count(given)), origin, tuple(shown))
 
 

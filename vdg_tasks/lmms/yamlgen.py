@@ -135,7 +135,7 @@ def template_file(benchmark: str) -> str:
 
 
 def tags(benchmark: str, cond: Condition) -> list[str]:
-    """``<benchmark>_vdg`` (a condition ``in_main_tag``), the family tag, and a tag per protocol the condition belongs
+    """``<benchmark>_vdg`` (a condition ``in_audit``), the family tag, and a tag per protocol the condition belongs
     to when the benchmark has every condition of that protocol (``tracking`` is InfiniBench's alone). A sub-task
     is tagged with its group's names (``mvbench_vdg``, ``mvbench_vdg_black``) and ``<sub-task>_vdg``. An untagged
     condition (``Condition.tagged``) gets none but a sub-task's ``<group>_vdg_<condition>``."""
@@ -144,11 +144,11 @@ def tags(benchmark: str, cond: Condition) -> list[str]:
     group = bench.report_name
     names = []
     if cond.tagged:
-        names += [f"{group}_vdg"] if cond.in_main_tag else []
+        names += [f"{group}_vdg"] if cond.in_audit else []
         names += [f"{group}_vdg_{cond.family}"]
         names += [f"{group}_vdg_{p}" for p in cond.protocols if set(protocol_conditions(p)) <= have]
     if bench.sub_task:
-        names += [task_name(group, cond.name)] + ([f"{benchmark}_vdg"] if cond.tagged and cond.in_main_tag else [])
+        names += [task_name(group, cond.name)] + ([f"{benchmark}_vdg"] if cond.in_audit else [])
     return list(dict.fromkeys(names))
 
 
@@ -195,7 +195,7 @@ def readme(group: str) -> str:
     lines = [f"# {group} x vdg conditions", "", description, ""]
     shown = [t for t in tag_names if not t.endswith("_vdg")] if first.sub_task else tag_names
     by_name = [f"`{task_name(group, c.name)}`" for c in first.conditions() if not c.tagged]
-    by_family = [f"`{task_name(group, c.name)}`" for c in first.conditions() if c.tagged and not c.in_main_tag]
+    by_family = [f"`{task_name(group, c.name)}`" for c in first.conditions() if c.tagged and not c.in_audit]
     every = "every condition" + (f" but {', '.join(by_name)}, run by name" if by_name else "")
     every += f"; {', '.join(by_family)} run by their family's tag" if by_family else ""
     lines += [f"Tags: `{group}_vdg` ({every}), " + ", ".join(f"`{t}`" for t in shown) + ".", ""]

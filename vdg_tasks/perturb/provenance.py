@@ -62,8 +62,11 @@ def builder_versions() -> dict[str, str]:
     return {"vdg": vdg, "pyav": av.__version__, "libavcodec": avcodec, "libx264": x264_version()}
 
 
-def declared_origin(condition: Condition) -> dict[str, str]:
-    """Where a condition declared through ``vdg_tasks.extend`` comes from: its module and that source's digest."""
+def declared_origin(condition: Condition) -> dict[str, str] | None:
+    """Where a condition declared through ``vdg_tasks.extend`` comes from: its module and that source's digest (None
+    for vdg's core conditions)."""
+    if not condition.declared_in:
+        return None
     return {"module": condition.declared_in, "source_digest": condition.source_digest}
 
 

@@ -137,7 +137,7 @@ class VideoSpec:
     border: str
     scenes: tuple[str, ...]
     n_frames: int
-    pitch: str = "440 Hz"
+    pitch: str
 
     def scene_of(self, frame: int) -> int:
         """Index of the scene that frame ``frame`` belongs to (scenes have equal length +-1)."""

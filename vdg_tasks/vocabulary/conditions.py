@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Modality = Literal["video", "text"]
 #: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
@@ -54,7 +54,7 @@ TextTransform = Literal[
 Requirement = Literal["options", "characters", "outfit_windows", "title", "subtitles", "frames", "audio"]
 #: What a condition may declare it changes besides what it perturbs; validation of its output follows the declaration.
 Change = Literal["size", "duration", "frames"]
-CHANGES: tuple[str, ...] = ("size", "duration", "frames")
+CHANGES: tuple[str, ...] = get_args(Change)
 AnswerFormat = Literal["letter", "number", "open"]
 
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
@@ -154,6 +154,11 @@ class Condition:
             )
         if (self.transform in ("frames", "container") or self.text == "doc") != (self.apply is not None):
             raise ValueError(f"condition {self.name!r}: a frames, container or doc transform, and only one, has apply")
+
+    @property
+    def in_audit(self) -> bool:
+        """Whether ``<benchmark>_vdg``, the audit run by default, runs it: ``tagged`` and ``in_main_tag``."""
+        return self.tagged and self.in_main_tag
 
     def bound(self, **params: Any) -> Condition:
         """This condition with per-question parameters added (the oracle frames' times): cache keys see them."""
@@ -475,7 +480,7 @@ def source_digest(module: Any, functions: list[Callable[..., Any]]) -> str:
 #: What a module's condition may not name its family or protocol: the tags vdg's own tables read (``ladder``,
 #: ``crf``, ``probe``, ``tracking``, ...).
 CORE_TAGS: frozenset[str] = frozenset({c.family for c in _DECLARED} | {p for c in _DECLARED for p in c.protocols})
-_REQUIREMENTS = frozenset(Requirement.__args__)  # type: ignore[attr-defined]
+_REQUIREMENTS = frozenset(get_args(Requirement))
 
 
 def declaration_problem(condition: Any, taken: Mapping[str, Condition], tags: set[str]) -> str | None:
@@ -633,8 +638,3 @@ def families() -> dict[str, list[str]]:
         if c.tagged:
             out.setdefault(c.family, []).append(c.name)
     return out
-
-
-def beside(condition: str) -> list[str]:
-    """The conditions declared to be placed beside ``condition`` in the report, in registry order."""
-    return [c.name for c in CONDITIONS.values() if c.beside == condition]
