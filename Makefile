@@ -13,10 +13,13 @@ SYNTH_TASKS := vdgsynth_vdg,vdgsynth_vdg_blind,vdgsynth_vdg_detail,vdgsynth_vdg_
 
 .PHONY: venv demo test lint yamls clean
 
-$(VENV)/.installed: pyproject.toml
+# pyproject.toml declares ranges; the tested versions are pinned in .ci/constraints.txt.
+CONSTRAINTS := .ci/constraints.txt
+
+$(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e '.[test]'
 	touch $@
 
 venv: $(VENV)/.installed

@@ -18,6 +18,7 @@ from postprocess.frame import (
 )
 from postprocess.reading import LogError
 from vdg_tasks.vocabulary.scoring import LETTER
+from vdg_tasks.vocabulary.untrusted import redact
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +63,19 @@ def dedupe(frame: pd.DataFrame, on_duplicate: Literal["error", "last"] = "error"
 
 
 def check_settings(frame: pd.DataFrame) -> None:
+    """One setting per model label: the settings are compared as read (``run_labels.model_settings``), and
+    redacted only in the refusal that names them."""
     conflict = _first_conflict(frame, ["model"], "model_settings")
     if conflict is not None:
         a, b = conflict
         model = a["model"]
+        shown_a, shown_b = redact(str(a["model_settings"])), redact(str(b["model_settings"]))
+        hidden = " (they differ only in values hidden here (secret-looking))" if shown_a == shown_b else ""
         raise LogError(
-            f"model {model!r} was run with different settings: {a['model_settings']!r} ({a['source']}) vs "
-            f"{b['model_settings']!r} ({b['source']}). Label them apart with NAME=DIR, or rerun one."
+            redact(
+                f"model {model!r} was run with different settings: {shown_a!r} ({a['source']}) vs "
+                f"{shown_b!r} ({b['source']}){hidden}. Label them apart with NAME=DIR, or rerun one."
+            )
         )
 
 
@@ -196,8 +203,10 @@ def check_models(runs: Iterable[Mapping[str, str]]) -> None:
     for run in runs:
         seen = first.setdefault(run["model"], run)
         if seen["source"] != run["source"]:
-            raise LogError(
-                f"label {run['model']!r} holds answers of two different models: {seen['source']} "
-                f"({_source_file(seen['where'])}) and {run['source']} ({_source_file(run['where'])}); give each "
-                "model its own label (NAME=DIR, MODEL=FILE or the records' model field)"
+            raise LogError(  # the sources are compared as read, and shown redacted
+                redact(
+                    f"label {run['model']!r} holds answers of two different models: {seen['source']} "
+                    f"({_source_file(seen['where'])}) and {run['source']} ({_source_file(run['where'])}); give each "
+                    "model its own label (NAME=DIR, MODEL=FILE or the records' model field)"
+                )
             )

@@ -17,7 +17,11 @@ position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame 
 - correct: True/False for ok and unparsed rows, <NA> for error and open rows; a graded answer is correct when
   its score is at least ``vdg_tasks.vocabulary.scoring.CORRECT_AT``
 - score: the question's score in [0, 1] (``correct`` as 1.0 / 0.0 for a letter; a graded answer's own); NaN for
-  error rows and answers not yet judged. scoring: how it was made (``letter``, ``judge``, ``metric:<key>``)
+  error rows and answers not yet judged. scoring: how it was made (``letter``, ``judge``, ``metric:<key>``). A logged
+  score that is not a finite number in [0, 1] (text, a boolean, NaN, an infinity), or that contradicts ``correct``,
+  is an error naming its ``file:line`` (``_check_scores``, ``_first_score_against_correct``)
+- a samples log may be gzip-compressed, whatever its name (``*_samples_*.jsonl.gz`` is found beside the plain
+  ones; ``postprocess.reading.samples_logs`` says which of a log held both ways is read)
 - source: ``file:line`` the row came from
 
 Columns of the text conditions and the character-tracking protocol (``EXTRA_COLUMNS``; "" / NaN /
@@ -90,6 +94,7 @@ from postprocess.frame import (
     ALIGNMENT_ATTR,
     SAMPLE_COLUMNS,
     SOURCES_ATTR,
+    is_graded,
 )
 from postprocess.frame_checks import (
     MODELS_ATTR,
@@ -117,6 +122,9 @@ from postprocess.reading import (
     LogError,
     check_utf8,
     declared_counts,
+    log_name,
+    read_log_bytes,
+    samples_logs,
     source_info,
     versions_text,
 )
@@ -130,11 +138,11 @@ from postprocess.run_labels import (
     parse_model_args,
     precision,
     results_of,
-    samples_files,
     text_columns,
 )
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, RECORD_KEY, SAMPLES_FILE, STATUSES
+from vdg_tasks.vocabulary.scoring import CORRECT_AT
 
 logger = logging.getLogger(__name__)
 
@@ -183,8 +191,8 @@ def _vdg_record(line: str, where: str) -> Any:
 
 def _task_condition(path: Path) -> tuple[str, str]:
     """(benchmark, condition) named by a samples file (``..._samples_<benchmark>_vdg_<condition>.jsonl``)."""
-    match = SAMPLES_FILE.match(path.name)
-    task = match["task"] if match else path.stem
+    match = SAMPLES_FILE.match(log_name(path))
+    task = match["task"] if match else Path(log_name(path)).stem
     benchmark, sep, condition = task.rpartition("_vdg_")
     return (benchmark, condition) if sep else ("", task)
 
@@ -333,7 +341,7 @@ def _record_row(line: bytes, where: str) -> tuple[Any, ...]:
 def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
     """Per ``LOG_FIELDS`` field that some ``vdg`` record of a samples log has, its ``_Field``, and the line
     number of each record (non-blank lines)."""
-    data = path.read_bytes()
+    data = read_log_bytes(path)
     check_utf8(data, path)
     lines, one_per_line = _record_lines(data)
     if not lines:
@@ -344,12 +352,71 @@ def _decoded(path: Path) -> tuple[dict[str, _Field], list[int]]:
         except (msgspec.DecodeError, RecursionError):
             structs = None
         if structs is not None and len(structs) == len(lines):
-            columns = zip(*map(astuple, map(attrgetter(RECORD_KEY), structs)), strict=True)  # transposed in C
+            columns = list(zip(*map(astuple, map(attrgetter(RECORD_KEY), structs)), strict=True))  # transposed in C
+            _check_scores(columns[_SCORE_AT], path, lines)
             return _fields(columns, LOG_FIELDS), lines
     # Line by line, each error naming its line (two objects on one line are one).
     texts = [line for line in data.splitlines() if line.strip()]
     rows = [_record_row(line, f"{path}:{n}") for n, line in zip(lines, texts, strict=True)]
-    return _fields(zip(*rows, strict=True), LOG_FIELDS), lines
+    columns = list(zip(*rows, strict=True))
+    _check_scores(columns[_SCORE_AT], path, lines)
+    return _fields(columns, LOG_FIELDS), lines
+
+
+_SCORE_AT = LOG_FIELDS.index("score")
+_SCORE_KINDS = {float, int, msgspec.UnsetType, type(None)}
+
+
+def _score_problem(value: Any) -> str | None:
+    """Why a logged ``score`` is not one (None for a score, or for none given: null or absent). A score is a JSON
+    number in [0, 1]. A boolean is refused, not read as 1 or 0: vdg's hook writes a letter's score as 1.0 or 0.0
+    and its verdict in ``correct``, so ``true`` here is a writer that confused the two (as the judge refuses it)."""
+    if value is None or value is msgspec.UNSET:
+        return None
+    if isinstance(value, bool):
+        return "a boolean, not a number"
+    if not isinstance(value, (int, float)):
+        return "not a number" + (" (a number in quotes is text)" if isinstance(value, str) else "")
+    try:
+        number = float(value)
+    except OverflowError:
+        return "outside [0, 1]"
+    if number != number:
+        return "not a number (NaN)"
+    return None if 0.0 <= number <= 1.0 else "outside [0, 1]"
+
+
+def _check_scores(score: tuple[Any, ...], path: Path, lines: list[int]) -> None:
+    """Every logged ``score`` of a samples log is a finite number in [0, 1], or null or absent (not scored yet, or an
+    older log: ``correct`` stands for it); the first that is not is an error naming its file and line. Checked on the
+    values as decoded, where an absent score (UNSET) and a JSON NaN still differ.
+
+    Raises:
+        LogError: ``{file}:{line}: score is {value!r}, ...``: a string, a boolean, NaN, an infinity, or a number
+            outside [0, 1] (a per-question mean of a ``mean:`` metric in percent, a metric that is not a
+            probability), which would otherwise become an accuracy above 1 or a VDG the data does not hold.
+    """
+    kinds = set(map(type, score))
+    if kinds <= _SCORE_KINDS - {float, int}:
+        return
+    if kinds <= _SCORE_KINDS:  # the usual case, checked at once (bool is a kind of its own here)
+        try:
+            numbers = np.array(
+                score if kinds <= {float, int} else [0.5 if v is None or v is msgspec.UNSET else v for v in score],
+                dtype=float,
+            )
+        except OverflowError:  # an integer beyond float: the loop below names it
+            pass
+        else:
+            if ((numbers >= 0.0) & (numbers <= 1.0)).all():  # NaN fails both
+                return
+    for i, value in enumerate(score):
+        problem = _score_problem(value)
+        if problem is not None:
+            raise LogError(
+                f"{path}:{lines[i]}: score is {value!r}, {problem}; a score is a number in [0, 1] (or null until "
+                "scored), so this record cannot be counted: was the log edited or written by another tool?"
+            )
 
 
 def _sources(path: Path, lines: list[int]) -> list[str] | pa.Array:
@@ -381,6 +448,46 @@ def _first_malformed_correct(correct: _Field | None, status: _Field) -> int | No
         ),
         None,
     )
+
+
+def _graded(fields: dict[str, _Field]) -> np.ndarray:
+    """Whether each record is graded (``postprocess.frame.is_graded`` of its ``scoring``, asked once per distinct
+    value): a letter's when none says."""
+    scoring = fields.get("scoring")
+    if scoring is None:
+        return np.zeros(len(fields["status"].values), dtype=bool)
+    names = scoring.values if scoring.kinds == {str} else list(map(str, scoring.values))  # hashable, as is_graded reads
+    graded = {name: is_graded(name) for name in set(names)}
+    if len(set(graded.values())) == 1:  # one kind of scoring (the usual log): no pass over the records
+        return np.full(len(names), next(iter(graded.values())), dtype=bool)
+    return np.array([graded[name] for name in names], dtype=bool)
+
+
+def _first_score_against_correct(fields: dict[str, _Field]) -> int | None:
+    """The first scored (ok or unparsed) record whose score and ``correct`` disagree: a letter's score is 1.0 or 0.0
+    as its answer is right or wrong, and a graded answer is correct when its score is at least ``CORRECT_AT``; None
+    when all agree. Run after ``_check_scores`` and the check of ``correct`` (a boolean on every scored record)."""
+    score = fields.get("score")
+    if score is None:
+        return None
+    if score.kinds <= {float, int}:
+        numbers = np.array(score.values, dtype=float)
+    else:
+        numbers = pd.to_numeric(pd.Series(score.values, dtype=object), errors="coerce").to_numpy(dtype=float)
+    status = pd.Series(fields["status"].values, dtype=object)
+    scored = status.isin(("ok", "unparsed")).to_numpy(bool) & ~np.isnan(numbers)
+    if not scored.any():
+        return None
+    correct = fields["correct"]
+    if correct.kinds == {bool}:
+        right = np.array(correct.values, dtype=bool)
+    else:
+        right = np.array([value is True for value in correct.values], dtype=bool)
+    graded = _graded(fields)
+    expected = np.where(graded, numbers >= CORRECT_AT, numbers == 1.0)
+    letter_off = ~graded & (numbers != 0.0) & (numbers != 1.0)
+    bad = np.flatnonzero(scored & ((expected != right) | letter_off))
+    return int(bad[0]) if len(bad) else None
 
 
 def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
@@ -416,6 +523,14 @@ def _read_log(path: Path, label: str | None = None) -> _SamplesLog:
     if bad is not None:
         value, status = fields["correct"].values[bad], fields["status"].values[bad]
         raise LogError(f"{path}:{lines[bad]}: correct is {value!r}, not true or false, on a scored ({status}) record")
+    bad = _first_score_against_correct(fields)
+    if bad is not None:
+        value, correct = fields["score"].values[bad], fields["correct"].values[bad]
+        rule = "its score is its correct flag" if not _graded(fields)[bad] else f"correct means score >= {CORRECT_AT}"
+        raise LogError(
+            f"{path}:{lines[bad]}: score is {value!r} but correct is {str(correct).lower()}; {rule}, and the "
+            "tables on scores and on correctness would disagree"
+        )
     n_options, origins = _log_counts(fields.pop("n_options", None), fields["benchmark"])
     beyond = np.flatnonzero((n_options > MAX_OPTIONS).fillna(False).to_numpy(bool))  # no letter beyond H
     if len(beyond):
@@ -582,7 +697,7 @@ def load_frame(
     jobs = []
     for run in runs:
         run = run if isinstance(run, RunDir) else RunDir.parse(str(run))
-        jobs += [(f, run.label) for f in samples_files(run.path)]
+        jobs += [(f, run.label) for f in samples_logs(run.path)]
     frames: list[pd.DataFrame] = []
     infos: list[dict[str, Any]] = []
     behind: list[Mapping[str, str]] = []

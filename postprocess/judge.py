@@ -63,6 +63,7 @@ from tqdm.auto import tqdm
 from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
 from vdg_tasks.vocabulary.paths import CacheUnwritable, cache_dir
 from vdg_tasks.vocabulary.scoring import CORRECT_AT, JUDGE
+from vdg_tasks.vocabulary.untrusted import redact
 
 __all__ = [
     "CACHE_FILE",
@@ -620,7 +621,8 @@ class ApiJudge:
         return headers
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        # the key by value, and anything else that looks secret (credentials in the endpoint's URL)
+        return redact(text.replace(self._api_key, "***") if self._api_key else text)
 
     def _error_detail(self, exc: urllib.error.HTTPError) -> str:
         """A short, key-free excerpt of an error body (the server's message when it is OpenAI-shaped)."""

@@ -3,6 +3,7 @@ settings and letters, read into the tidy frame's rows (``read_predictions``)."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -29,7 +30,9 @@ from postprocess.reading import (
     LogError,
     check_utf8,
     declared_counts,
+    log_name,
     per_distinct,
+    read_log_bytes,
     source_info,
     versions_text,
 )
@@ -70,19 +73,21 @@ def normalise_condition(name: str) -> str:
 
 
 def _prediction_table(path: Path) -> pd.DataFrame:
-    """The raw records of a JSON array, JSONL or CSV predictions file, with a ``_where`` column."""
-    suffix = path.suffix.lower()
+    """The raw records of a JSON array, JSONL or CSV predictions file, with a ``_where`` column. Any of them may
+    be gzip-compressed (``preds.jsonl.gz``, or gzip under a plain name: ``read_log_bytes`` tells by the bytes); the
+    format is told by the name less ``.gz``."""
+    suffix = Path(log_name(path)).suffix.lower()
+    data = read_log_bytes(path)
     if suffix == ".csv":
-        check_utf8(path.read_bytes().removeprefix(b"\xef\xbb\xbf"), path)
+        check_utf8(data.removeprefix(b"\xef\xbb\xbf"), path)
         try:
-            table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+            table = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_values=[""])
         except pd.errors.EmptyDataError:
             raise LogError(f"{path}: empty predictions file (no header, no records)") from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise LogError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())})") from None
         table["_where"] = [f"{path}:{i}" for i in range(2, len(table) + 2)]
         return table
-    data = path.read_bytes()
     check_utf8(data, path)
     text = data.decode("utf-8")
     if not text.strip():

@@ -1,8 +1,11 @@
-"""What the samples-log and prediction-file readers share: ``LogError`` (naming the file and line), the
-text fields they carry, option counts a benchmark declares, and what ``sources(frame)`` records per file."""
+"""What the samples-log and prediction-file readers share: ``LogError`` (naming the file and line), how a log's
+bytes are read (gzip or not) and found (``samples_logs``), the text fields they carry, option counts a benchmark
+declares, and what ``sources(frame)`` records per file."""
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,7 @@ from postprocess.choices import (
     declared_option_count,
 )
 from postprocess.frame import SAMPLE_COLUMNS
+from vdg_tasks.vocabulary.record import LogTooLarge, log_bytes
 
 
 class LogError(ValueError):
@@ -66,6 +70,72 @@ def versions_text(values: Iterable[Any]) -> str:
         if text:
             found.add(text)
     return ",".join(sorted(found, key=lambda t: (len(t), t)))
+
+
+#: The name ending of a gzip-compressed log (``x_samples_task.jsonl.gz``), taken off to read the log's name.
+GZIP_SUFFIX = ".gz"
+
+
+def read_log_bytes(path: Path) -> bytes:
+    """The bytes of a samples log or prediction file, decompressed when they are gzip (told by the magic bytes,
+    whatever the name: a gzip file named ``x.jsonl`` reads as ``x.jsonl.gz`` does). Line numbers in later messages
+    count lines of the decompressed text.
+
+    Raises:
+        LogError: naming the file, when it cannot be read, or is gzip that ends early (truncated) or is damaged.
+    """
+    try:
+        return log_bytes(path)
+    except LogTooLarge as exc:
+        raise LogError(str(exc)) from None
+    except EOFError:
+        raise LogError(
+            f"{path}: gzip-compressed, but it ends before its end-of-stream marker (truncated: was it copied or "
+            "compressed while still being written?); `gzip -t` checks it. Recompress it from the original."
+        ) from None
+    except gzip.BadGzipFile as exc:  # a bad header or CRC
+        raise LogError(f"{path}: gzip-compressed, but damaged ({exc}); `gzip -t` checks it") from None
+    except zlib.error as exc:
+        raise LogError(f"{path}: gzip-compressed, but damaged ({exc}); `gzip -t` checks it") from None
+    except OSError as exc:
+        raise LogError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def log_name(path: Path) -> str:
+    """The name a log is known by: its own, less ``.gz`` (``x_samples_task.jsonl.gz`` is ``x_samples_task.jsonl``)."""
+    return path.name.removesuffix(GZIP_SUFFIX)
+
+
+def samples_logs(run: Path) -> list[Path]:
+    """The lmms-eval samples logs of a run folder, sorted: ``*_samples_*.jsonl`` and ``*_samples_*.jsonl.gz`` at any
+    depth (a file given itself is read as it is, gzip or not: ``read_log_bytes`` tells by its bytes).
+
+    A folder holding one log both ways (``x.jsonl`` and ``x.jsonl.gz``, as ``gzip -k`` leaves them) is read once:
+    when the two hold the same lines, the plain one is read and the copy skipped; when they differ, neither is
+    preferred (the copy may be an older run, or the plain one a rerun) and it is an error naming both.
+
+    Raises:
+        LogError: no such file or folder, a folder with no samples log, or a log held twice with different lines.
+    """
+    if run.is_file():
+        return [run]
+    if not run.is_dir():
+        raise LogError(f"{run}: no such file or folder")
+    plain = {p for p in run.rglob("*_samples_*.jsonl") if p.is_file()}
+    for packed in sorted(p for p in run.rglob(f"*_samples_*.jsonl{GZIP_SUFFIX}") if p.is_file()):
+        twin = packed.with_name(log_name(packed))
+        if twin not in plain:
+            plain.add(packed)
+        elif read_log_bytes(packed) != read_log_bytes(twin):
+            raise LogError(
+                f"{twin} and {packed}: one samples log both plain and compressed, with different lines, so "
+                "vdg cannot tell which holds the run; keep the one you mean and remove (or move) the other"
+            )
+    if not plain:
+        raise LogError(
+            f"{run}: holds no lmms-eval samples log (*_samples_<task>.jsonl or .jsonl.gz); was --log_samples set?"
+        )
+    return sorted(plain)
 
 
 def check_utf8(data: bytes, path: Path) -> None:

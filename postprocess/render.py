@@ -32,6 +32,7 @@ from postprocess.frame import QUANTIZED_MARK
 from postprocess.reading import PLAIN_RUN_KIND
 from postprocess.sections import GROUPS, HEADLINE, Section
 from postprocess.stats import json_ready
+from vdg_tasks.vocabulary.untrusted import redact_value
 
 #: Version of the report.json layout.
 
@@ -668,7 +669,7 @@ def render_json(
     out: dict[str, Any] = {
         "format": JSON_FORMAT,
         "options": options_dict(options),
-        "inputs": json_value(given) if given is not None else None,
+        "inputs": json_value(redact_value(given)) if given is not None else None,
         "summary": table_records(tables["summary"]) if "summary" in tables else [],
         "skipped": table_records(tables["skipped"]) if "skipped" in tables else [],
         "tables": {},

@@ -38,9 +38,17 @@ class RunDir:
     @classmethod
     def parse(cls, text: str) -> RunDir:
         name, sep, rest = text.partition("=")
-        if sep and name and not Path(text).exists():
+        if sep and name and not _exists(Path(text)):
             return cls(Path(rest), name)
         return cls(Path(text))
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; False for a name the filesystem refuses (too long, say) rather than a traceback."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def parse_model_args(model_args: Any) -> dict[str, str]:
@@ -154,6 +162,9 @@ def _export_label(provenance: Any) -> str:
 
 
 def model_settings(config: dict[str, Any]) -> str:
+    """A run's model_args (placement arguments left out) and gen_kwargs as one text, as read: two runs are compared
+    on what they were run with (a redacted read made ``token_strategy=single`` and ``=multiple`` one setting).
+    Whatever shows it redacts it (``vdg_tasks.vocabulary.untrusted.redact``): ``frame_checks``' refusals."""
     args = {k: v for k, v in parse_model_args(config.get("model_args")).items() if k not in _PLACEMENT_ARGS}
     settings = ",".join(f"{k}={v}" for k, v in sorted(args.items()))
     gen = config.get("gen_kwargs") or ""
@@ -168,7 +179,8 @@ MODEL_SOURCE_FIELDS: tuple[str, ...] = ("model_name", "pretrained", "model_path"
 
 def model_source(results: Mapping[str, Any]) -> str:
     """The model behind an lmms-eval results file: its model class and checkpoint (``qwen2_vl Qwen/Qwen2-VL-2B``),
-    the checkpoint from the file's ``model_name`` else the first of ``CHECKPOINT_ARGS`` in its model_args."""
+    the checkpoint from the file's ``model_name`` else the first of ``CHECKPOINT_ARGS`` in its model_args. As read,
+    for comparing runs (``check_models``); the ``sources`` table and ``check_models``' refusal redact it."""
     config = results.get("config") or {}
     name = str(config.get("model", "") or "")
     args = parse_model_args(config.get("model_args"))
@@ -195,14 +207,3 @@ def results_of(samples_file: Path) -> dict[str, Any]:
         return data
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError) as exc:
         raise LogError(f"{results}: unreadable lmms-eval results file ({exc})") from None
-
-
-def samples_files(run: Path) -> list[Path]:
-    if run.is_file():
-        return [run]
-    if not run.is_dir():
-        raise LogError(f"{run}: no such file or folder")
-    files = sorted(run.rglob("*_samples_*.jsonl"))
-    if not files:
-        raise LogError(f"{run}: holds no lmms-eval samples log (*_samples_<task>.jsonl); was --log_samples set?")
-    return files

@@ -12,6 +12,7 @@ import pandas as pd
 
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.frame import sources
+from vdg_tasks.vocabulary.untrusted import redact
 
 COLUMNS: dict[str, str] = {
     "file": "input file (an lmms-eval samples log or a predictions file)",
@@ -36,7 +37,10 @@ def sources_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     rows = sources(frame)
     if not rows:
         return empty(COLUMNS)
-    return pd.DataFrame(rows).reindex(columns=list(COLUMNS))
+    table = pd.DataFrame(rows).reindex(columns=list(COLUMNS))
+    # The frame keeps the model behind each file as read (runs are compared on it); the report shows it redacted.
+    table["model_source"] = table["model_source"].map(lambda text: redact(text) if isinstance(text, str) else text)
+    return table
 
 
 ANALYSES = (

@@ -49,8 +49,13 @@ def runs(world):
     return {
         "probe": lmms_eval(args[0], out / "probe", args[1], "vdg_probe", "vdgsynth_vdg,vdgsynth_vdg_blind"),
         "blind": lmms_eval(
-            args[0], out / "blind", args[1], "vdg_probe", "vdgsynth_vdg,vdgsynth_vdg_blind",
-            "--model_args", "order_blind=True",
+            args[0],
+            out / "blind",
+            args[1],
+            "vdg_probe",
+            "vdgsynth_vdg,vdgsynth_vdg_blind",
+            "--model_args",
+            "order_blind=True",
         ),  # fmt: skip
         "chance": lmms_eval(
             args[0], out / "chance", args[1], "vdg_chance", "vdgsynth_vdg_ladder", "--model_args", "seed=7"

@@ -146,7 +146,7 @@ def make_hostile_sources(folder: Path) -> dict[str, Path]:
     (that many frames at 10 fps), ``odd_size`` (161x121, 4:4:4 H.264), ``rotated`` (a 90 degree
     display matrix), ``vfr`` (frame durations 50/150/100 ms), ``audio`` (+ AAC), ``bit10``
     (yuv420p10le H.264), ``yuv444`` (4:4:4 H.264), ``vp9`` (webm) and ``hevc`` (only when PyAV has
-    libx265). Everything else is 160x120 H.264 mp4 with B frames.
+    libx265), and :func:`make_valid_oddities`. Everything else is 160x120 H.264 mp4 with B frames.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -172,7 +172,105 @@ def make_hostile_sources(folder: Path) -> dict[str, Path]:
     made["vp9"] = write_indexed_source(folder / "vp9.webm", 40, codec="libvpx-vp9")
     if "libx265" in av.codecs_available:
         made["hevc"] = write_indexed_source(folder / "hevc.mp4", 40, codec="libx265")
+    made.update(make_valid_oddities(folder / "oddities"))
     return made
+
+
+def write_barcoded(
+    path: Path,
+    n_frames: int,
+    *,
+    first: int = 0,
+    pts: list[int] | None = None,
+    time_base: Fraction = Fraction(1, 10),
+    size: tuple[int, int] = (160, 120),
+    sar: Fraction | None = None,
+    colour: dict[str, int] | None = None,
+    format: str | None = None,
+) -> Path:
+    """H.264 (10 fps nominal, a key frame every 12) whose frame ``i`` shows ``first + i``.
+
+    ``pts``: frame ``i``'s timestamp in ``time_base`` (default ``i`` at 1/10 s); ``sar``: a sample aspect ratio;
+    ``colour``: codec colour fields (``color_range``, ``color_primaries``, ``color_trc``, ``colorspace``).
+    """
+    width, height = size
+    with av.open(str(path), "w", format=format) as out:
+        stream = out.add_stream("libx264", rate=10)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"crf": "18", "preset": "veryfast", "x264-params": "keyint=12:min-keyint=12"}
+        stream.codec_context.time_base = time_base
+        if sar is not None:
+            stream.codec_context.sample_aspect_ratio = sar
+        for name, value in (colour or {}).items():
+            setattr(stream.codec_context, name, value)
+        for i in range(n_frames):
+            frame = av.VideoFrame.from_ndarray(barcode_rgb(first + i, width, height), format="rgb24")
+            frame.pts, frame.time_base = (pts[i] if pts is not None else i), time_base
+            if colour and "color_range" in colour:
+                frame.color_range = colour["color_range"]
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    return path
+
+
+def write_picture_track_first(path: Path, n_frames: int = 30) -> Path:
+    """A Matroska file whose stream 0 is a one-frame 320x240 picture (showing 2000) and stream 1 the video
+    (``n_frames`` at 160x120 showing their index). Matroska lists no frame count."""
+    with av.open(str(path), "w") as out:
+        picture = out.add_stream("libx264", rate=10)
+        video = out.add_stream("libx264", rate=10)
+        for stream, (width, height) in ((picture, (320, 240)), (video, (160, 120))):
+            stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+            stream.options = {"crf": "18", "preset": "veryfast", "x264-params": "keyint=12:min-keyint=12"}
+        cover = av.VideoFrame.from_ndarray(barcode_rgb(2000, 320, 240), format="rgb24")
+        cover.pts = 0
+        out.mux(picture.encode(cover))
+        out.mux(picture.encode(None))
+        for i in range(n_frames):
+            frame = av.VideoFrame.from_ndarray(barcode_rgb(i, 160, 120), format="rgb24")
+            frame.pts = i
+            out.mux(video.encode(frame))
+        out.mux(video.encode(None))
+    return path
+
+
+def write_spliced_ts(path: Path, n_each: int = 30) -> Path:
+    """Two MPEG transport streams concatenated byte for byte (``cat a.ts b.ts``): the first starts at 10 s, the
+    second at 0 (the timestamps restart); frame ``i`` shows ``i`` across both (``2 * n_each`` frames)."""
+    parts = [
+        write_barcoded(
+            path.with_suffix(f".part{n}.ts"), n_each, first=n * n_each, pts=[start + i for i in range(n_each)]
+        )
+        for n, start in enumerate((100, 0))
+    ]
+    path.write_bytes(b"".join(part.read_bytes() for part in parts))
+    for part in parts:
+        part.unlink()
+    return path
+
+
+#: Colour tags of the ``bt709_full`` hostile source (AVCOL_*): full range, BT.709 primaries, transfer and matrix.
+BT709_FULL = {"color_range": 2, "color_primaries": 1, "color_trc": 1, "colorspace": 1}
+
+
+def make_valid_oddities(folder: Path) -> dict[str, Path]:
+    """Valid sources that decord and torchcodec read fully, with what naive code gets wrong, by name.
+
+    ``start_10s_mkv`` (timestamps start at 10 s; Matroska's DURATION tag says 12 s), ``picture_track_mkv`` (a
+    one-frame picture track before the video), ``spliced_ts`` (two transport streams concatenated: timestamps
+    restart), ``jump_mkv`` (40 frames at 10 fps with a 5 s timestamp jump after frame 20: 9 s presented),
+    ``anamorphic`` (sample aspect ratio 4:3) and ``bt709_full`` (full-range BT.709 colour tags).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return {
+        "start_10s_mkv": write_barcoded(folder / "start_10s.mkv", 20, pts=[100 + i for i in range(20)]),
+        "picture_track_mkv": write_picture_track_first(folder / "picture_track.mkv"),
+        "spliced_ts": write_spliced_ts(folder / "spliced.ts"),
+        "jump_mkv": write_barcoded(folder / "jump.mkv", 40, pts=[i if i < 20 else i + 50 for i in range(40)]),
+        "anamorphic": write_barcoded(folder / "anamorphic.mp4", 40, sar=Fraction(4, 3)),
+        "bt709_full": write_barcoded(folder / "bt709_full.mp4", 40, colour=BT709_FULL),
+    }
 
 
 def decode_all(path: Path) -> list[np.ndarray]:

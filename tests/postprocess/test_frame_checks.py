@@ -129,6 +129,29 @@ def test_different_models_may_have_different_settings():
     assert check_settings(frame) is None
 
 
+def test_settings_that_only_look_like_secrets_are_compared_whole():
+    frame = tidy_frame(
+        [
+            _row(model_settings="pretrained=x,token_strategy=single", source="a/s.jsonl:1"),
+            _row(condition="black", model_settings="pretrained=x,token_strategy=multiple", source="b/s.jsonl:1"),
+        ]
+    )
+    with pytest.raises(LogError, match="token_strategy=single.* vs 'pretrained=x,token_strategy=multiple'"):
+        check_settings(frame)
+
+
+def test_settings_differing_in_a_secret_are_refused_without_naming_it():
+    frame = tidy_frame(
+        [
+            _row(model_settings="api_key=SECRET1,max_num_frames=8", source="a/s.jsonl:1"),
+            _row(condition="black", model_settings="api_key=SECRET2,max_num_frames=8", source="b/s.jsonl:1"),
+        ]
+    )
+    with pytest.raises(LogError, match=r"differ only in values hidden here \(secret-looking\)") as caught:
+        check_settings(frame)
+    assert "SECRET" not in str(caught.value) and "api_key=<redacted>,max_num_frames=8" in str(caught.value)
+
+
 # ----------------------------------------------------------------------------------- check_fixed_sets
 
 
@@ -271,6 +294,16 @@ def test_one_label_holding_two_models_is_refused_naming_both_and_their_files():
         r"llava_vid /w/Tiny \(/b/p\.csv\); give each model its own label",
     ):
         check_models(runs)
+
+
+def test_the_two_models_refusal_names_no_secret():
+    runs = [
+        {"model": "m", "source": "q https://u:SECRET1@hub/a", "where": "/a/x.jsonl:1"},
+        {"model": "m", "source": "q https://u:SECRET2@hub/b", "where": "/b/y.jsonl:1"},
+    ]
+    with pytest.raises(LogError, match="two different models") as caught:
+        check_models(runs)
+    assert "SECRET" not in str(caught.value) and "@hub/b" in str(caught.value)
 
 
 def test_one_model_per_label_passes():

@@ -14,7 +14,7 @@ import pytest
 
 from postprocess.frame import EXTRA_COLUMNS
 from postprocess.io import load_frame
-from postprocess.reading import LogError
+from postprocess.reading import LogError, samples_logs
 from postprocess.run_labels import (
     RunDir,
     extra_columns,
@@ -27,7 +27,6 @@ from postprocess.run_labels import (
     parse_model_args,
     precision,
     results_of,
-    samples_files,
     text_columns,
 )
 from tests.helpers.fakelogs import two_conditions
@@ -62,6 +61,11 @@ def test_an_existing_folder_whose_name_holds_an_equals_sign_is_not_split(tmp_pat
     folder = tmp_path / "lr=1e-4"
     folder.mkdir()
     assert RunDir.parse(str(folder)) == RunDir(folder, None)
+
+
+def test_a_name_too_long_for_the_filesystem_is_parsed_not_raised():
+    text = "m=" + "a" * 300  # Path.exists raised OSError (File name too long)
+    assert RunDir.parse(text) == RunDir(Path("a" * 300), "m")
 
 
 # ----------------------------------------------------------------------------------- parse_model_args
@@ -145,6 +149,17 @@ def test_settings_leave_out_placement_sort_the_rest_and_append_gen_kwargs():
     assert model_settings({}) == ""
 
 
+def test_settings_are_kept_as_read_so_two_settings_never_read_alike():
+    # token_strategy is llava_onevision's; a redacted read made single and multiple one setting. Secrets are hidden
+    # where the settings are written or printed (postprocess.frame_checks, the report), not here.
+    single = model_settings({"model_args": "pretrained=x,token_strategy=single,api_key=K1"})
+    multiple = model_settings({"model_args": "pretrained=x,token_strategy=multiple,api_key=K1"})
+    assert single == "api_key=K1,pretrained=x,token_strategy=single" and single != multiple
+    assert model_source({"config": {"model": "m", "model_args": "pretrained=https://u:K2@hub/x"}}) == (
+        "m https://u:K2@hub/x"
+    )
+
+
 # ----------------------------------------------------------------------------------- frames_setting
 
 
@@ -225,7 +240,7 @@ def test_text_columns_give_text_blank_for_missing_values_and_absent_fields():
     assert list(out["absent"]) == ["", "", ""]
 
 
-# ----------------------------------------------------------------------------------- results_of / samples_files
+# ------------------------------------------------------------------------------------ results_of / samples_logs
 
 
 def _log(folder: Path, name: str = "20261130_120000_samples_vdgsynth_vdg_orig.jsonl") -> Path:
@@ -279,13 +294,13 @@ def test_samples_files_of_a_file_is_that_file_and_of_a_folder_every_log_under_it
     b = _log(tmp_path / "run" / "b" / "deep", "x_samples_u.jsonl")
     a = _log(tmp_path / "run" / "a", "y_samples_t.jsonl")
     _log(tmp_path / "run", "notes.jsonl")  # not a samples log
-    assert samples_files(tmp_path / "run") == [a, b]  # "a/..." sorts before "b/..."
-    assert samples_files(b) == [b]
+    assert samples_logs(tmp_path / "run") == [a, b]  # "a/..." sorts before "b/..."
+    assert samples_logs(b) == [b]
 
 
 def test_a_missing_path_or_a_folder_without_logs_is_refused(tmp_path):
     with pytest.raises(LogError, match=rf"^{re.escape(str(tmp_path / 'gone'))}: no such file or folder$"):
-        samples_files(tmp_path / "gone")
+        samples_logs(tmp_path / "gone")
     (tmp_path / "empty").mkdir()
     with pytest.raises(LogError, match=r"empty: holds no lmms-eval samples log .*was --log_samples set\?$"):
-        samples_files(tmp_path / "empty")
+        samples_logs(tmp_path / "empty")

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import sys
 
+from vdg_tasks.vocabulary.untrusted import redact
+
 
 def fail(command: str, exc: BaseException) -> int:
-    message = " ".join(str(exc).split()) or type(exc).__name__
-    print(f"vdg {command}: {message}", file=sys.stderr)
+    """Say ``exc`` on stderr as one line naming the command, secret-looking settings redacted; return 2. Never
+    raises: a message that cannot be redacted (or even turned into text) is replaced by a plain one."""
+    try:
+        line = redact(f"vdg {command}: {' '.join(str(exc).split()) or type(exc).__name__}")
+    except Exception:  # the failure being reported must still be reported
+        unchecked = "its message is not shown: it could not be checked for secrets"
+        line = f"vdg {command}: failed ({type(exc).__name__}; {unchecked})"
+    print(line, file=sys.stderr)
     return 2

@@ -13,6 +13,7 @@ from postprocess.options import Options
 from vdg_tasks.cli.common import fail
 from vdg_tasks.data import question_sets
 from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
+from vdg_tasks.vocabulary.untrusted import redact
 
 
 def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
@@ -168,11 +169,12 @@ def _load(args: argparse.Namespace):
     # postprocess.io (pandas, ~0.55 s) only for the commands that read runs, not vdg --help or vdg stats
     from postprocess.frame import with_named_sets, with_text_scores
     from postprocess.io import load_frame
-    from postprocess.run_labels import RunDir, results_of, samples_files
+    from postprocess.reading import samples_logs
+    from postprocess.run_labels import RunDir, results_of
     from vdg_tasks.jobs.base_runs import as_orig, holds_vdg_records
 
     runs = [RunDir.parse(str(text)) for text in args.runs or []]
-    logs = [(run.label, path) for run in runs for path in samples_files(run.path)]
+    logs = [(run.label, path) for run in runs for path in samples_logs(run.path)]
     with tempfile.TemporaryDirectory(prefix="vdg-base-runs-") as work:
         if not all(holds_vdg_records(path) for _, path in logs):  # a plain run of a base task among them
             converted, notes = as_orig(
@@ -184,7 +186,7 @@ def _load(args: argparse.Namespace):
             )
             runs = [RunDir(path, label) for label, path in converted]
             for note in notes:
-                print(f"vdg: {note}", file=sys.stderr)
+                print(redact(f"vdg: {note}"), file=sys.stderr)
         frame = load_frame(
             runs=runs,
             predictions=_predictions(args.predictions),

@@ -14,6 +14,7 @@ from vdg_tasks.cli.common import fail
 from vdg_tasks.data import question_sets
 from vdg_tasks.vocabulary.conditions import SHIPPED_MODULES, registry
 from vdg_tasks.vocabulary.paths import CacheUnwritable
+from vdg_tasks.vocabulary.untrusted import redact
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -80,7 +81,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return fail("sweep", exc)
     for run in runs:
         assignments = [f"{key}={shlex.quote(value)}" for key, value in run.env.items()]
-        print(" ".join([*assignments, shlex.join(run.command)]), flush=True)
+        print(redact(" ".join([*assignments, shlex.join(run.command)])), flush=True)  # the run gets the real key
         if not args.dry_run:
             code = subprocess.call(run.command, env={**os.environ, **run.env})
             if code != 0:
@@ -179,14 +180,17 @@ def cmd_write_yamls(args: argparse.Namespace) -> int:
             return 1
         print("yaml_tasks/ is up to date")
         return 0
-    if args.out is not None:
-        out = args.out.expanduser().resolve()
-        synth, episodes = (str(YAML_ROOT / folder / data) for folder, data in
-                           (("vdgsynth", SYNTH_DATA), ("infinibench_ga", INFINIBENCH_DATA)))  # fmt: skip
-        for path in write_all(out, synth, episodes):
-            print(path)
-        return 0
-    for path in write_all():
+    try:
+        if args.out is not None:
+            out = args.out.expanduser().resolve()
+            synth, episodes = (str(YAML_ROOT / folder / data) for folder, data in
+                               (("vdgsynth", SYNTH_DATA), ("infinibench_ga", INFINIBENCH_DATA)))  # fmt: skip
+            written = write_all(out, synth, episodes)
+        else:
+            written = write_all()
+    except (ValueError, OSError) as exc:  # UntrustedPath is a ValueError: a name that would leave the folder
+        return fail("write-yamls", exc)
+    for path in written:
         print(path)
     return 0
 
@@ -212,7 +216,7 @@ def cmd_materialize(args: argparse.Namespace) -> int:
             jobs, unavailable = shard_jobs(jobs, *shard), shard_outcomes(unavailable, *shard)
         outcomes = run_jobs(jobs, workers=args.workers, progress=not args.quiet)
     except TaskError as exc:  # its own lines: a missing dataset's message ends with the expected layout
-        print(f"vdg materialize: {exc}", file=sys.stderr)
+        print(redact(f"vdg materialize: {exc}"), file=sys.stderr)
         return 2
     except (ValueError, CacheUnwritable) as exc:
         return fail("materialize", exc)

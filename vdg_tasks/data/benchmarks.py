@@ -21,7 +21,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from vdg_tasks.data.local_copies import LocalLayout, VideoUnavailable, local_dir, local_video, require_video_path
+from vdg_tasks.data.local_copies import (
+    LocalLayout,
+    VideoUnavailable,
+    check_id_path,
+    local_dir,
+    local_video,
+    require_video_path,
+)
 from vdg_tasks.vocabulary.catalogue import DOCS, MVBENCH_SUB_TASKS, OPTIONS_ONLY
 from vdg_tasks.vocabulary.conditions import Condition, Requirement, conditions_for
 from vdg_tasks.vocabulary.parse import LETTERS
@@ -288,10 +295,14 @@ class Benchmark:
 
         Raises:
             VideoUnavailable: no such file.
+            UntrustedPath: the doc's ids make a path that leaves the folder of videos (absolute, ``..``, a
+                symbolic link out of a local copy).
         """
         folder = local_dir(self.local)
         if folder is not None and self.local is not None:
             return local_video(folder, self.local, view)
+        if self.local is not None:  # lmms-eval's lookup joins the same ids under its folder: none may lead out
+            check_id_path(self.local.video(view))
         return self.source_video(view)
 
 

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
+
+from vdg_tasks.vocabulary.untrusted import UntrustedPath, confined
 
 #: The environment variable naming the folder of local benchmark copies.
 LOCAL_DATA_ENV = "VDG_LOCAL_DATA"
@@ -120,14 +123,66 @@ def question_files(folder: Path, names: tuple[str, ...]) -> tuple[str, list[Path
 def local_video(folder: Path, layout: LocalLayout, doc: Mapping[str, Any]) -> Path:
     """The video of ``doc`` in a local copy (a file, or a folder of frames where the benchmark ships those).
 
+    The path is built from the doc's ids (``layout.video``), which come from the question file: it must stay
+    inside ``<folder>/videos`` (``vdg_tasks.vocabulary.untrusted.confined``: no absolute id, no ``..``, no
+    symbolic link leading out), and no id may be empty (the folder itself, or a file named ``.mp4``).
+
     Raises:
+        UntrustedPath: the ids make a path that leaves ``<folder>/videos``, or an id is empty (the message
+            names it).
         VideoUnavailable: no such file (the message names the path).
     """
-    path = folder / "videos" / layout.video(doc)
-    for candidate in (path, *(path.with_suffix(s) for s in layout.suffixes)):
-        if os.path.lexists(candidate):
-            return require_video_path(candidate, f" (local copy in {folder})")
+    videos = folder / "videos"
+    relative = str(layout.video(doc))
+    reason = _empty_id(relative)
+    if reason is not None:  # the folder of videos itself, or a file named by a suffix alone
+        raise UntrustedPath(relative, videos, reason, "video path")
+    confined(videos, relative, "video path")  # refused by its spelling even when no such file exists
+    path = videos / relative
+    candidates = [relative, *(str(PurePosixPath(relative).with_suffix(s)) for s in layout.suffixes)]
+    for candidate in candidates:
+        if os.path.lexists(videos / candidate):
+            confined(videos, candidate, "video path")  # a symbolic link out of the copy is refused
+            return require_video_path(videos / candidate, f" (local copy in {folder})")
     raise VideoUnavailable(f"video path:{path} does not exist (local copy in {folder})")
+
+
+def _empty_id(text: str) -> str | None:
+    """Why a path built from a doc's ids names no video when an id is empty (None: it names one): it ends with a
+    separator (``<sub>/``, the folder itself) or its last part is a suffix alone (``.mp4``)."""
+    last = re.split(r"[\\/]", text)[-1]
+    if not last or (last.startswith(".") and "." not in last[1:]):
+        return "an id in it is empty (it names a folder, or a suffix alone)"
+    return None
+
+
+def check_id_path(relative: str, what: str = "video path") -> str:
+    """``relative`` (a path a benchmark builds from a doc's ids, such as ``<videoID>.mp4``) when joining it under
+    a folder keeps it there: not absolute, no ``..``, no NUL, no empty part (``a//b``: an absolute id joined in,
+    which ``os.path.join`` would follow out) and no empty id (``.mp4``). For lookups whose folder vdg does not know
+    (lmms-eval's own). Judged by its spelling alone (pure path logic: no file is looked at, and a leading ``~`` is
+    a character of the name, never expanded).
+
+    Raises:
+        UntrustedPath: naming the path and why.
+    """
+    text = str(relative)
+    parts = re.split(r"[\\/]", text)
+    if not text:
+        reason: str | None = "it is empty"
+    elif "\x00" in text:
+        reason = "it holds a NUL character"
+    elif text.startswith(("/", "\\")) or PureWindowsPath(text).drive or PurePosixPath(text).is_absolute():
+        reason = "it is absolute"
+    elif ".." in parts:
+        reason = "it climbs out with '..'"
+    elif any(not part for part in parts):
+        reason = "a part of it is empty (an absolute id joined into it)"
+    else:
+        reason = _empty_id(text)
+    if reason is not None:
+        raise UntrustedPath(text, None, reason, what)
+    return text
 
 
 class _Named(dict):

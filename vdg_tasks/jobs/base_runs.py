@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,15 @@ from vdg_tasks.data.upstream import Function, lmms_eval_tasks_dir, load_config
 from vdg_tasks.lmms.derive_spec import SPEC_FILE, DeriveSpec, answer_letter, derived_benchmark, native_name
 from vdg_tasks.lmms.hooks import Visual, build_record, metric_value
 from vdg_tasks.vocabulary.conditions import CONDITIONS
-from vdg_tasks.vocabulary.record import BASE_RUN_KEY, METRIC_KEY, RECORD_KEY, SAMPLES_FILE
+from vdg_tasks.vocabulary.record import (
+    BASE_RUN_KEY,
+    METRIC_KEY,
+    RECORD_KEY,
+    SAMPLES_FILE,
+    LogTooLarge,
+    log_bytes,
+    open_log,
+)
 
 #: The functions that make two task configs the same task (a copy of a built-in under another name, a stand-in).
 _IDENTITY = ("doc_to_visual", "doc_to_text", "process_results")
@@ -51,13 +60,16 @@ class BaseTask:
 
 def holds_vdg_records(samples: Path) -> bool:
     """Whether the first sample of ``samples`` carries vdg's record (a vdg task's log, not a base task's)."""
-    with samples.open("rb") as lines:
-        for line in lines:
-            if line.strip():
-                try:
-                    return RECORD_KEY in json.loads(line)
-                except json.JSONDecodeError:
-                    return True  # not for this module to judge: the report's reader names the line
+    try:
+        with open_log(samples) as lines:
+            for line in lines:
+                if line.strip():
+                    try:
+                        return RECORD_KEY in json.loads(line)
+                    except (json.JSONDecodeError, UnicodeDecodeError):
+                        return True  # not for this module to judge: the report's reader names the line
+    except (OSError, EOFError, zlib.error):
+        return True  # not for this module to judge: the report's reader names the file
     return True
 
 
@@ -173,7 +185,10 @@ def orig_lines(samples: Path, base: BaseTask, docs: Sequence[Mapping[str, Any]])
     benchmark, condition = base.benchmark, CONDITIONS["orig"]
     views = [benchmark.view(doc) for doc in docs]
     by_id = {str(view["question_id"]): i for i, view in enumerate(views)}
-    raw = [line for line in samples.read_text(encoding="utf-8").splitlines()]
+    try:
+        raw = log_bytes(samples).decode("utf-8").splitlines()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, LogTooLarge) as exc:
+        raise BaseRunError(f"{samples}: cannot be read as a samples log ({exc})") from None
     numbered = [(n, line) for n, line in enumerate(raw, start=1) if line.strip()]
     if len(numbered) != len(docs):
         raise BaseRunError(

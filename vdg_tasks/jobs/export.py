@@ -4,7 +4,9 @@ An export is a folder::
 
     OUT/
       README.md              dataset card: YAML front matter (one config per task, split "test"), then prose
-      export.json            manifest: name, revision, tasks, conditions, versions, row and error counts
+      export.json            manifest: name, revision, tasks, conditions, versions, row and error counts,
+                             ``files``: the sha256 of every video, and ``rows``: that of each data file's rows
+                             (canonical form, below), which evaluation checks before showing a video
       data/<task>.jsonl      one row per question: the benchmark's doc + ``vdg_export`` (below)
       videos/<ab>/<key>.mp4  every distinct video the rows show (hard links when possible, else copies)
       tasks/<benchmark>/     lmms-eval task YAMLs (``<benchmark>_vdg_<condition>``) reading this folder
@@ -29,7 +31,18 @@ sha256 is that of its bytes. A data file's is that of its rows in canonical form
 ``vdg_export.revision`` set to ``""``, dumped as ``json.dumps(row, sort_keys=True, ensure_ascii=False,
 separators=(",", ":"))``, one per line), so the id can be recomputed from a published export
 (:func:`compute_revision`) although the rows carry it. README.md, export.json and tasks/ are not part
-of it (they hold a timestamp and local paths). The export's name is in every row, hence in the id.
+of it (they hold a timestamp; tasks/ holds local paths). What is published (``--push-to-hub``: the rows,
+README.md, export.json) names files relative to the export, or by name alone for anything outside it (a source
+video's path in a doc, a path in an error message, the questions file), and every secret-looking setting in
+vdg's own fields is redacted (``vdg_tasks.data.export_folder.published``). The export's name is in every row,
+hence in the id.
+
+Trust. Evaluation treats the rows as input from outside: a row is shown its video only when
+``video_file`` resolves inside ``export_root(name)`` (no absolute path, no ``..``, no symlink out; ``name``
+one safe path component), every data file's rows are the ones ``export.json`` lists under ``rows``, and the
+file's sha256 is the one it lists under ``files``; bound to its row (``exported_row_video``), ``video_file``
+must also be the file the export writes for the row's own video (:func:`video_file` of ``row_video_key``);
+otherwise the question is an error row naming why (``vdg_tasks.data.export_folder``, ``vdg_tasks.lmms.hooks``).
 
 Evaluation. The hooks find a row's video under ``export_root(name)``: ``$VDG_EXPORTS/<name>``, else
 ``$HF_HOME/vdg_exports/<name>``. :func:`export` links that path to the export folder (a symbolic
@@ -38,7 +51,7 @@ export evaluates from the hub with tasks written by :func:`write_export_tasks` f
 lmms-eval snapshot-downloads the repo and links the same path to the snapshot.
 
 This module is the export run, its rows and revision, and the task YAMLs; the dataset card is
-:mod:`vdg_tasks.jobs.export_card`, the folder's fixed names, manifest and link :mod:`vdg_tasks.jobs.export_folder`.
+:mod:`vdg_tasks.jobs.export_card`, the folder's fixed names, manifest and link :mod:`vdg_tasks.data.export_folder`.
 """
 
 from __future__ import annotations
@@ -58,26 +71,34 @@ from typing import Any
 from tqdm import tqdm
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, VIDEOMME_DOC_TO_TEXT, parse_task_name
-from vdg_tasks.data.question_sets import active
-from vdg_tasks.jobs.export_card import card, source_dataset
-from vdg_tasks.jobs.export_folder import (
+from vdg_tasks.data.export_folder import (
     EXPORTS_ENV,
+    FILES,
     MANIFEST,
     REVISION_HEX,
+    ROW_KEY,
+    ROWS,
     SPLIT,
     ExportError,
     check_link,
     describe,
+    export_root,
     link,
+    published,
     read_manifest,
+    row_video_key,
+    rows_sha256,
+    video_file,
 )
+from vdg_tasks.data.question_sets import active
+from vdg_tasks.jobs.export_card import card, source_dataset
 from vdg_tasks.jobs.materialize import TaskError, benchmark_docs, expand_tasks, plan, run_jobs
-from vdg_tasks.lmms.hooks import export_root
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, dump_yaml, leaf, template
 from vdg_tasks.perturb.cache import built_by, pid_alive, source_identity
 from vdg_tasks.perturb.provenance import builder_versions, provenance
 from vdg_tasks.perturb.shown import RequestError, VideoRequest, bound_params, shown_from, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
+from vdg_tasks.vocabulary.untrusted import UntrustedPath, path_component
 
 __all__ = [
     "EXPORTS_ENV",
@@ -87,12 +108,11 @@ __all__ = [
     "export",
     "export_root",
     "push_to_hub",
+    "rows_sha256",
     "sanitize_name",
     "write_export_tasks",
 ]
 
-#: The row field vdg adds to each benchmark doc.
-ROW_KEY = "vdg_export"
 #: doc_to_text builders that check vdg's default local data on import -> the plain builder they wrap.
 _PLAIN_PROMPTS: Mapping[str, str] = {
     "vdg_tasks.synth_tasks.doc_to_text": VIDEOMME_DOC_TO_TEXT,
@@ -133,6 +153,14 @@ def sanitize_name(text: str) -> str:
     return name or "vdg-export"
 
 
+def _component(text: str, what: str) -> str:
+    """``text`` when it is safe as one file or folder name (``path_component``), else ExportError naming it."""
+    try:
+        return path_component(text, what)
+    except UntrustedPath as exc:
+        raise ExportError(str(exc)) from None
+
+
 # -- rows -----------------------------------------------------------------------------------------
 
 
@@ -154,12 +182,6 @@ def _jsonable(value: Any, where: str) -> Any:
     raise ExportError(f"field {where}: a {type(value).__name__} cannot be written as JSON")
 
 
-def _canonical(row: Mapping[str, Any]) -> str:
-    """A row in the form the revision hashes: ``vdg_export.revision`` blanked, keys sorted, compact."""
-    blank = {**row, ROW_KEY: {**row[ROW_KEY], "revision": ""}} if isinstance(row.get(ROW_KEY), Mapping) else row
-    return json.dumps(blank, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
 def _file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -173,13 +195,6 @@ def _revision(entries: Iterable[tuple[str, str]]) -> str:
     for rel, digest in sorted(entries):
         h.update(f"{rel}\t{digest}\n".encode())
     return h.hexdigest()[:REVISION_HEX]
-
-
-def _rows_sha256(rows: Iterable[Mapping[str, Any]]) -> str:
-    h = hashlib.sha256()
-    for row in rows:
-        h.update((_canonical(row) + "\n").encode())
-    return h.hexdigest()
 
 
 def _video_entries(root: Path) -> list[tuple[str, str]]:
@@ -196,7 +211,7 @@ def compute_revision(out: Path) -> str:
     for path in sorted((out / "data").glob("*.jsonl")):
         with open(path, encoding="utf-8") as f:
             rows = (json.loads(line) for line in f if line.strip())
-            entries.append((path.relative_to(out).as_posix(), _rows_sha256(rows)))
+            entries.append((path.relative_to(out).as_posix(), rows_sha256(rows)))
     return _revision(entries)
 
 
@@ -269,7 +284,7 @@ def _question_sets(benchmarks: Iterable[str]) -> dict[str, dict[str, Any]]:
         chosen = active(BENCHMARKS[bench].report_name)
         if chosen is not None:
             out[bench] = {
-                "file": chosen.source,
+                "file": Path(str(chosen.source)).name,  # published: the file's name, never where it lay
                 "digest": chosen.digest,
                 "n_questions": len(chosen),
                 "description": chosen.description,
@@ -277,22 +292,27 @@ def _question_sets(benchmarks: Iterable[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _video_file(key: str) -> str:
-    return f"videos/{key[:2]}/{key}.mp4" if key else ""
-
-
 def _row(
-    doc: Mapping[str, Any], name: str, task: str, condition: Condition, shown: _Shown, bound: Mapping[str, Any]
+    doc: Mapping[str, Any],
+    name: str,
+    task: str,
+    condition: Condition,
+    shown: _Shown,
+    bound: Mapping[str, Any],
+    roots: Sequence[Path] = (),
 ) -> dict[str, Any]:
+    """One published row: the benchmark's doc (a field that is an absolute path, such as a source video's, by its
+    file name) and ``vdg_export``, every string of which names files relative to the export (``roots``: the export,
+    its staging folder, its link) or by name, with secret-looking settings redacted (``published``)."""
     declared = condition.params_dict()
     applied = {**declared, **bound}  # as the hooks' provenance: the condition's parameters with the question's own
-    row = _jsonable(dict(doc), "doc")
-    row[ROW_KEY] = {
+    row: dict[str, Any] = published(_jsonable(dict(doc), "doc"), roots, whole=True)
+    info = {
         "name": name,
         "revision": "",
         "task": task,
         "condition": condition.name,
-        "video_file": _video_file(shown.file_key) if shown.error is None else "",
+        "video_file": video_file(shown.file_key) if shown.error is None else "",
         "error": shown.error,
         "visual_key": shown.visual_key,
         "condition_params": _jsonable(declared, "condition_params"),
@@ -310,6 +330,13 @@ def _row(
             "provenance",
         ),
     }
+    info = published(info, roots)
+    if info["video_file"] and info["video_file"] != video_file(row_video_key(info)):  # what evaluation will check
+        raise ExportError(
+            f"internal: row of {task} names {info['video_file']}, not the file of its video "
+            f"({video_file(row_video_key(info))}); please report this"
+        )
+    row[ROW_KEY] = info
     return row
 
 
@@ -392,6 +419,8 @@ def _render_tasks(
         bench, cond = parse_task_name(task)
         by_bench.setdefault(bench, []).append(cond)
     files: dict[Path, str] = {}
+    for task in tasks:  # each becomes a file name: one safe component (a manifest from elsewhere names them)
+        _component(task, "task name")
     for bench, conds in by_bench.items():
         base = {k: v for k, v in template(bench).items() if k not in _DATASET_KEYS}
         prompt = str(base.get("doc_to_text", ""))
@@ -454,7 +483,7 @@ def write_export_tasks(
         manifest = read_manifest(folder)
         if manifest is None:
             raise ExportError(f"{folder} is not a vdg export (no readable {MANIFEST})")
-        name = name or str(manifest["name"])
+        name = _component(name or str(manifest["name"]), "export name")
         if name != manifest["name"]:
             raise ExportError(f"{folder} is the export {manifest['name']!r}: its rows name that, not {name!r}")
         unknown = sorted(set(tasks or ()) - set(manifest["tasks"]))
@@ -481,14 +510,15 @@ def _hub_manifest(repo_id: str, revision: str | None) -> dict[str, Any]:
     from huggingface_hub import hf_hub_download
 
     path = hf_hub_download(repo_id, MANIFEST, repo_type="dataset", revision=revision)
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    manifest: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return manifest
 
 
 def _write_hub_tasks(
     repo_id: str, out_tasks: Path, name: str | None, revision: str | None, tasks: Sequence[str] | None
 ) -> list[Path]:
     manifest = _hub_manifest(repo_id, revision) if tasks is None or name is None else {}
-    name = name or str(manifest["name"])
+    name = _component(name or str(manifest["name"]), "export name")
     kwargs: dict[str, Any] = {
         "cache_dir": str(export_root(name)) if os.environ.get(EXPORTS_ENV) else f"vdg_exports/{name}",
         "video": True,
@@ -565,6 +595,7 @@ def export(
     staging = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
+    roots = (out, staging, export_root(name))  # a path under one is published relative to the export
     try:
         rows: dict[str, list[dict[str, Any]]] = {}
         videos: dict[str, Path] = {}
@@ -582,15 +613,17 @@ def export(
                     shown = resolver.shown(bench, condition, doc)
                     if shown.error is None and shown.source_file is not None:
                         videos.setdefault(shown.file_key, shown.source_file)
-                    rows[task].append(_row(doc, name, task, condition, shown, _doc_bound(condition, doc)))
+                    bound = _doc_bound(condition, doc)
+                    rows[task].append(_row(doc, name, task, condition, shown, bound, roots))
 
         entries = []
         for key, src in tqdm(sorted(videos.items()), desc="export videos", unit="video", disable=not progress):
-            dst = staging / _video_file(key)
+            dst = staging / video_file(key)
             _place(src, dst)
-            entries.append((_video_file(key), _file_sha256(dst)))
-        entries += [(f"data/{task}.jsonl", _rows_sha256(task_rows)) for task, task_rows in rows.items()]
-        revision = _revision(entries)
+            entries.append((video_file(key), _file_sha256(dst)))
+        video_digests = dict(sorted(entries))
+        row_digests = {f"data/{task}.jsonl": rows_sha256(task_rows) for task, task_rows in rows.items()}
+        revision = _revision([*entries, *row_digests.items()])
         for task, task_rows in rows.items():
             for row in task_rows:
                 row[ROW_KEY]["revision"] = revision
@@ -625,10 +658,13 @@ def export(
             "split": SPLIT,
             "revision_definition": f"sha256[:{REVISION_HEX}] over sorted '<path>\\t<sha256>' lines of data/*.jsonl "
             "(canonical rows, vdg_export.revision blank) and videos/** (bytes)",
-            "command": " ".join(["vdg", "export", "--tasks", ",".join(names), "--out", str(out), "--name", name]),
+            "command": " ".join(["vdg", "export", "--tasks", ",".join(names), "--out", out.name, "--name", name]),
         }
-        (staging / MANIFEST).write_text(json.dumps(_jsonable(manifest, "manifest"), indent=1) + "\n", encoding="utf-8")
-        (staging / "README.md").write_text(card(manifest, out), encoding="utf-8")
+        # Published (--push-to-hub): paths relative to the export or bare file names, and no secret-looking setting;
+        # the sha256 of each video and data file (evaluation checks them) are hex, kept as they are.
+        manifest = {**published(_jsonable(manifest, "manifest"), roots), FILES: video_digests, ROWS: row_digests}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        (staging / "README.md").write_text(card(manifest, out, roots), encoding="utf-8")
         files = _render_tasks(names, str(out), _local_kwargs(name), {"name": name, "revision": revision})
         _write_tasks(files, staging / "tasks")
         _check_out(out, name)  # nothing else appeared there meanwhile

@@ -5,16 +5,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, Upstream, parse_task_name
+from vdg_tasks.data.export_folder import REVISION_HEX, SPLIT, published
 from vdg_tasks.data.local_copies import LOCAL_DATA_ENV, LocalLayout, dataset_fields
 from vdg_tasks.data.upstream import task_config
-from vdg_tasks.jobs.export_folder import REVISION_HEX, SPLIT, describe
 from vdg_tasks.jobs.materialize import local_data_files, vdg_task_config
 from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
@@ -48,20 +48,21 @@ def _declared_source(upstream: Upstream, local: LocalLayout | None) -> str:
     if fields["dataset_path"] == config["dataset_path"]:
         return hub
     files = fields["dataset_kwargs"].get("data_files") or {}
-    paths = ", ".join(str(Path(p).resolve()) for ps in files.values() for p in ps)
+    paths = ", ".join(Path(p).name for ps in files.values() for p in ps)  # published: names, not where they lay
     return f"{hub}; read from its local copy (${LOCAL_DATA_ENV}, {fields['dataset_path']} files): {paths}"
 
 
 def source_dataset(benchmark: str, task: str, yaml_root: Path | None) -> str:
     """Where the benchmark's questions were read, as a person would load them: the hub dataset id and
-    config (``datasets.load_dataset(...)``), or local data files."""
+    config (``datasets.load_dataset(...)``), or local data files by name (never the folder they lay in: the
+    text is published with the export)."""
     try:
         config, folder = vdg_task_config(Path(yaml_root) if yaml_root is not None else YAML_ROOT, benchmark, task)
     except Exception:
         return "unknown"
     files = local_data_files(config, folder)
     if files is not None:
-        paths = ", ".join(str(p.resolve()) for ps in files.values() for p in ps)
+        paths = ", ".join(Path(p).name for ps in files.values() for p in ps)  # published: names, not where they lay
         return f"local files ({config.get('dataset_path')}): {paths}"
     functions = [f for f in (_function_name(config.get(k)) for k in ("dataset_path", "dataset_name")) if f]
     spec = BENCHMARKS.get(benchmark)
@@ -71,7 +72,8 @@ def source_dataset(benchmark: str, task: str, yaml_root: Path | None) -> str:
         try:
             return _declared_source(spec.upstream, spec.local)
         except Exception as exc:
-            return f"unknown ({benchmark}'s declared source cannot be read: {describe(exc)})"
+            # the exception's name alone: its message names local folders, and this text is published
+            return f"unknown ({benchmark}'s declared source cannot be read: {type(exc).__name__})"
     if functions:
         return f"unknown (computed when lmms-eval loads the task, by {' and '.join(functions)})"
     if not isinstance(config.get("dataset_path"), str):
@@ -83,7 +85,10 @@ def _params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"`{k}={json.dumps(v)}`" for k, v in params.items()) or "none"
 
 
-def card(manifest: Mapping[str, Any], out: Path) -> str:
+def card(manifest: Mapping[str, Any], out: Path, roots: Iterable[Path] = ()) -> str:
+    """The dataset card of the export ``manifest`` describes, written at ``out``: published with it, so it names
+    files relative to the export (``out`` and ``roots``, its staging folder and link, by its name only), any other
+    absolute path by its file name, and every secret-looking setting is redacted (``published``)."""
     tasks: list[str] = list(manifest["tasks"])
     benchmarks: list[str] = list(manifest["benchmarks"])
     licenses = {LICENSES.get(b, "other") for b in benchmarks}
@@ -189,4 +194,4 @@ def card(manifest: Mapping[str, Any], out: Path) -> str:
         f'The rows load with `datasets`: `load_dataset(FOLDER_OR_REPO_ID, name="{tasks[0]}", split="{SPLIT}")`.',
         "",
     ]
-    return "\n".join(lines)
+    return str(published("\n".join(lines), [out, *roots]))

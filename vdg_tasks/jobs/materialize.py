@@ -55,6 +55,7 @@ from vdg_tasks.perturb.shown import RequestError, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, families
 from vdg_tasks.vocabulary.paths import cache_dir, ensure_writable
 from vdg_tasks.vocabulary.seeding import stable_seed
+from vdg_tasks.vocabulary.untrusted import redact_value
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
 _TERMINATE_GRACE_S = 3.0
@@ -683,7 +684,7 @@ def write_manifest(
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text(json.dumps(document, indent=1, default=str) + "\n")
+        tmp.write_text(json.dumps(redact_value(document), indent=1, default=str) + "\n")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

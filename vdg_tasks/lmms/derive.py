@@ -78,6 +78,7 @@ from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, condition_metadata, d
 from vdg_tasks.perturb.frames import FRAME_TRANSFORMS
 from vdg_tasks.vocabulary.conditions import CONDITIONS, conditions_for, families, get_condition
 from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, MEAN_PREFIX, METRIC_PREFIX, PERCENT_SUFFIX, scoring
+from vdg_tasks.vocabulary.untrusted import UntrustedPath, path_component
 
 __all__ = [
     "DeriveError",
@@ -735,11 +736,39 @@ def render(spec: DeriveSpec) -> dict[str, str]:
     return files
 
 
+def check_names(spec: DeriveSpec) -> None:
+    """Refuse a spec whose task name (from the base task's YAML) cannot be one folder name under ``--out``: a name
+    like ``../../x`` or ``/abs/x`` would write outside it.
+
+    Raises:
+        DeriveError: naming the task, its YAML and the reason.
+    """
+    try:
+        path_component(spec.task, "task name")
+    except UntrustedPath as exc:
+        raise _refuse(
+            repr(spec.task),
+            f"its name (task: in {spec.yaml_path}) cannot be a folder name under --out: {exc.reason}",
+            f"task name {exc.reason}",
+        ) from None
+
+
 def write(spec: DeriveSpec, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write ``out_dir/<task>/``, removing leaves of conditions no longer derived; return the files written."""
-    folder = Path(out_dir) / spec.task
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write ``out_dir/<task>/``, removing leaves of conditions no longer derived; return the files written.
+
+    Raises:
+        DeriveError: the task's name cannot be a folder name (:func:`check_names`), or a file name it makes
+            would leave the folder; nothing is written then.
+    """
+    check_names(spec)
     files = render(spec)
+    folder = Path(out_dir) / spec.task
+    for name in files:
+        try:
+            path_component(name, "derived file name")
+        except UntrustedPath as exc:
+            raise _refuse(repr(spec.task), f"the file name {name!r} it makes is refused: {exc.reason}") from None
+    folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob(f"{spec.task}_vdg_*.yaml"):
         if stale.name not in files:
             stale.unlink()
@@ -774,4 +803,6 @@ def derive(
         frame_folder_fps=frame_folder_fps,
         **fields,
     )
+    for spec in specs:  # every name checked before anything is written
+        check_names(spec)
     return [path for spec in specs for path in write(spec, out_dir)]

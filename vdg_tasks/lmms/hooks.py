@@ -28,7 +28,6 @@ import dataclasses
 import functools
 import importlib
 import inspect
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from loguru import logger
 from msgspec.structs import replace
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, open_prompt
+from vdg_tasks.data.export_folder import exported_row_video
 from vdg_tasks.data.question_sets import active, active_digest, restrict_ids
 from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal, use_cache_run
 from vdg_tasks.lmms.register import stale_registration_warning
@@ -57,6 +57,7 @@ from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition, regist
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer, parse_number
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
 from vdg_tasks.vocabulary.scoring import JUDGE, counts_as_correct, metric_score, scoring, unit_score
+from vdg_tasks.vocabulary.untrusted import redact
 
 #: Longest open-ended reply kept in the record (characters).
 MAX_RESPONSE_CHARS = 8000
@@ -90,7 +91,13 @@ NO_VIDEO = Visual(None, "", None)
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    """An exception as a question's error and a warning say it, secret-looking settings redacted."""
+    return redact(f"{type(exc).__name__}: {exc}")
+
+
+def _warn(message: str) -> None:
+    """Log a warning, secret-looking settings redacted (a failure may quote a URL, a header or model args)."""
+    logger.warning(redact(message))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -104,7 +111,7 @@ def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
         effective, stream = shown_from(condition, request.source)
         built = built_by(result.path) if result.key else None
     except Exception as exc:  # any failure is this question's error row, never a dead lmms-eval run
-        logger.warning(f"vdg: {benchmark_name}/{request.condition.name} video {request.video_id}: {exc}")
+        _warn(f"vdg: {benchmark_name}/{request.condition.name} video {request.video_id}: {exc}")
         return Visual(None, "", _describe(exc))
     origin = provenance(
         result.source_digest,
@@ -118,31 +125,32 @@ def _resolve(benchmark_name: str, request: VideoRequest) -> Visual:
     return Visual(result.path, result.key, None, effective, origin)
 
 
-def export_root(name: str) -> Path:
-    """Where an export named ``name`` lives for evaluation: ``$VDG_EXPORTS/<name>``, else
-    ``$HF_HOME/vdg_exports/<name>`` (where lmms-eval links a downloaded hub export, and ``vdg export``
-    links a local one)."""
-    base = os.environ.get("VDG_EXPORTS")
-    if base:
-        return Path(base).expanduser() / name
-    return Path(os.environ.get("HF_HOME", "~/.cache/huggingface")).expanduser() / "vdg_exports" / name
-
-
 def _exported_visual(info: Mapping[str, Any]) -> Visual:
-    """The video of a question evaluated from an export (``doc["vdg_export"]``): no materialization."""
+    """The video of a question evaluated from an export (``doc["vdg_export"]``): no materialization.
+
+    The row is shown its video only when ``video_file`` resolves inside the export (``confined``) and the file's
+    sha256 is the one the export's manifest lists; otherwise the question is an error row naming why.
+    """
     name, revision = str(info.get("name", "")), str(info.get("revision", ""))
     origin = dict(info.get("provenance") or {})
     origin["export"] = {"name": name, "revision": revision}
     if info.get("error"):
-        return Visual(None, str(info.get("visual_key") or ""), f"in export {name}: {info['error']}", None, origin)
-    path = export_root(name) / str(info.get("video_file") or "")
-    if not info.get("video_file") or not path.is_file():
-        return Visual(
-            None, "", f"VideoUnavailable: {path} (export {name}, revision {revision}) does not exist", None, origin
-        )
+        error = redact(f"in export {name}: {info['error']}")
+        return Visual(None, str(info.get("visual_key") or ""), error, None, origin)
+    if not info.get("video_file"):
+        return Visual(None, "", f"VideoUnavailable: export {name} row names no video_file", None, origin)
+    try:
+        path = exported_row_video(info)
+    except Exception as exc:  # a refused, missing or altered file: this question's error row
+        _warn(f"vdg: export {name!r} (revision {revision}): {_describe(exc)}")
+        return Visual(None, "", redact(f"{_describe(exc)} (export {name}, revision {revision})"), None, origin)
     effective = info.get("effective_params")
     return Visual(
-        path, str(info.get("visual_key") or ""), None, dict(effective) if effective is not None else None, origin
+        path,
+        str(info.get("visual_key") or ""),
+        None,
+        dict(effective) if isinstance(effective, Mapping) else None,
+        origin,
     )
 
 
@@ -208,6 +216,8 @@ def shown_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, A
     (``doc_to_visual`` handed it the placeholder) is an error with the reason."""
     shown = _FRAMES_SHOWN.pop(_question_key(benchmark, condition, doc), None) if benchmark.frames else None
     visual = shown if shown is not None else resolve_visual(benchmark, condition, doc)
+    if condition.shows_video and shown is None and visual.error is None and visual.path is None and not visual.frames:
+        return dataclasses.replace(visual, error=no_video_shown(benchmark, condition))
     if not visual.none_shown:
         return visual
     key = _question_key(benchmark, condition, doc)
@@ -224,6 +234,14 @@ def shown_visual(benchmark: Benchmark, condition: Condition, doc: Mapping[str, A
     return visual
 
 
+def no_video_shown(benchmark: Benchmark, condition: Condition) -> str:
+    """The error of a question shown no video (no file, no frames) under a condition that shows one."""
+    return (
+        f"NoVideoShown: {benchmark.name}/{condition.name} shows a video, but this question resolved to no file and "
+        "no frames; its answer is not that condition's answer"
+    )
+
+
 def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[dict], list[str]]:
     def doc_to_visual(doc: dict) -> list[str]:
         # Never raises: an exception here would end the user's whole lmms-eval run.
@@ -237,11 +255,14 @@ def make_doc_to_visual(benchmark: Benchmark, condition: Condition) -> Callable[[
                 _SHOWN_FOR_NONE[_question_key(benchmark, condition, doc)] = refused
                 if refused is None:
                     return []
-                logger.warning(f"vdg: {benchmark.name}/{condition.name}: {refused}; the question is an error row")
+                _warn(f"vdg: {benchmark.name}/{condition.name}: {refused}; the question is an error row")
                 visual = Visual(None, "", refused)
         except Exception as exc:
-            logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
+            _warn(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             visual = Visual(None, "", _describe(exc))
+        if visual.frames is not None and condition.shows_video and not visual.frames:
+            # no frame at all is no video: the placeholder, and process_results logs the question as an error
+            visual = Visual(None, "", no_video_shown(benchmark, condition))
         if visual.frames is not None:
             _FRAMES_SHOWN[_question_key(benchmark, condition, doc)] = dataclasses.replace(visual, frames=())
             return list(visual.frames)
@@ -285,7 +306,7 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
             view = benchmark.view(doc)
             change = text_change(condition, view)
             if isinstance(change, str):
-                logger.warning(f"vdg: {benchmark.name}/{condition.name}: {change}")
+                _warn(f"vdg: {benchmark.name}/{condition.name}: {change}")
                 return benchmark.prompt(view, lmms_eval_specific_kwargs)
             if condition.answer_format == "open":
                 return open_prompt(benchmark, change.doc, lmms_eval_specific_kwargs)
@@ -293,11 +314,11 @@ def make_doc_to_text(benchmark: Benchmark, condition: Condition) -> Callable[...
                 try:
                     return numbered_question(benchmark, change.doc, lmms_eval_specific_kwargs)
                 except TextUnavailable as exc:
-                    logger.warning(f"vdg: {benchmark.name}/{condition.name}: {exc}")
+                    _warn(f"vdg: {benchmark.name}/{condition.name}: {exc}")
                     return benchmark.prompt(view, lmms_eval_specific_kwargs)
             return benchmark.prompt(change.doc, lmms_eval_specific_kwargs)
         except Exception as exc:
-            logger.warning(f"vdg: {benchmark.name}/{condition.name}: building the prompt failed: {_describe(exc)}")
+            _warn(f"vdg: {benchmark.name}/{condition.name}: building the prompt failed: {_describe(exc)}")
             return str(doc.get("question", "")) if isinstance(doc, Mapping) else ""
 
     doc_to_text.__name__ = f"{benchmark.name}__{condition.name}__doc_to_text"
@@ -497,13 +518,13 @@ def make_process_results(benchmark: Benchmark, condition: Condition) -> Callable
                 native = dict(benchmark.native_results(doc, results))
             except Exception as exc:  # the benchmark's own scorer: its failure costs only its own metric
                 native = _describe(exc)
-                logger.warning(f"vdg: {benchmark.name} native process_results failed: {native}")
+                _warn(f"vdg: {benchmark.name} native process_results failed: {native}")
         try:
             visual = shown_visual(benchmark, condition, doc)
             response = results[0] if results else None
             record = build_record(benchmark, condition, doc, response, visual, native)
         except Exception as exc:
-            logger.warning(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
+            _warn(f"vdg: {benchmark.name}/{condition.name}: {_describe(exc)}")
             record = _failed_record(benchmark, condition, doc, exc)
         out: dict[str, Any] = {RECORD_KEY: record, METRIC_KEY: metric_value(record)}
         if isinstance(native, dict) and record["status"] != "error":
@@ -548,7 +569,7 @@ def make_aggregation(benchmark: Benchmark, metric: str, function: str) -> Callab
             module, _, name = function.rpartition(".")
             return call_aggregation(getattr(importlib.import_module(module), name), results, args)
         except Exception as exc:
-            logger.warning(f"vdg: {benchmark.name} native aggregation {metric} failed, NaN: {_describe(exc)}")
+            _warn(f"vdg: {benchmark.name} native aggregation {metric} failed, NaN: {_describe(exc)}")
             return float("nan")
 
     aggregate.__name__ = aggregation_name(benchmark.name, metric)

@@ -20,6 +20,7 @@ from vdg_tasks.data.upstream import Function, task_config
 from vdg_tasks.lmms.hooks import aggregation_name, hook_name
 from vdg_tasks.vocabulary.conditions import CONDITIONS, TRANSFORM_VERSION, Condition, protocol_conditions
 from vdg_tasks.vocabulary.record import METRIC_KEY
+from vdg_tasks.vocabulary.untrusted import confined, path_component
 
 TEMPLATE = "_default_template_yaml"
 TASK_VERSION = 3
@@ -245,8 +246,19 @@ def render_all(synth_data: str = SYNTH_DATA, infinibench_data: str = INFINIBENCH
 def write_all(
     root: Path = YAML_ROOT, synth_data: str = SYNTH_DATA, infinibench_data: str = INFINIBENCH_DATA
 ) -> list[Path]:
+    """Write every generated file under ``root``; return the files written.
+
+    Raises:
+        UntrustedPath: (a ValueError) a benchmark, condition or task name makes a path that is not a plain file name
+            inside ``root`` (``..``, absolute, a separator): checked for every file before any is written.
+    """
+    files = render_all(synth_data, infinibench_data)
+    for rel in files:
+        for part in Path(rel).parts:
+            path_component(part, f"generated file {str(rel)!r}: the name")
+        confined(root, str(rel), "generated file")
     written = []
-    for rel, text in render_all(synth_data, infinibench_data).items():
+    for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

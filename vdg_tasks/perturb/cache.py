@@ -52,6 +52,7 @@ from vdg_tasks.perturb.provenance import builder_versions, declared_origin
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition
 from vdg_tasks.vocabulary.paths import NO_ROOM, CacheUnwritable, cache_dir
 from vdg_tasks.vocabulary.seeding import stable_seed
+from vdg_tasks.vocabulary.untrusted import redact, redact_value
 
 _SAMPLE_BYTES = 256 << 10
 _CHUNK_BYTES = 4 << 20
@@ -132,24 +133,26 @@ def _remember(memo: Path, digest: str) -> None:
 
 
 @functools.lru_cache(maxsize=65536)
-def _source_problem(path: str, size: int, mtime_ns: int, inode: int) -> str | None:
+def _source_problem(path: str, size: int, mtime_ns: int, inode: int, decoded: bool) -> str | None:
     # Memoized per source identity, failures included: every condition of a question gets one status.
     # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to check or build a video, not on import of this module
     from vdg_tasks.perturb.video import VideoDecodeError, validate
 
     try:
-        validate(path)
+        validate(path, decoded=decoded)
     except VideoDecodeError as exc:
         return str(exc)
     return None
 
 
-def check_source(path: str | os.PathLike[str]) -> None:
-    """Run ``vdg_tasks.perturb.video.validate`` on a source once per process and file version.
+def check_source(path: str | os.PathLike[str], decoded: bool = True) -> None:
+    """Run ``vdg_tasks.perturb.video.validate`` on a source once per process, file version and ``decoded``: whether
+    the condition asking is built from the source's decoded pictures (``Condition.decodes_source``), which decord
+    must then present as PyAV decodes them.
 
     Raises:
         VideoDecodeError: naming the file, when it is missing or fails validation (the same
-            message for every condition that asks).
+            message for every condition that asks alike).
     """
     # vdg_tasks.perturb.video (PyAV, ~0.4 s) only to check or build a video, not on import of this module
     from vdg_tasks.perturb.video import VideoDecodeError
@@ -163,7 +166,7 @@ def check_source(path: str | os.PathLike[str]) -> None:
         raise VideoDecodeError(f"{p}: cannot be read: {exc.strerror or exc}") from exc
     if not stat.S_ISREG(st.st_mode):
         raise VideoDecodeError(f"{p}: not a regular file")
-    problem = _source_problem(str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+    problem = _source_problem(str(p), st.st_size, st.st_mtime_ns, st.st_ino, bool(decoded))
     if problem is not None:
         raise VideoDecodeError(problem)
 
@@ -284,7 +287,7 @@ def materialize(source: str | os.PathLike[str], condition: Condition, video_id: 
             (nothing partial is left and nothing is published).
     """
     src = Path(source)
-    check_source(src)
+    check_source(src, decoded=condition.decodes_source)
     identity = source_identity(src)
     if condition.transform == "identity":
         return Materialized(src, "", True, identity)
@@ -356,15 +359,17 @@ def _build(src: Path, condition: Condition, seed: int, video_id: str, key: str, 
                 raise CacheUnwritable(folder, tmp, cause) from exc
             raise
         size = tmp.stat().st_size
+        # What came from outside (the source's path, the video id, a declared condition's params) is redacted: the
+        # key, digests and integrity record are vdg's own and must stay as they are.
         meta = {
             "key": key,
-            "source": str(src),
-            "video_id": video_id,
-            "condition": condition.name,
-            "params": condition.params_dict(),
+            "source": redact(str(src)),
+            "video_id": redact(str(video_id)),
+            "condition": redact(condition.name),
+            "params": redact_value(condition.params_dict()),
             "seed": seed,
             "transform_version": TRANSFORM_VERSION,
-            **({"declared": declared} if (declared := declared_origin(condition)) is not None else {}),
+            **({"declared": redact_value(declared)} if (declared := declared_origin(condition)) is not None else {}),
             "source_digest": source_identity(src),
             "built_by": builder_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from vdg_tasks.vocabulary.conditions import Condition
+from vdg_tasks.vocabulary.untrusted import redact, redact_value
 
 __all__ = ["builder_versions", "declared_origin", "provenance", "x264_version"]
 
@@ -80,17 +81,18 @@ def provenance(
     source_stream: int | None = None,
     declared: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One sample's provenance record (the module docstring); JSON-serialisable."""
+    """One sample's provenance record (the module docstring); JSON-serialisable. What came from outside (the
+    condition's params, a declared module, an export's card) is redacted (``vdg_tasks.vocabulary.untrusted``)."""
     record: dict[str, Any] = {
         "source_digest": source_digest,
         "source_stream": source_stream,
-        "condition": condition,
-        "params": dict(params),
+        "condition": redact(condition),
+        "params": redact_value(dict(params)),
         "transform_version": transform_version,
         "built_by": dict(built_by) if built_by is not None else None,
     }
     if declared is not None:
-        record["declared"] = dict(declared)
+        record["declared"] = redact_value(dict(declared))
     if export is not None:
-        record["export"] = dict(export)
+        record["export"] = redact_value(dict(export))
     return record

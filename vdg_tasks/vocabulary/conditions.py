@@ -172,6 +172,13 @@ class Condition:
         """Whether the model is shown a video at all (``blind`` shows none)."""
         return self.transform != "none"
 
+    @property
+    def decodes_source(self) -> bool:
+        """Whether the video shown is built from the source's decoded pictures (PyAV's), which must then be the ones
+        the models' decoder presents under ``orig``: every video condition but ``orig`` (the source itself),
+        ``black`` (no picture of it) and no video."""
+        return self.transform not in ("identity", "black", "none")
+
 
 def _ladder(
     name: str,

@@ -8,8 +8,10 @@ report's reader (``postprocess.io``) decodes it from there; its columns in the t
 
 from __future__ import annotations
 
+import gzip
+import os
 import re
-from typing import Any, Literal, get_args
+from typing import Any, BinaryIO, Literal, get_args
 
 import msgspec
 
@@ -17,8 +19,79 @@ import msgspec
 RECORD_KEY = "vdg"
 #: The key of vdg's per-question metric: the record's ``score`` (None for an error or an answer not yet judged).
 METRIC_KEY = "accuracy"
-#: How lmms-eval names a samples log: ``<stamp>_samples_<task>.jsonl`` (its results file: ``<stamp>_results.json``).
-SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl$")
+#: How lmms-eval names a samples log: ``<stamp>_samples_<task>.jsonl`` (its results file: ``<stamp>_results.json``),
+#: or ``.jsonl.gz`` where its user compressed it (``log_bytes`` reads either).
+SAMPLES_FILE = re.compile(r"^(?P<stamp>.+?)_samples_(?P<task>.+)\.jsonl(?:\.gz)?$")
+#: The first two bytes of every gzip file (RFC 1952): how a compressed log is told, whatever its name.
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+#: The most bytes a log decompresses to (``$VDG_MAX_LOG_BYTES`` overrides): a few hundred kB of gzip can expand to
+#: gigabytes, so a log from outside is read only up to this size. lmms-eval's samples logs of whole benchmarks are
+#: tens to hundreds of MB.
+DEFAULT_MAX_LOG_BYTES = 4 << 30
+
+
+class LogTooLarge(ValueError):
+    """A gzip-compressed log that decompresses to more than ``max_log_bytes()`` bytes."""
+
+
+def max_log_bytes() -> int:
+    """``$VDG_MAX_LOG_BYTES`` (a positive integer), else ``DEFAULT_MAX_LOG_BYTES``.
+
+    Raises:
+        ValueError: the variable is set but not a positive integer.
+    """
+    text = os.environ.get("VDG_MAX_LOG_BYTES", "").strip()
+    if not text:
+        return DEFAULT_MAX_LOG_BYTES
+    if not text.isdigit() or int(text) <= 0:
+        raise ValueError(f"VDG_MAX_LOG_BYTES={text!r} is not a positive number of bytes")
+    return int(text)
+
+
+def open_log(path: str | os.PathLike[str]) -> BinaryIO:
+    """A samples log or prediction file opened for reading, decompressing as it reads when it is gzip (told by the
+    magic bytes, whatever the name: a gzip file named ``x.jsonl`` reads as ``x.jsonl.gz`` does; several gzip members
+    read as one, RFC 1952).
+
+    Raises:
+        OSError: the file cannot be opened.
+    """
+    raw = open(path, "rb")  # noqa: SIM115 (returned open, or wrapped: the caller closes it)
+    try:
+        magic = raw.read(len(GZIP_MAGIC))
+        raw.seek(0)
+    except OSError:
+        raw.close()
+        raise
+    return gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw
+
+
+def log_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a samples log or prediction file (``open_log``): decompressed when gzip, up to
+    ``max_log_bytes()``.
+
+    Raises:
+        OSError: the file cannot be read, or is gzip with a bad header or CRC (``gzip.BadGzipFile``).
+        EOFError: gzip that ends before its end-of-stream marker (truncated).
+        zlib.error: damaged deflate data.
+        LogTooLarge: gzip that decompresses to more than ``max_log_bytes()`` (a plain file is read as it is).
+    """
+    with open_log(path) as stream:
+        if not isinstance(stream, gzip.GzipFile):
+            return stream.read()
+        cap = max_log_bytes()
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            raise LogTooLarge(
+                f"{os.fspath(path)}: decompresses to more than {cap} bytes (VDG_MAX_LOG_BYTES); a samples log that "
+                "large is unusual (a gzip bomb?): decompress it yourself if you trust it, or raise VDG_MAX_LOG_BYTES"
+            )
+        stream.close()
+        return data
+
+
 #: The key of a results file written for a plain run of a base task read as orig (``vdg_tasks.jobs.base_runs``):
 #: ``{"samples": the base task's samples log, "task": its task, "benchmark": the benchmark it stands for}``.
 BASE_RUN_KEY = "vdg_base_run"

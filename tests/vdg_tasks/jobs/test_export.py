@@ -115,9 +115,10 @@ def test_dataset_card_front_matter_and_text(world):
         "--include_path",
         "write_export_tasks",
         world["result"].revision,
-        str(world["root"] / "data" / "questions.jsonl"),
+        "local files (json): questions.jsonl",
     ):
         assert needle in text, needle
+    assert str(world["root"]) not in text  # published: no folder of this machine
 
 
 def test_manifest(world):
@@ -132,6 +133,13 @@ def test_manifest(world):
     assert manifest["vdg_version"] == manifest["built_by"]["vdg"]
     assert manifest["n_rows"] == dict.fromkeys(TASKS, N_QUESTIONS)
     assert manifest["n_errors"] == len(TASKS) * PER_VIDEO
+    # each data file's rows are listed (their canonical sha256, as the revision hashes them): evaluation checks them
+    assert set(manifest["rows"]) == {f"data/{t}.jsonl" for t in TASKS}
+    for task in TASKS:
+        assert manifest["rows"][f"data/{task}.jsonl"] == ex.rows_sha256(rows(world["out"], task))
+    assert set(manifest["files"]) == {
+        p.relative_to(world["out"]).as_posix() for p in (world["out"] / "videos").rglob("*.mp4")
+    }
 
 
 def test_rows_carry_the_doc_the_video_and_its_provenance(world):
@@ -143,7 +151,8 @@ def test_rows_carry_the_doc_the_video_and_its_provenance(world):
         assert [r["question_id"] for r in task_rows] == [d["question_id"] for d in docs]
         for row, doc in zip(task_rows, docs, strict=True):
             info = row.pop("vdg_export")
-            assert row == doc  # every field of the benchmark doc, lists kept
+            # every field of the benchmark doc, lists kept; a local path by its file name only (published)
+            assert row == {**doc, "video": Path(doc["video"]).name}
             assert (info["name"], info["revision"], info["task"], info["condition"]) == (
                 NAME,
                 result.revision,
@@ -229,10 +238,36 @@ def test_dataset_card_names_the_hub_dataset_behind_a_function_reference(tmp_path
     card = (result.out / "README.md").read_text()
     line = next(line for line in card.splitlines() if line.startswith("- `videomme`:"))
     assert f'Questions from {hub_id}: datasets.load_dataset("{hub_id}", split="test"); ' in line
-    assert str(tmp_path / "local" / "videomme") in line  # read from the local copy, and it says so
-    manifest = json.loads((result.out / "export.json").read_text())
+    assert "read from its local copy ($VDG_LOCAL_DATA, parquet files): test-00000-of-00001.parquet" in line
+    manifest_text = (result.out / "export.json").read_text()
+    manifest = json.loads(manifest_text)
     for text in (card, manifest["sources"]["videomme"]):
         assert "__function__" not in text and "{'" not in text
+    for text in (card, manifest_text):  # published: the local copy's folder stays on this machine
+        assert str(tmp_path) not in text
+
+
+def test_no_published_file_names_a_folder_of_this_machine_or_a_secret(tmp_path, monkeypatch):
+    """An export of sources under a folder named like a setting (``hf_token=SECRET_DIR``), one video missing: its
+    error row, the rows' source paths, the card and the manifest name files relative to the export or by name
+    alone, and hide secret-looking settings (review 6). ``tasks/`` is not published (``push_to_hub``)."""
+    root = tmp_path / "hf_token=SECRET_DIR"
+    _env(monkeypatch, root)
+    jsonl = generate(root / "data", n_videos=2, seed=0, width=96, height=72, seconds=8)
+    docs = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    Path(docs[0]["video"]).unlink()  # a missing source video: an error row naming its path
+    write_all(root / "tasks", synth_data=str(jsonl))
+    result = export(["vdgsynth_vdg_orig", "vdgsynth_vdg_black"], root / "out", name="x", yaml_root=root / "tasks")
+    assert result.n_errors > 0
+    errors = [r["vdg_export"]["error"] for r in rows(result.out, "vdgsynth_vdg_orig") if r["vdg_export"]["error"]]
+    assert errors and all("s000.mp4" in e for e in errors), errors
+    published = [p for p in result.out.rglob("*") if p.is_file() and "tasks" not in p.relative_to(result.out).parts]
+    assert {p.name for p in published} >= {"README.md", "export.json", "vdgsynth_vdg_orig.jsonl"}
+    for path in published:
+        data = path.read_bytes()
+        for needle in (str(tmp_path), str(tmp_path.resolve()), "SECRET", "/tmp/"):
+            assert needle.encode() not in data, (path, needle)
+    assert compute_revision(result.out) == result.revision
 
 
 # -- refusals, names, determinism -----------------------------------------------------------------

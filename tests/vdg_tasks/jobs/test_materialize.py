@@ -600,3 +600,23 @@ def test_stopping_a_run_stops_its_workers_and_leaves_no_temporary_file(stop, slo
     assert list(cache.rglob("*.mp4")) == []
     run_jobs([Job("vdgsynth", "black", "n0", slow_sources[0])], progress=False)  # the next run
     assert list(cache.rglob("*.tmp-*")) == []
+
+
+def test_the_manifest_is_written_with_secrets_redacted(tmp_path):
+    """A source URL carrying credentials and an error echoing a settings string reach the manifest redacted; the
+    rest of each entry is written as it was."""
+    from vdg_tasks.jobs.materialize import Job, Outcome, write_manifest
+
+    leaky = Job("videomme", "black", "v1", "https://alice:SECRET1@data.example/v1.mp4")
+    plain = Job("videomme", "black", "v2", "/data/v2.mp4")
+    outcomes = [
+        Outcome(leaky, None, False, "fetch failed with token=SECRET2 (api_key=SECRET3)"),
+        Outcome(plain, "/cache/ab.mp4", False, None),
+    ]
+    written = write_manifest(tmp_path / "manifest.json", outcomes, [], None, ["videomme_vdg_black"])
+    text = written.read_text()
+    assert "SECRET" not in text
+    entries = {entry["video_id"]: entry for entry in json.loads(text)["jobs"]}
+    assert entries["v1"]["source"] == "https://<redacted>@data.example/v1.mp4"
+    assert entries["v1"]["error"] == "fetch failed with token=<redacted> (api_key=<redacted>)"
+    assert entries["v2"]["source"] == "/data/v2.mp4" and entries["v2"]["path"] == "/cache/ab.mp4"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import av
 import pytest
 
@@ -160,16 +162,25 @@ def test_every_sample_says_where_its_pixels_came_from(doc):
 
 
 def test_a_question_from_an_export_is_shown_the_exported_video(doc, tmp_path, monkeypatch):
+    import hashlib
+
+    from vdg_tasks.data import export_folder
+
     monkeypatch.setenv("VDG_EXPORTS", str(tmp_path / "exports"))
-    video = tmp_path / "exports" / "synth-x" / "videos" / "ab" / "k.mp4"
+    key = "ab" + "0" * 30
+    root = tmp_path / "exports" / "synth-x"
+    video = root / export_folder.video_file(key)
     video.parent.mkdir(parents=True)
     video.write_bytes(placeholder_video().read_bytes())
-    info = {"name": "synth-x", "revision": "r1", "video_file": "videos/ab/k.mp4", "visual_key": "k",
+    manifest = {"name": "synth-x", export_folder.FILES: {export_folder.video_file(key): hashlib.sha256(
+        video.read_bytes()).hexdigest()}, export_folder.ROWS: {}}  # fmt: skip
+    (root / export_folder.MANIFEST).write_text(json.dumps(manifest))
+    info = {"name": "synth-x", "revision": "r1", "video_file": export_folder.video_file(key), "visual_key": key,
             "effective_params": {"k": 32}, "provenance": {"source_digest": "d", "condition": "black"}}  # fmt: skip
     exported = {**doc, "video": str(tmp_path / "nowhere.mp4"), "vdg_export": info}
     assert hooks.vdgsynth__black__doc_to_visual(exported) == [str(video)]
     record = hooks.vdgsynth__black__process_results(exported, ["C"])["vdg"]
-    assert record["status"] == "ok" and record["visual_key"] == "k" and record["effective_params"] == {"k": 32}
+    assert record["status"] == "ok" and record["visual_key"] == key and record["effective_params"] == {"k": 32}
     assert record["provenance"]["export"] == {"name": "synth-x", "revision": "r1"}
     missing = {**exported, "vdg_export": {**info, "video_file": "videos/ab/gone.mp4"}}
     record = hooks.vdgsynth__black__process_results(missing, ["C"])["vdg"]

@@ -486,7 +486,9 @@ def fresh(tmp_path_factory):
     env = offline_env(root)
     run([sys.executable, "-m", "venv", str(venv)], env)
     bin_ = venv / "bin"
-    run([str(bin_ / "python"), "-m", "pip", "install", "-q", str(src)], env, timeout=1800)
+    # the tested versions, as `make venv` installs them (pyproject.toml declares ranges)
+    constraints = src / ".ci" / "constraints.txt"
+    run([str(bin_ / "python"), "-m", "pip", "install", "-q", "-c", str(constraints), str(src)], env, timeout=1800)
     run([str(bin_ / "vdg"), "synth", "--videos", "2"], env)
     tasks = Path(run([str(bin_ / "python"), "-c", "import lmms_eval; print(lmms_eval.__file__)"], env).stdout.strip())
     return {"root": root, "src": src, "bin": bin_, "env": env, "tasks_dir": tasks.parent / "tasks"}

@@ -288,19 +288,20 @@ def test_every_condition_validates_the_source_once_per_file_version(tmp_path, ca
     seen: list[str] = []
     real = vdg_tasks.perturb.video.validate
 
-    def counting(path):
-        seen.append(str(path))
-        return real(path)
+    def counting(path, decoded=True):
+        seen.append((str(path), decoded))
+        return real(path, decoded=decoded)
 
     monkeypatch.setattr(vdg_tasks.perturb.video, "validate", counting)
     vdg_cache.clear_memos()
     for name in ("orig", "black", "single", "crf38"):
         materialize(src, CONDITIONS[name], "s")
-    assert seen == [str(src)]
+    # once for the conditions showing none of the decoded pictures (orig, black), once for those built from them
+    assert seen == [(str(src), False), (str(src), True)]
     st = src.stat()
     os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new version of the file
     materialize(src, CONDITIONS["black"], "s")
-    assert seen == [str(src), str(src)]
+    assert seen[2:] == [(str(src), False)]
 
 
 def test_a_source_failing_validation_fails_every_condition_alike(tmp_path, cache, monkeypatch):
@@ -309,7 +310,7 @@ def test_a_source_failing_validation_fails_every_condition_alike(tmp_path, cache
     src = write_source(tmp_path / "s.mp4")
     calls: list[str] = []
 
-    def failing(path):
+    def failing(path, decoded=True):
         calls.append(str(path))
         raise VideoDecodeError(f"{path}: the last frame cannot be decoded")
 
@@ -320,8 +321,30 @@ def test_a_source_failing_validation_fails_every_condition_alike(tmp_path, cache
         with pytest.raises(VideoDecodeError, match="s.mp4: the last frame cannot be decoded") as info:
             materialize(src, CONDITIONS[name], "s")
         messages.add(str(info.value))
-    assert len(messages) == 1 and len(calls) == 1
+    assert len(messages) == 1 and len(calls) == 2  # one check without, one with the decoded pictures compared
     assert not cache.exists() or not list(cache.rglob("*.mp4"))
+
+
+@pytest.mark.slow
+def test_a_source_decord_misreads_shows_orig_and_black_and_refuses_every_condition_built_from_its_pictures(
+    tmp_path, cache
+):
+    """decord (what the models read orig with) presents frame i + 12 for MPEG-2 in MPEG-TS where PyAV, which builds
+    the conditions, decodes frame i: orig (the source itself) and black (none of its pictures) are shown; every
+    condition built from its decoded pictures is refused, naming the disagreement and a re-encode command."""
+    from tests.helpers.disagreeing import write_mpeg2_ts
+
+    src = write_mpeg2_ts(tmp_path / "misread.ts")
+    vdg_cache.clear_memos()
+    assert materialize(src, CONDITIONS["orig"], "m").path == src
+    assert materialize(src, CONDITIONS["black"], "m").path.is_file()
+    for name in ("single", "ordered", "shuffled", "crf23"):
+        assert CONDITIONS[name].decodes_source
+        with pytest.raises(
+            VideoDecodeError, match=r"misread\.ts: the source's decoders disagree.*ffmpeg -fflags \+genpts"
+        ):
+            materialize(src, CONDITIONS[name], "m")
+    assert {p.name for p in cache.rglob("*.mp4")} == {materialize(src, CONDITIONS["black"], "m").path.name}
 
 
 # -- unwritable caches and full disks -------------------------------------------------------------

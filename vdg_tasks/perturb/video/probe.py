@@ -8,28 +8,48 @@ a file it cannot open or decode is rejected, and the frame count is the one it p
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from types import ModuleType
-from typing import Any
 
 import av
 
 from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, Condition
 
-from .decode import checked_timeline, decode_targets
+from . import reference
+from .agreement import check_decoders_agree, check_decord_reads
+from .decode import (
+    Colour,
+    checked_timeline,
+    decode_targets,
+    display_matrix,
+    first_frame,
+    presentation,
+    sample_aspect_ratio,
+)
 from .layout import key_frame_indices
+from .reference import (
+    DECORD_WHO,
+    PathLike,
+    VideoDecodeError,
+    decord_message,
+    failure,
+    video_stream,
+)
 
-__all__ = ["VideoDecodeError", "VideoInfo", "check_output", "output_problems", "probe", "validate", "video_stream"]
-
-PathLike = str | os.PathLike[str]
-
-
-class VideoDecodeError(Exception):
-    """A video could not be opened, demuxed, decoded or re-encoded; the message names the file."""
+__all__ = [
+    "DisplayProperties",
+    "VideoDecodeError",
+    "VideoInfo",
+    "check_output",
+    "display_properties",
+    "output_mismatches",
+    "output_problems",
+    "probe",
+    "validate",
+    "video_stream",
+]
 
 
 @dataclass(frozen=True)
@@ -46,23 +66,19 @@ class VideoInfo:
     """Number of video frames: decord's ``len(VideoReader)`` where decord is installed (checked against PyAV's
     count of the frames that play), else the container's count when it has one, else counted by demuxing."""
     duration: float
-    """Seconds, ``n_frames / fps``."""
+    """Seconds, ``n_frames / fps``: how long the frames are presented, measured from the stream's first timestamp
+    (where the timestamps jump, ``fps`` is ``n_frames`` over that time, not the container's nominal rate)."""
     stream_index: int = 0
     """Index (among all the file's streams) of the video stream read: ``video_stream``'s choice."""
 
 
-def _fail(path: PathLike, what: str, err: BaseException | None = None) -> VideoDecodeError:
-    detail = f": {err}" if err is not None else ""
-    return VideoDecodeError(f"{os.fspath(path)}: {what}{detail}")
-
-
 def _open(path: PathLike, options: dict[str, str] | None = None) -> av.container.InputContainer:
     if not os.path.isfile(path):
-        raise _fail(path, "no such video file")
+        raise failure(path, "no such video file")
     try:
         return av.open(os.fspath(path), "r", options=options or {})
     except (av.FFmpegError, OSError, ValueError) as err:
-        raise _fail(path, "cannot open as a media container", err) from err
+        raise failure(path, "cannot open as a media container", err) from err
 
 
 #: Demuxers that read a single picture or an image sequence: a still image, not a video, whatever its name.
@@ -70,29 +86,12 @@ _IMAGE_DEMUXERS = re.compile(r"image2|.*_pipe|gif|apng|webp|ico")
 #: decord's frame count may exceed PyAV's by this much and still show the same frames: an edit list that hides one
 #: frame after a key frame (decord counts it and shows the last frame once more; every other frame is PyAV's).
 COUNT_SLACK_FRAMES = 1
-_DECORD_WHO = "decord (the reader lmms-eval's video models use)"
-#: Frames validate asks decord for at once (a batch is one array: 8 HD frames are 50 MB).
-_DECORD_BATCH = 8
-
-
-def _decord() -> ModuleType | None:
-    """decord where installed, else None (imported on first use: it is optional and kept out of the CLI's imports)."""
-    try:
-        return importlib.import_module("decord")
-    except ImportError:
-        return None
-
-
-def _decord_message(err: BaseException) -> str:
-    """decord's error, first line, without the ``[hh:mm:ss]`` its logger puts in front."""
-    lines = str(err).strip().splitlines() or [type(err).__name__]
-    return re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", lines[0])
 
 
 def _decord_count(path: PathLike) -> int | None:
     """``len(decord.VideoReader(path))``; None where decord is not installed or cannot open the file
     (then :func:`validate` says so, after PyAV's checks have named any damage)."""
-    decord = _decord()
+    decord = reference.decord_module()
     if decord is None:
         return None
     try:
@@ -107,43 +106,26 @@ def _check_image(path: PathLike, demuxer: str) -> None:
     Without decord it is never one. (decord 0.6 opens none of PNG, JPEG or GIF, animated or not.)
     """
     what = f"is a still image or image sequence ({demuxer}), not a video"
-    decord = _decord()
+    decord = reference.decord_module()
     if decord is None:
-        raise _fail(path, what)
+        raise failure(path, what)
     try:
         decord.VideoReader(os.fspath(path))
     except Exception as err:  # decord raises DECORDError (an Exception) or RuntimeError
-        raise _fail(path, f"{what}: {_DECORD_WHO} cannot read it: {_decord_message(err)}") from err
+        raise failure(path, f"{what}: {DECORD_WHO} cannot read it: {decord_message(err)}") from err
 
 
-def _decord_reader(decord: ModuleType, path: PathLike) -> Any:
-    try:
-        return decord.VideoReader(os.fspath(path))
-    except Exception as err:  # decord raises DECORDError (an Exception) or RuntimeError
-        raise VideoDecodeError(f"{os.fspath(path)}: {_DECORD_WHO} cannot read it: {_decord_message(err)}") from err
+#: A presented duration further than this many frame periods from ``n_frames / rate`` sets the rate (a timestamp jump).
+RATE_SLACK_FRAMES = 1.5
 
 
-def _decord_rank(stream: av.video.stream.VideoStream) -> tuple[bool, int, int, int]:
-    """How decord's FFmpeg (4.x ``av_find_best_stream``) ranks a video stream: not marked for the hearing or
-    visually impaired, then frames seen (capped at 5: a cover picture loses to a video), then bit rate, then
-    frames; the first of equals wins. (FFmpeg 5+ ranks a ``default`` stream first, which decord does not.)"""
-    impaired = stream.disposition & (av.stream.Disposition.hearing_impaired | av.stream.Disposition.visual_impaired)
-    frames = int(stream.frames or 0)
-    return (not impaired, min(5, frames), int(stream.bit_rate or 0), frames)
-
-
-def video_stream(container: av.container.InputContainer, path: PathLike) -> av.video.stream.VideoStream:
-    """The video stream the models' decoder reads: decord's choice (``_decord_rank``; lmms-eval's video models read
-    through decord), not simply the first, so ``orig`` and every condition show the same stream."""
-    streams = list(container.streams.video)
-    if not streams:
-        raise _fail(path, "has no video stream")
-    return max(streams, key=_decord_rank)  # max keeps the first of equal ranks, as FFmpeg does
-
-
-def _count_packets(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> int:
-    """Frames counted by demuxing (no decoding); flush packets and edit-list-hidden frames are not frames."""
-    return sum(1 for packet in container.demux(stream) if packet.size > 0 and not packet.is_discard)
+def _presented_rate(fps: Fraction, n_frames: int, seconds: float) -> Fraction:
+    """The stream's rate, or ``n_frames / seconds`` where the frames are presented for longer or shorter than
+    ``n_frames / fps`` (a Matroska stream whose timestamps jump 5 s reports its nominal rate, but decord and
+    torchcodec present its frames over the whole 9 s): every output then lasts as long as the source plays."""
+    if seconds > 0 and abs(float(n_frames / fps) - seconds) > RATE_SLACK_FRAMES / float(fps):
+        return (Fraction(n_frames) / Fraction(seconds)).limit_denominator(1001)
+    return fps
 
 
 def probe(path: PathLike) -> VideoInfo:
@@ -159,7 +141,7 @@ def probe(path: PathLike) -> VideoInfo:
             (the message names both). A file decord cannot open is :func:`validate`'s to reject.
     """
     if not os.path.isfile(path):
-        raise _fail(path, "no such video file")
+        raise failure(path, "no such video file")
     st = os.stat(path)
     return _probe_version(os.fspath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
@@ -173,7 +155,7 @@ def _probe_version(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: in
     except VideoDecodeError:
         raise
     except Exception as err:  # whatever a damaged file makes FFmpeg or PyAV raise
-        raise _fail(path, "probing failed", err) from err
+        raise failure(path, "probing failed", err) from err
 
 
 def _probe(path: PathLike) -> VideoInfo:
@@ -184,39 +166,34 @@ def _probe(path: PathLike) -> VideoInfo:
         stream = video_stream(container, path)
         width, height = stream.codec_context.width, stream.codec_context.height
         if width <= 0 or height <= 0:
-            raise _fail(path, f"video stream has no picture size ({width}x{height})")
-        n_frames = int(stream.frames or 0)
+            raise failure(path, f"video stream has no picture size ({width}x{height})")
+        try:
+            playing, seconds = presentation(container, stream)
+        except (av.FFmpegError, OSError) as err:
+            raise failure(path, "demuxing to count frames failed", err) from err
+        n_frames = int(stream.frames or 0) or playing
         counted = _decord_count(path)
         if counted is not None:
             n_frames = counted
-            try:
-                playing = _count_packets(container, stream)
-            except (av.FFmpegError, OSError) as err:
-                raise _fail(path, "demuxing to count frames failed", err) from err
             if abs(n_frames - playing) > COUNT_SLACK_FRAMES:
-                raise _fail(
+                raise failure(
                     path,
-                    f"{_DECORD_WHO} counts {n_frames} video frames but PyAV plays {playing} "
+                    f"{DECORD_WHO} counts {n_frames} video frames but PyAV plays {playing} "
                     "(an edit list hides frames, as a stream-copy trim leaves them): the models would not "
                     "see the frames vdg shows; re-encode the source",
                 )
         if n_frames <= 0:
-            try:
-                n_frames = _count_packets(container, stream)
-            except (av.FFmpegError, OSError) as err:
-                raise _fail(path, "demuxing to count frames failed", err) from err
-        if n_frames <= 0:
-            raise _fail(path, "video stream has no frames")
+            raise failure(path, "video stream has no frames")
         fps = stream.average_rate or stream.guessed_rate or stream.base_rate
         if not fps or fps <= 0:
-            raise _fail(path, "video stream has no frame rate")
-        fps = Fraction(fps)
+            raise failure(path, "video stream has no frame rate")
+        fps = _presented_rate(Fraction(fps), n_frames, seconds)
         return VideoInfo(width, height, fps, n_frames, float(n_frames / fps), stream.index)
     finally:
         container.close()
 
 
-def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
+def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES, decoded: bool = True) -> VideoInfo:
     """The one thorough check of a source, run before any condition uses it; returns :func:`probe`'s info.
 
     Demuxes every video packet (no decoding) and checks that none is cut short or lies beyond the end
@@ -227,8 +204,14 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
     a PNG or GIF named ``.mp4`` or a tiny picture (1x1, 8x8: decord's frame copy fails) is rejected
     here, not in the middle of an evaluation. So a source that passes can be held and read, and one
     whose data is truncated fails here even when its index survived. An mp4/mov whose edit list
-    starts on a key frame is not mistaken for a truncated one (``checked_timeline``). The cost is
-    a few demuxes of the file plus a GOP's decode per key frame, twice, never a full decode.
+    starts on a key frame is not mistaken for a truncated one (``checked_timeline``). With ``decoded`` (the
+    condition is built from the source's decoded pictures: ``Condition.decodes_source``), decord's pictures of those
+    frames must also be PyAV's (``agreement.check_decoders_agree``): a source the two decoders read differently
+    (MPEG-2 or H.264 in MPEG-TS, some HEVC) is refused with a re-encode command rather than compared with frames the
+    models never see under ``orig``; ``orig`` and ``black`` use none of PyAV's pictures and only need decord to
+    read the frames (``check_decord_reads``). The cost is a few demuxes of the
+    file plus a GOP's decode per key frame, three times (PyAV's checks, then PyAV beside decord), never a full
+    decode.
 
     Raises:
         ValueError: ``k < 1``.
@@ -250,20 +233,11 @@ def validate(path: PathLike, k: int = DEFAULT_KEY_FRAMES) -> VideoInfo:
     except VideoDecodeError:
         raise
     except Exception as err:  # whatever a damaged file makes FFmpeg, PyAV or the checks raise
-        raise _fail(path, "is damaged", err) from err
-    decord = _decord()
-    if decord is not None:
-        reader = _decord_reader(decord, path)
-        try:
-            for at in range(0, len(targets), _DECORD_BATCH):  # as lmms-eval reads: get_batch, a few frames at a time
-                reader.get_batch(targets[at : at + _DECORD_BATCH])
-        except Exception as err:  # DECORDError, RuntimeError: e.g. a 1x1 or 8x8 picture, an undecodable frame
-            raise VideoDecodeError(
-                f"{os.fspath(path)}: {_DECORD_WHO} cannot read it: decoding {len(targets)} frames "
-                f"({targets[0]} to {targets[-1]}) failed: {_decord_message(err)}"
-            ) from err
-        finally:
-            del reader
+        raise failure(path, "is damaged", err) from err
+    if decoded:
+        check_decoders_agree(path, targets, info.stream_index)
+    else:
+        check_decord_reads(path, targets)
     return info
 
 
@@ -279,18 +253,99 @@ def output_problems(source: VideoInfo, output: VideoInfo, changes: frozenset[str
     return problems
 
 
+@dataclass(frozen=True)
+class DisplayProperties:
+    """How a video is shown, beyond its pixels and frame count: what every output keeps from its source."""
+
+    duration: float
+    """Seconds the frames are presented (``probe``'s duration: from the first timestamp, timestamp jumps included)."""
+    fps: Fraction
+    """``probe``'s rate (the tolerance on ``duration`` is one frame period of the source)."""
+    sample_aspect_ratio: Fraction | None
+    """Sample (pixel) aspect ratio; ``None`` for square or unset (an anamorphic 4:3 source is shown 4/3 wider)."""
+    color_range: int
+    """AVCOL_RANGE_*: 2 full (a ``yuvj*`` stream counts as full), else 1 limited (an untagged stream is decoded as
+    limited, and libx264 writes no range tag for limited)."""
+    color_primaries: int | None
+    """AVCOL_PRI_*; ``None`` unspecified."""
+    color_trc: int | None
+    """Transfer characteristic, AVCOL_TRC_*; ``None`` unspecified."""
+    colorspace: int | None
+    """Matrix coefficients, AVCOL_SPC_*; ``None`` unspecified."""
+    display_matrix: tuple[int, ...] | None
+    """The display matrix (a rotation) the first decoded frame carries; ``None`` for none or the identity."""
+
+
+def display_properties(path: PathLike) -> DisplayProperties:
+    """The :class:`DisplayProperties` of ``path``'s video stream (``video_stream``; its first frame is decoded).
+
+    Raises:
+        VideoDecodeError: the file cannot be probed or its first frame decoded.
+    """
+    info = probe(path)
+    container = _open(path)
+    try:
+        stream = next(s for s in container.streams.video if s.index == info.stream_index)
+        colour = Colour.of(stream.codec_context)
+        sar = sample_aspect_ratio(stream)
+        matrix = display_matrix(first_frame(container, stream))
+    except VideoDecodeError:
+        raise
+    except Exception as err:  # whatever a damaged file makes FFmpeg or PyAV raise
+        raise failure(path, "reading its display properties failed", err) from err
+    finally:
+        container.close()
+    return DisplayProperties(
+        info.duration,
+        info.fps,
+        sar,
+        2 if colour.full_range else 1,
+        colour.color_primaries,
+        colour.color_trc,
+        colour.colorspace,
+        matrix,
+    )
+
+
+def output_mismatches(
+    source: DisplayProperties, output: DisplayProperties, changes: frozenset[str] = frozenset()
+) -> list[str]:
+    """How ``output`` is shown differently from ``source`` (empty: the same way), one sentence per property.
+
+    Duration (within one source frame period), sample aspect ratio, colour range, primaries, transfer, matrix and
+    display matrix; a condition that declares it changes ``duration`` or ``size`` is not held to that one.
+    """
+    problems = []
+    if "duration" not in changes and abs(output.duration - source.duration) > 1 / float(source.fps) + 1e-6:
+        problems.append(f"lasts {output.duration:.3f} s, the source {source.duration:.3f} s")
+    if "size" not in changes and output.sample_aspect_ratio != source.sample_aspect_ratio:
+        problems.append(
+            f"sample aspect ratio {output.sample_aspect_ratio or 1}, the source's is {source.sample_aspect_ratio or 1}"
+        )
+    for name in ("color_range", "color_primaries", "color_trc", "colorspace", "display_matrix"):
+        if getattr(output, name) != getattr(source, name):
+            problems.append(f"{name} {getattr(output, name)}, the source's is {getattr(source, name)}")
+    return problems
+
+
 def check_output(condition: Condition, src: PathLike, dst: PathLike) -> None:
-    """Refuse ``dst`` unless it is a sound video (``validate``) with ``src``'s size, frame count and duration, but
-    what the condition declares it changes (``Condition.changes``).
+    """Refuse ``dst`` unless it is a sound video (``validate``) with ``src``'s size, frame count and duration, and is
+    shown as ``src`` is (``output_mismatches``: sample aspect ratio, colour tags, rotation), but what the condition
+    declares it changes (``Condition.changes``).
 
     Raises:
         VideoDecodeError: naming the source and the condition, with the reason.
     """
     try:
-        output = validate(dst)
+        output = validate(dst, decoded=False)  # the models read it as they read orig; nothing is built from it
     except VideoDecodeError as exc:
         raise VideoDecodeError(f"{os.fspath(src)}: {condition.name}'s output is refused: {exc}") from exc
     problems = output_problems(probe(src), output, condition.changes)
+    problems += [
+        p
+        for p in output_mismatches(display_properties(src), display_properties(dst), condition.changes)
+        if not p.startswith("lasts")  # output_problems has said so
+    ]
     if problems:
         declared = ", ".join(sorted(condition.changes)) or "nothing"
         raise VideoDecodeError(

@@ -58,7 +58,19 @@ from av.video.frame import PictureType
 from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, TransformContext
 
 from .audio import AudioCarrier, interleave
-from .decode import checked_timeline, decode_targets, display_matrix, first_frame
+from .decode import (
+    RANGE_FULL,
+    RANGE_LIMITED,
+    RANGE_UNSPECIFIED,
+    Colour,
+    checked_timeline,
+    colour_tag,
+    decode_targets,
+    display_matrix,
+    first_frame,
+    is_full_range,
+    sample_aspect_ratio,
+)
 from .layout import (
     HOLD_ORDERS,
     HoldOrder,
@@ -138,72 +150,8 @@ def output_pix_fmt(width: int, height: int) -> str:
     return "yuv444p" if width % 2 or height % 2 else "yuv420p"
 
 
-#: FFmpeg's colour range values (AVCOL_RANGE_*): limited (16-235 luma) and full (0-255).
-_RANGE_UNSPECIFIED, _RANGE_LIMITED, _RANGE_FULL = 0, 1, 2
-
-
-def _is_full_range(color_range: int | None, pix_fmt: str | None) -> bool:
-    """Whether samples tagged ``color_range`` in ``pix_fmt`` are full range (``yuvj*`` formats always are)."""
-    return (pix_fmt or "").startswith("yuvj") or _tag(color_range) == _RANGE_FULL
-
-
-def _tag(value: int | None) -> int | None:
-    """A colour field as an int, or ``None`` when PyAV gives none or an unmapped value."""
-    try:
-        return None if value is None else int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-#: FFmpeg's "unspecified" value of each colour field (AVCOL_SPC/PRI/TRC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED).
-_UNSPECIFIED_COLOR = {"colorspace": 2, "color_range": 0, "color_primaries": 2, "color_trc": 2}
-
-
-@dataclass(frozen=True)
-class _Colour:
-    """A stream's colour description: FFmpeg's AVCOL_* values, ``None`` where unspecified."""
-
-    colorspace: int | None = None
-    """Matrix coefficients (AVCOL_SPC_*)."""
-    color_range: int | None = None
-    """Sample range: 1 limited, 2 full (a ``yuvj*`` source counts as full even when untagged)."""
-    color_primaries: int | None = None
-    """Colour primaries (AVCOL_PRI_*)."""
-    color_trc: int | None = None
-    """Transfer characteristic (AVCOL_TRC_*)."""
-
-    @classmethod
-    def of(cls, ctx: av.codec.context.CodecContext) -> _Colour:
-        """The colour description of a decoder's codec context."""
-        tags: dict[str, int | None] = {}
-        for name, unspecified in _UNSPECIFIED_COLOR.items():
-            value = _tag(getattr(ctx, name, None))
-            tags[name] = None if value == unspecified else value
-        if _is_full_range(tags["color_range"], getattr(ctx, "pix_fmt", None)):
-            tags["color_range"] = _RANGE_FULL
-        return cls(**tags)
-
-    @property
-    def full_range(self) -> bool:
-        return self.color_range == _RANGE_FULL
-
-    @property
-    def frame_range(self) -> int:
-        """The ``color_range`` to give a frame in this range (AVCOL_RANGE_*)."""
-        return self.color_range or _RANGE_UNSPECIFIED
-
-    @property
-    def black_luma(self) -> int:
-        """The luma of black: 0 in full range, 16 in limited (or unspecified, read as limited)."""
-        return 0 if self.full_range else 16
-
-    def apply(self, ctx: av.codec.context.CodecContext) -> None:
-        """Tag an encoder with this description (before it opens: libx264 reads the range there)."""
-        for name in _UNSPECIFIED_COLOR:
-            value = getattr(self, name)
-            if value is not None:
-                with contextlib.suppress(AttributeError, TypeError, ValueError):  # a value PyAV cannot map
-                    setattr(ctx, name, value)
+#: The colour description of an untagged stream.
+_NO_COLOUR = Colour()
 
 
 @dataclass(frozen=True)
@@ -214,11 +162,17 @@ class _VideoSpec:
     height: int
     fps: Fraction
     pix_fmt: str
-    colour: _Colour = _Colour()
+    colour: Colour = _NO_COLOUR
+    sar: Fraction | None = None
+    """Sample aspect ratio (``None``: square): an anamorphic source's output is shown at the source's shape."""
 
     @classmethod
-    def of(cls, info: VideoInfo, rate_factor: int = 1, colour: _Colour = _Colour()) -> _VideoSpec:
-        return cls(info.width, info.height, info.fps * rate_factor, output_pix_fmt(info.width, info.height), colour)
+    def of(
+        cls, info: VideoInfo, rate_factor: int = 1, colour: Colour = _NO_COLOUR, sar: Fraction | None = None
+    ) -> _VideoSpec:
+        return cls(
+            info.width, info.height, info.fps * rate_factor, output_pix_fmt(info.width, info.height), colour, sar
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,6 +189,8 @@ def _add_h264_stream(
     _limit_threads(stream)
     stream.options = options
     spec.colour.apply(stream.codec_context)
+    if spec.sar is not None:  # libx264 writes it in the VUI, the mp4 muxer in a pasp box
+        stream.codec_context.sample_aspect_ratio = spec.sar
     return stream
 
 
@@ -317,11 +273,11 @@ def _conform(frame: av.VideoFrame, spec: _VideoSpec) -> av.VideoFrame:
     layout (a plane copy, no arithmetic); between ``yuv*`` formats swscale keeps the range.
     """
     dst_full = spec.colour.full_range
-    tagged = _tag(frame.color_range)
-    if tagged in (None, _RANGE_UNSPECIFIED) and not frame.format.name.startswith("yuvj"):
+    tagged = colour_tag(frame.color_range)
+    if tagged in (None, RANGE_UNSPECIFIED) and not frame.format.name.startswith("yuvj"):
         full = dst_full  # an untagged frame is in its stream's range
     else:
-        full = _is_full_range(tagged, frame.format.name)
+        full = is_full_range(tagged, frame.format.name)
     if frame.format.name.startswith("yuvj"):
         frame = _relabel(frame, "yuv" + frame.format.name[4:])
     if (
@@ -334,8 +290,8 @@ def _conform(frame: av.VideoFrame, spec: _VideoSpec) -> av.VideoFrame:
             width=spec.width,
             height=spec.height,
             format=spec.pix_fmt,
-            src_color_range=_RANGE_FULL if full else _RANGE_LIMITED,
-            dst_color_range=_RANGE_FULL if dst_full else _RANGE_LIMITED,
+            src_color_range=RANGE_FULL if full else RANGE_LIMITED,
+            dst_color_range=RANGE_FULL if dst_full else RANGE_LIMITED,
         )
     frame.color_range = spec.colour.frame_range
     return frame
@@ -463,7 +419,7 @@ def write_black(src: PathLike, dst: PathLike, k: int = DEFAULT_KEY_FRAMES) -> No
             checked_timeline(src, container, stream)  # a truncated source fails here as in the others
             matrix = display_matrix(first_frame(container, stream))
             video_start = _start_seconds(stream)
-            spec = _VideoSpec.of(info, r, _Colour.of(stream.codec_context))
+            spec = _VideoSpec.of(info, r, Colour.of(stream.codec_context), sample_aspect_ratio(stream))
         with av.open(os.fspath(src), "r") as reader, av.open(os.fspath(dst), "w", format="mp4") as out:
             enc = _HeldEncoder(out, spec, _template_frames(r * info.n_frames), qp=BLACK_QP)
             black = enc.add_picture(_flat_frame(spec, spec.colour.black_luma))
@@ -560,7 +516,7 @@ def _write_key_frames(
             stream = video_stream(container, src)
             _limit_threads(stream)
             timeline = checked_timeline(src, container, stream)
-            spec = _VideoSpec.of(info, r, _Colour.of(stream.codec_context))
+            spec = _VideoSpec.of(info, r, Colour.of(stream.codec_context), sample_aspect_ratio(stream))
             enc = _HeldEncoder(out, spec, _template_frames(max(length for _, length in runs)))
             handle: dict[int, int] = {}
             matrix: tuple[int, ...] | None = None
@@ -632,7 +588,7 @@ def _rgb_round_trip(
     return changed
 
 
-def _changed_size(src: PathLike, change: FrameChange, colour: _Colour, info: VideoInfo) -> tuple[int, int]:
+def _changed_size(src: PathLike, change: FrameChange, colour: Colour, info: VideoInfo) -> tuple[int, int]:
     """(width, height) of ``change``'s output for the first frame (a condition that declares it changes the size)."""
     with av.open(os.fspath(src), "r") as container:
         frame = first_frame(container, video_stream(container, src))
@@ -671,14 +627,14 @@ def _reencode(
         in_stream = video_stream(container, src)
         in_stream.thread_type = "FRAME"
         _limit_threads(in_stream)
-        colour = _Colour.of(in_stream.codec_context)
-        spec = _VideoSpec.of(info, colour=colour)
+        colour = Colour.of(in_stream.codec_context)
+        spec = _VideoSpec.of(info, colour=colour, sar=sample_aspect_ratio(in_stream))
         changed = None
         conform_to = spec
         if change is not None:
             if changes_size:
                 width, height = _changed_size(src, change, colour, info)
-                spec = _VideoSpec(width, height, spec.fps, output_pix_fmt(width, height), colour)
+                spec = _VideoSpec(width, height, spec.fps, output_pix_fmt(width, height), colour, spec.sar)
             changed = _rgb_round_trip(change, spec, conform_to)
         stream = _add_h264_stream(out, spec, options)
         carrier = None

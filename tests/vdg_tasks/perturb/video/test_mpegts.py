@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers.mpegts import FPS, HEIGHT, LUMA0, LUMA_STEP, N_FRAMES, PERIOD, STARTS, WIDTH, WRAP, write_ts
 from tests.helpers.videos import write_indexed_source
-from vdg_tasks.perturb.video import probe, validate
+from vdg_tasks.perturb.video import VideoDecodeError, probe, validate
 from vdg_tasks.perturb.video.decode import decode_targets, first_frame, scan_timeline
 
 CODECS = ("libx264", "mpeg2video")
@@ -71,10 +71,15 @@ def test_generated_files_have_the_intended_timestamps(ts_sources):
         assert after_wrap and after_wrap[-1] == (STARTS["wrap"] + (N_FRAMES - 1) * PERIOD) % WRAP
 
 
-def test_ts_passes_validate(ts_source):
-    info = validate(ts_source)
+def test_ts_passes_validate_for_orig_and_black_and_is_refused_where_decord_misreads_it(ts_source):
+    """Every frame of the transport stream decodes, so the conditions that show it as it is (orig) or none of its
+    pictures (black) take it; decord 0.6 presents frame i + 12 for frame i on random access to these streams, so the
+    conditions built from PyAV's decoded pictures refuse it (``agreement.check_decoders_agree``)."""
+    info = validate(ts_source, decoded=False)
     assert info == probe(ts_source)
     assert (info.width, info.height, info.n_frames, info.fps) == (WIDTH, HEIGHT, N_FRAMES, FPS)
+    with pytest.raises(VideoDecodeError, match=r"the source's decoders disagree"):
+        validate(ts_source)
 
 
 @pytest.mark.parametrize(

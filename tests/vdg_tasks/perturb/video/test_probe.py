@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.videos import ROTATE_90, _set_tkhd_matrix, barcode_rgb, shifted_copy, write_indexed_source
+from vdg_tasks.perturb.video import reference
 from vdg_tasks.perturb.video.probe import VideoDecodeError, VideoInfo, probe, validate, video_stream
 
 #: The module itself (``vdg_tasks.perturb.video.probe`` is also the name of the function the package exports).
@@ -38,7 +39,7 @@ def plain(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def without_decord(monkeypatch):
-    monkeypatch.setattr(probe_module, "_decord", lambda: None)
+    monkeypatch.setattr(reference, "decord_module", lambda: None)
 
 
 def write_video_streams(path: Path, counts: list[int], impaired: int | None = None) -> Path:

@@ -1,7 +1,9 @@
-"""A file with several video streams: vdg reads the one the models' decoders read (FFmpeg's best stream)."""
+"""The reference decoder (``vdg_tasks.perturb.video.reference``): a file with several video streams is read where the
+models' decoder reads it (FFmpeg's best stream), and decord's failures are told as decord's."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from tests.helpers.two_streams import N_FRAMES, OFFSET, write_two_streams
 from tests.helpers.videos import read_index
 from vdg_tasks.perturb.video import probe, validate, write_black, write_crf, write_held
+from vdg_tasks.perturb.video.reference import DECORD_WHO, VideoDecodeError, decord_message, decord_reader, failure
 
 decord = pytest.importorskip("decord")
 
@@ -52,3 +55,21 @@ def test_every_output_comes_from_the_stream_the_model_sees_under_orig(source, tm
     pixels = decord.VideoReader(str(black))[0].asnumpy()
     assert size == (height, width) and int(np.max(pixels)) <= 20
     assert Fraction(probe(black).duration).limit_denominator(100) == Fraction(N_FRAMES, 10)
+
+
+def test_decords_message_is_its_first_line_without_the_clock():
+    err = RuntimeError("[03:25:52] /src/video/video_reader.cc:83: ERROR opening: x.mp4, Invalid data\nstack trace")
+    assert decord_message(err) == "/src/video/video_reader.cc:83: ERROR opening: x.mp4, Invalid data"
+    assert decord_message(RuntimeError("")) == "RuntimeError"
+
+
+def test_a_failure_names_the_file_what_and_why(tmp_path):
+    assert str(failure(tmp_path / "v.mp4", "has no video stream")) == f"{tmp_path / 'v.mp4'}: has no video stream"
+    assert str(failure("v.mp4", "is damaged", ValueError("bad"))) == "v.mp4: is damaged: bad"
+
+
+def test_a_file_decord_cannot_open_is_refused_as_decords(tmp_path):
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"not a video")
+    with pytest.raises(VideoDecodeError, match=rf"^{re.escape(str(junk))}: {re.escape(DECORD_WHO)} cannot read it: "):
+        decord_reader(decord, junk)

@@ -1,4 +1,4 @@
-"""vdg_tasks.jobs.export_folder: the names an export folder is written and found by, reading its manifest,
+"""vdg_tasks.data.export_folder: the names an export folder is written and found by, reading its manifest,
 and the link where evaluation finds it (refused over a real folder or file, replaced when it is a link)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from vdg_tasks.jobs.export_folder import (
+from vdg_tasks.data.export_folder import (
     EXPORTS_ENV,
     MANIFEST,
     REVISION_HEX,
@@ -142,3 +142,34 @@ def test_link_refuses_a_foreign_folder_and_leaves_it(tmp_path):
     with pytest.raises(ExportError, match="is a real folder or file"):
         link(foreign, target)
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"] and not foreign.is_symlink()
+
+
+# --- what an export publishes -------------------------------------------------------------------------
+
+
+def test_published_text_names_files_relative_to_the_export_or_by_name_and_hides_secrets():
+    from vdg_tasks.data.export_folder import published
+
+    roots = ["/data/exports/x", "/data/.x.partial-7"]
+    error = "VideoUnavailable: video path:/tmp/hf_token=SECRET_DIR/data/videos/s000.mp4 does not exist"
+    assert published(error, roots) == "VideoUnavailable: video path:s000.mp4 does not exist"
+    assert published("bad /data/exports/x/videos/ab/k.mp4.", roots) == "bad videos/ab/k.mp4."
+    assert published("in '/data/.x.partial-7/data/t.jsonl'", roots) == "in 'data/t.jsonl'"
+    assert published("folder /data/exports/x", roots) == "folder x"
+    assert published("cache_dir=~/secret/c (see https://u:pw@host/a/b)", roots) == (
+        "cache_dir=c (see https://<redacted>@host/a/b)"
+    )
+    assert published("1/2 and/or a / b, videos/ab/k.mp4", roots) == "1/2 and/or a / b, videos/ab/k.mp4"
+    nested = {"api_key": "sk-1", "params": ["/home/me/v.mp4", {"path": "/x/y/z.json"}], "n": 3}
+    assert published(nested, roots) == {"api_key": "<redacted>", "params": ["v.mp4", {"path": "z.json"}], "n": 3}
+
+
+def test_published_doc_fields_change_only_a_whole_absolute_path():
+    from vdg_tasks.data.export_folder import published
+
+    doc = {"video": "/tmp/hf_token=SECRET/My Videos/s0.mp4", "question": "Is the password: shown in /dev?", "n": 1}
+    assert published(doc, ["/out"], whole=True) == {
+        "video": "s0.mp4",
+        "question": "Is the password: shown in /dev?",  # the benchmark's own text is kept as it is
+        "n": 1,
+    }
