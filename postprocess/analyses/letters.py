@@ -2,8 +2,8 @@
 
 Without the video (``black``) a model still beats chance when it favours the letters the answer
 key favours. ``expected_from_letters`` is what a question-blind answerer with the model's letter
-counts would score; ``letter_share`` is the part of the above-chance accuracy that this alone
-accounts for.
+counts would score (its reply to one question given to another with as many options);
+``letter_share`` is the part of the above-chance accuracy that this alone accounts for.
 
 Conventions (each named in a column):
 
@@ -56,8 +56,10 @@ COLUMNS: dict[str, str] = {
     "accuracy": "correct answers / n",
     "chance": "accuracy of uniform guessing: the mean of 1 / (the question's options) over the n questions "
     "(1 / n_options when they all have n_options)",
-    "expected_from_letters": "accuracy of a question-blind answerer with these letter counts: "
-    "sum over letters of (pred / n) * (gt / n); unparsed answers (and errors under incorrect) never match",
+    "expected_from_letters": "accuracy of a question-blind answerer with these letter counts, among questions "
+    "of the same option count: sum over option counts k of (n_k / n) * sum over letters of (pred_k / n_k) * "
+    "(gt_k / n_k); one option count: sum over letters of (pred / n) * (gt / n); unparsed answers (and errors "
+    "under incorrect) never match",
     "letter_share": "(expected_from_letters - chance) / (accuracy - chance): the share of the above-chance "
     "accuracy that letter alignment alone accounts for (meant for black; not clipped, so it can be "
     "negative or above 1); empty when accuracy <= chance",
@@ -145,6 +147,14 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
     top_counted = _largest(counted_by_size)
     top_any = _largest(_counts_by(group, options_of, n_groups, sizes))
     inverse_options = np.bincount(group[counted], weights=1.0 / options_of[counted], minlength=n_groups)
+    # A question-blind answerer with the model's letter counts among questions of the same option count: question
+    # i's reply goes to question j of the same size, every such (i, j) equally likely (a uniform guesser's excess
+    # over chance is then 0 whatever the mix of option counts).
+    cell = group * sizes + options_of
+    pred_by_cell = _counts_by(cell[has_pred], pred[has_pred], n_groups * sizes, len(LETTERS))
+    gt_by_cell = _counts_by(cell[counted], gt[counted], n_groups * sizes, len(LETTERS))
+    matches = np.einsum("cl,cl->c", pred_by_cell, gt_by_cell).reshape(n_groups, sizes)
+    blind_hits = (matches / np.maximum(counted_by_size, 1)).sum(axis=1)
     counted_rules = _counts_by(group[counted], rules[counted], n_groups, len(RULES))
     any_rules = _counts_by(group, rules, n_groups, len(RULES))
 
@@ -173,7 +183,7 @@ def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
             "df": k - 1,
             "accuracy": n_hit[i] / n[i] if n[i] else np.nan,
             "chance": inverse_options[i] / n[i] if n[i] else np.nan,
-            "expected_from_letters": float(p @ g) / n[i] ** 2 if n[i] else np.nan,
+            "expected_from_letters": blind_hits[i] / n[i] if n[i] else np.nan,
             "letter_share": np.nan,
             "missing_policy": options.missing,
         }

@@ -203,3 +203,49 @@ def test_reference_black_letters_against_value_counts():
     # orig: 53 errors excluded from both distributions
     assert (table.loc["orig", "n"], table.loc["orig", "n_error"]) == (547, 53)
     assert table.loc["orig", "n_letter"] == sum(table.loc["orig", f"gt_{x}"] for x in "ABCD")
+
+
+def _mixed_frame(rows: list[tuple[int, str, str]]) -> pd.DataFrame:
+    """(n_options, answer, pred) per question, one model under black."""
+    return tidy_frame(
+        tidy_row("m", "black", f"v{i}-0", "mixed", task_type="T", n_options=k, **answer_fields(a, p, "ok"))
+        for i, (k, a, p) in enumerate(rows)
+    )
+
+
+def test_expected_from_letters_pairs_questions_of_the_same_option_count():
+    """A naive count: question i's reply given to question j, over every (i, j) with as many options, averaged
+    within each option count and weighted by its share of the questions."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for _ in range(60):
+        k = int(rng.choice([3, 4, 5]))
+        rows.append((k, LETTERS[int(rng.integers(k))], LETTERS[int(rng.integers(k))]))
+    by_k: dict[int, list[tuple[str, str]]] = {}
+    for k, a, p in rows:
+        by_k.setdefault(k, []).append((a, p))
+    naive = sum(sum(p == a2 for _, p in qs for a2, _ in qs) / len(qs) for qs in by_k.values()) / len(rows)
+    row = letters_table(_mixed_frame(rows)).iloc[0]
+    assert_allclose(row["expected_from_letters"], naive, atol=1e-12)
+
+
+def test_a_uniform_guesser_on_mixed_option_counts_has_no_letter_excess():
+    """Seeded simulation (issue 40 item 6): questions of 3 to 5 options, answers and replies uniform among each
+    question's own options. Over 400 runs the mean of expected_from_letters - chance is 0 within 3 standard errors;
+    pairing every question with every other regardless of its option count (the old formula) is biased below 0
+    by more than 10 standard errors on the same runs."""
+    rng = np.random.default_rng(20261207)
+    excess, pooled_excess = [], []
+    for _ in range(400):
+        ks = rng.choice([3, 4, 5], size=90, p=[0.2, 0.3, 0.5])
+        rows = [(int(k), LETTERS[int(rng.integers(k))], LETTERS[int(rng.integers(k))]) for k in ks]
+        row = letters_table(_mixed_frame(rows)).iloc[0]
+        excess.append(row["expected_from_letters"] - row["chance"])
+        pred = Counter(p for _, _, p in rows)
+        gt = Counter(a for _, a, _ in rows)
+        pooled = sum(pred[x] * gt[x] for x in LETTERS) / len(rows) ** 2
+        pooled_excess.append(pooled - row["chance"])
+    se = np.std(excess, ddof=1) / np.sqrt(len(excess))
+    assert abs(np.mean(excess)) < 3 * se
+    pooled_se = np.std(pooled_excess, ddof=1) / np.sqrt(len(pooled_excess))
+    assert np.mean(pooled_excess) < -10 * pooled_se
