@@ -46,6 +46,15 @@ CONVENTION_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: ``ci_method`` values in words.
+CI_METHODS: dict[str, str] = {
+    "tango score": "Tango's score interval for a paired difference of proportions",
+    "tango score (design effect)": "Tango's score interval with its variance scaled by the video design effect",
+    "exact": "exact percentile bootstrap (the bootstrap distribution in closed form, no resampling)",
+    "monte carlo": "Monte Carlo percentile bootstrap",
+}
+
+
 def _phrase(column: str, value: Any) -> str:
     """One convention in words."""
     if column == "missing_policy":
@@ -57,16 +66,14 @@ def _phrase(column: str, value: Any) -> str:
         return f"{value:.0%} confidence intervals"
     if column == "question_rule":
         return f"questions compared: {value}"
-    if column == "ci_method" and value == "exact":
-        return "exact percentile bootstrap (the bootstrap distribution in closed form, no resampling)"
-    if column == "ci_method":
-        return f"{value} percentile bootstrap"
+    if column == "ci_method" and isinstance(value, str) and value:
+        return " and ".join(CI_METHODS.get(part, part) for part in value.split(" + "))
     if column == "n_resamples" and _is_number(value):
         return f"percentile bootstrap with {int(value)} resamples" if value else ""
     if column == "stability_resamples" and _is_number(value):
         return f"stability over {int(value)} bootstrap resamples"
     if column == "resample_unit":
-        return f"resampling unit: {value}"
+        return f"CI unit: {value}"
     if column == "alpha":
         return f"significance level {value:g}" if _is_number(value) else f"alpha = {value}"
     if column == "temporal_definition":

@@ -14,7 +14,8 @@ from vdg_tasks.vocabulary.seeding import stable_seed
 MissingPolicy = Literal["exclude", "incorrect"]
 AlignPolicy = Literal["strict", "intersect"]
 QuestionSetPolicy = Literal["shared", "per-model"]
-CIMethod = Literal["exact", "resample"]
+CIMethod = Literal["score", "exact", "resample"]
+ClusterPolicy = Literal["auto", "video", "question"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,11 @@ class Options:
             from both arms of that comparison; ``incorrect``: an error is scored wrong.
         n_resamples: bootstrap resamples for every CI.
         ci_level: confidence level of every CI.
-        cluster: resample whole videos (``video_id``) instead of questions in the bootstraps.
+        cluster: the CIs' independent unit. ``auto`` (the default): the video (``video_id``) where some video has
+            more than one of the compared questions (Video-MME asks three per video, and questions of one video are
+            not independent), else the question; ``video``: always the video; ``question``: never clustered.
+            ``True`` / ``False`` are read as ``video`` / ``question``. A clustered score interval scales its variance
+            by the videos' design effect (``stats.paired_difference_ci``); a clustered bootstrap resamples videos.
         alpha: significance level for "differs reliably" (McNemar, Holm-adjusted).
         equivalence_margin: TOST margin (a proportion) for "does not differ".
         stability_resamples: bootstrap resamples for the dissociation stability shares.
@@ -45,12 +50,17 @@ class Options:
         by: question fields to stratify VDG, accuracy and the ladder by (``vdg_by_<field>``...).
         min_stratum: fewest questions a stratum (a task type, a category) needs for any inferential output (CI,
             test, tier); smaller strata stay in the descriptive tables, marked ``too small`` with their n.
-        question_set: ``shared``: the rows a table compares (models, conditions) are computed on one question set
-            per benchmark, the questions no compared model has an error for (missing=exclude); ``per-model``: each
-            model on its own answered questions (the published paper's convention, for reproduction).
-        ci_method: ``exact``: a percentile bootstrap CI whose bootstrap distribution follows in closed form from
-            the data (per-question values on a lattice, resampled by question) is computed exactly, with no
-            resampling; ``resample``: every CI by Monte Carlo resampling (the published paper's convention).
+        question_set: ``per-model`` (the default): each model's tables on the questions that model answered under
+            the compared conditions, so adding, removing or renaming another model moves none of its numbers (a
+            leaderboard adds models every week); a pair's tables (McNemar, kappa, dissociation) on the questions
+            both answered. ``shared``: a benchmark's rows on one question set, the questions no compared model has
+            an error for (missing=exclude), for a fixed comparison set.
+        ci_method: ``score`` (the default): a paired difference of 0/1 outcomes (a VDG, a ladder step, a model
+            pair's difference) gets Tango's score interval (``postprocess.stats.paired_difference_ci``), which keeps
+            its coverage with few discordant questions and has width with none; any other mean gets the ``exact``
+            bootstrap. ``exact``: every CI a percentile bootstrap, computed exactly where its bootstrap distribution
+            follows in closed form (per-question values on a lattice, resampled by question), else resampled;
+            ``resample``: every CI by Monte Carlo resampling (the published paper's convention).
         mc_se_target: largest Monte Carlo standard error of a resampled CI endpoint: resampling CIs draw more
             resamples than ``n_resamples`` until each endpoint's estimated MC error is below it (0: never more).
     """
@@ -58,7 +68,7 @@ class Options:
     missing: MissingPolicy = "exclude"
     n_resamples: int = 2000
     ci_level: float = 0.95
-    cluster: bool = False
+    cluster: ClusterPolicy = "auto"
     alpha: float = 0.05
     equivalence_margin: float = 0.05
     stability_resamples: int = 1000
@@ -73,8 +83,8 @@ class Options:
     align: AlignPolicy = "strict"
     by: tuple[str, ...] = ()
     min_stratum: int = 30
-    question_set: QuestionSetPolicy = "shared"
-    ci_method: CIMethod = "exact"
+    question_set: QuestionSetPolicy = "per-model"
+    ci_method: CIMethod = "score"
     mc_se_target: float = 0.002
 
     def seed_for(self, *parts: object) -> int:
@@ -94,8 +104,12 @@ class Options:
             raise ValueError(f"align must be 'strict' or 'intersect', got {self.align!r}")
         if self.question_set not in ("shared", "per-model"):
             raise ValueError(f"question_set must be 'shared' or 'per-model', got {self.question_set!r}")
-        if self.ci_method not in ("exact", "resample"):
-            raise ValueError(f"ci_method must be 'exact' or 'resample', got {self.ci_method!r}")
+        if self.ci_method not in ("score", "exact", "resample"):
+            raise ValueError(f"ci_method must be 'score', 'exact' or 'resample', got {self.ci_method!r}")
+        if isinstance(self.cluster, bool):
+            object.__setattr__(self, "cluster", "video" if self.cluster else "question")
+        if self.cluster not in ("auto", "video", "question"):
+            raise ValueError(f"cluster must be 'auto', 'video' or 'question', got {self.cluster!r}")
         if not self.mc_se_target >= 0:
             raise ValueError(f"mc_se_target must not be negative, got {self.mc_se_target}")
         if self.min_n < 0:

@@ -119,10 +119,16 @@ SUMMARY_SHOWN: tuple[str, ...] = (
     "tier",
     "flags",
 )
-_SUMMARY_INTRO = (
-    "Per model: the Overall VDG (acc_orig - acc_black on the questions both arms answered) with its paired "
-    "bootstrap CI, its tier, and every flag; read the flags before the numbers."
-)
+
+
+def _summary_intro(summary: pd.DataFrame) -> str:
+    """What the summary shows, its CI named from its ``ci_method`` values (the vdg table's rows it quotes)."""
+    words = _analyses.findings.methods_words(summary["ci_method"].tolist()) if "ci_method" in summary else []
+    how = f" ({'; '.join(words)})" if words else ""
+    return (
+        "Per model: the Overall VDG (acc_orig - acc_black on the questions both arms answered) with its paired "
+        f"CI{how}, its tier, and every flag; read the flags before the numbers."
+    )
 
 
 def _summary_lines(summary: pd.DataFrame) -> list[str]:
@@ -216,31 +222,34 @@ def question_set_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[st
     return "Questions the comparisons drop (every compared row of a table shares one question set):", lines
 
 
+#: What a Monte Carlo line adds: how its Monte Carlo error was estimated.
+_MC_NOTE = (
+    "cluster bootstrap, or values off a lattice; each endpoint's MC SE estimated from 20 batches of the resamples"
+)
+
+
 def ci_method_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, list[str]]:
-    """The first screen's note on how the CIs were computed: the tables whose CIs are exact, and those resampled
-    with their largest Monte Carlo standard error (tables with a ``ci_method`` column)."""
-    exact, resampled = [], []
+    """The first screen's note on how the CIs were computed: one line per ``ci_method`` value found in the tables
+    (several in one cell joined by ' + '), in words (``formatting.CI_METHODS``), naming the tables that use it; a
+    resampled table with its largest Monte Carlo standard error."""
+    users: dict[str, list[str]] = {}
     for name, table in tables.items():
         if "ci_method" not in table.columns or not len(table):
             continue
-        methods = set(table["ci_method"].dropna().astype(str)) - {""}
-        if "exact" in methods:
-            exact.append(name)
-        if "monte carlo" in methods:
-            se = table.loc[table["ci_method"] == "monte carlo"].get("mc_se", pd.Series(dtype=float))
-            worst = pd.to_numeric(se, errors="coerce").max()
-            resampled.append(f"{name} (largest endpoint MC SE {worst:.2g})" if worst == worst else name)
+        parts = [str(cell).split(" + ") if isinstance(cell, str) else [] for cell in table["ci_method"].tolist()]
+        for method in dict.fromkeys(part for row in parts for part in row if part):
+            label = name
+            if method == "monte carlo" and "mc_se" in table.columns:
+                resampled = np.array([method in row for row in parts])
+                worst = pd.to_numeric(table["mc_se"][resampled], errors="coerce").max()
+                label = f"{name} (largest endpoint MC SE {worst:.2g})" if worst == worst else name
+            users.setdefault(method, []).append(label)
     lines = []
-    if exact:
-        lines.append(
-            "exact (the percentiles of the bootstrap distribution itself, in closed form: no resampling, no "
-            f"Monte Carlo error): {', '.join(exact)}"
-        )
-    if resampled:
-        lines.append(
-            "Monte Carlo (cluster bootstrap, or values off a lattice; each endpoint's MC SE estimated from 20 "
-            f"batches of the resamples): {', '.join(resampled)}"
-        )
+    for method, names in users.items():
+        words = _analyses.findings.method_words(method)
+        if method == "monte carlo":
+            words = f"{words} ({_MC_NOTE})"
+        lines.append(f"{words}: {', '.join(names)}")
     return "How the CIs were computed:", lines
 
 
@@ -276,7 +285,8 @@ FIRST_SCREEN_NOTES = (transform_version_lines, inferred_option_lines, question_s
 
 
 FINDINGS_INTRO = (
-    "In words, per model: each number is that of the table named in findings.csv (the CIs are the tables' own)."
+    "In words, per model: each number is that of the table named in findings.csv, which also names the test or "
+    "interval and the question set behind each sentence (the CIs are the tables' own)."
 )
 
 
@@ -308,7 +318,7 @@ def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     if summary is not None and len(summary):
         sentence, _ = conventions(summary)
         n_flagged = int((summary["flags"].fillna("") != "").sum())
-        parts += ["## Summary", "", " ".join(s for s in (_SUMMARY_INTRO, sentence) if s), ""]
+        parts += ["## Summary", "", " ".join(s for s in (_summary_intro(summary), sentence) if s), ""]
         if n_flagged:
             parts += [f"**{n_flagged} of {len(summary)} model runs have flags:**", ""]
             parts += [f"- {line}" for line in _summary_lines(summary)] + [""]
@@ -571,7 +581,7 @@ def html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     skip_lines = _skip_lines(tables)
     if summary is not None and len(summary):
         flagged = _summary_lines(summary)
-        add("summary", "Summary", _SUMMARY_INTRO, summary, display_columns(summary, SUMMARY_SHOWN))
+        add("summary", "Summary", _summary_intro(summary), summary, display_columns(summary, SUMMARY_SHOWN))
         note = quantized_note(tables)
         sections.append(
             bullets(f"{len(flagged)} of {len(summary)} model runs have flags:", flagged)

@@ -74,13 +74,44 @@ def _letters_columns(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def ci_text(table: pd.DataFrame, column: str = "ci_method") -> str:
+    """How the table's CIs were computed, in words, from its ``ci_method`` values (``formatting.CI_METHODS``): one
+    method, or each of several (``column`` then says which row used which); "method not recorded" without one."""
+    words = _analyses.findings.methods_words(table[column].tolist()) if column in table.columns else []
+    if not words:
+        return "method not recorded"
+    if len(words) == 1:
+        return words[0]
+    return f"by row ({column}): " + " or ".join(words)
+
+
 def _overall_rows(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["task_type"] == "Overall"] if "task_type" in table.columns else table
 
 
+def blind_sentence(table: pd.DataFrame) -> str:
+    """One sentence naming, per model and benchmark, the task types answered above chance under black (Holm), out of
+    the task types tested; those too small to test (no ``above_chance``: fewer than min_stratum questions) are
+    counted apart, never in the denominator."""
+    if "condition" not in table.columns or "task_type" not in table.columns:
+        return "No model was run without the video (black), so nothing is known about answering blind."
+    black = table[(table["condition"] == "black") & (table["task_type"] != "Overall")]
+    if black.empty:
+        return "No model was run without the video (black), so nothing is known about answering blind."
+    parts = []
+    for (model, benchmark), group in black.groupby(["model", "benchmark"], sort=True):
+        tested = group[group["above_chance"].notna()]
+        above = tested.loc[tested["above_chance"].astype(bool), "task_type"].tolist()
+        what = ", ".join(str(t) for t in above) if above else "no task type"
+        untested = len(group) - len(tested)
+        apart = f"; {untested} too small to test" if untested else ""
+        parts.append(f"{model} on {benchmark}: {what} ({len(above)} of {len(tested)} tested{apart})")
+    return "Without the video (black), above chance after Holm: " + "; ".join(parts) + "."
+
+
 def _chance_intro(table: pd.DataFrame) -> str:
     return (
-        _analyses.chance.blind_sentence(table)
+        blind_sentence(table)
         + " Per condition and task type: accuracy against chance (the mean of 1 / options), p_chance: exact "
         "one-sided test (binomial, or Poisson-binomial when option counts differ), p_holm: Holm over the task "
         "types and Overall of one model, benchmark and condition; above_chance_black: that task type is above "
@@ -280,6 +311,67 @@ TRACKING_SECTIONS: tuple[Section, ...] = (
 )
 
 
+def _vdg_intro(table: pd.DataFrame) -> str:
+    return (
+        "VDG = correct(orig) - correct(black), per question, averaged over the n questions compared; CI: "
+        f"paired, {ci_text(table)}. d / c: questions right only with / only without the video (dc_ratio = d / c)."
+    )
+
+
+def _no_vision_intro(table: pd.DataFrame) -> str:
+    return (
+        "Two no-vision arms: black keeps the visual tokens (black frames of the source's duration and size), "
+        "blind gives the model no visual input at all (lmms-eval's no_visual setting). vdg_black = orig - black "
+        "(the VDG), vdg_blind = orig - blind, black_blind = black - blind (what a screen of black frames itself "
+        "changes); acc_upper and acc_lower are the two arms' accuracies on the n questions answered under every "
+        f"arm the model ran. CI: paired, {ci_text(table)}."
+    )
+
+
+def _probes_intro(table: pd.DataFrame) -> str:
+    return (
+        "lmms-eval's probing variants, on every benchmark with options and read per question against orig: "
+        "options_shuffled (the options reordered so that the right one moves), none_option (the right option's "
+        "text replaced by None), no_question (the options without the question), video_only (neither), numbered "
+        f"(options 1-N). diff = acc_probe - acc_orig, CI: paired, {ci_text(table)}; agreement: the same option chosen "
+        "under both; reading: the probe's own measure (per task type in probes.csv)."
+    )
+
+
+def _added_intro(table: pd.DataFrame) -> str:
+    return (
+        "Conditions declared through vdg_tasks.extend (vdg's downscale112/224/448, blur and mute, and any of "
+        "yours), each read per question against orig: diff = acc_condition - acc_orig (negative: the condition "
+        f"costs accuracy), CI: paired, {ci_text(table)}. mute sits beside black, on the n_beside questions "
+        "answered under orig, mute and black: -diff_same_questions is what the sound carries, -diff_beside what "
+        "the pictures carry (black keeps the sound). Per task type in added_conditions.csv."
+    )
+
+
+def _dissociation_intro(table: pd.DataFrame) -> str:
+    return (
+        "McNemar on orig and on black for each pair of models on their shared question set (the same p and Holm "
+        "family as the mcnemar table); pattern (descriptive): where each difference alone is significant after "
+        "Holm; interaction: the mean per-question difference of differences (a_orig - b_orig) - (a_black - "
+        f"b_black) with its paired CI ({ci_text(table)}; unadjusted) and exact sign-flip p, Holm-adjusted over "
+        "the benchmark's pairs; dissociation: a significant interaction with an 'orig only' or 'black only' "
+        "pattern (a difference significant on one condition and not the other is not by itself evidence that the "
+        "two differ); TOST: are the orig accuracies equivalent within the margin; share_pattern: how often "
+        "bootstrap resamples of the questions give the same pattern; share_black_p01 and "
+        "share_black_only_unadjusted: unadjusted events on the pair's own resamples (the paper's stability)."
+    )
+
+
+def _sampling_intro(table: pd.DataFrame) -> str:
+    return (
+        "One row per sampling setting (frames:<N> frames per video, fps:<F> frames per second) of each model run "
+        "at two or more (`vdg sweep --frames` / `--fps`): accuracy with (orig) and without (black) the video and "
+        f"VDG with its paired CI ({ci_text(table)}), as the vdg table's Overall row of that run; acc_single / "
+        "acc_shuffled / acc_ordered from the ladder table when run. A VDG flat across settings says how densely "
+        "the video is sampled does not change how much the answers depend on it."
+    )
+
+
 HEADLINE: tuple[Section, ...] = (
     Section(
         "vdg",
@@ -300,9 +392,7 @@ HEADLINE: tuple[Section, ...] = (
             "n_error",
             "n_unparsed",
         ),
-        "VDG = correct(orig) - correct(black), per question, averaged over the n questions compared; "
-        "CI: paired percentile bootstrap. d / c: questions right only with / only without the video "
-        "(dc_ratio = d / c).",
+        _vdg_intro,
     ),
     Section(
         "no_vision",
@@ -319,11 +409,7 @@ HEADLINE: tuple[Section, ...] = (
             "ci_low",
             "ci_high",
         ),
-        "Two no-vision arms: black keeps the visual tokens (black frames of the source's duration and size), blind "
-        "gives the model no visual input at all (lmms-eval's no_visual setting). vdg_black = orig - black (the VDG), "
-        "vdg_blind = orig - blind, black_blind = black - blind (what a screen of black frames itself changes); "
-        "acc_upper and acc_lower are the two arms' accuracies on the n questions answered under every arm the "
-        "model ran. CI: paired percentile bootstrap.",
+        _no_vision_intro,
     ),
     Section(
         "probes",
@@ -341,12 +427,7 @@ HEADLINE: tuple[Section, ...] = (
             "agreement",
             "reading",
         ),  # fmt: skip
-        "lmms-eval's probing variants, on every benchmark with options and read per question against orig: "
-        "options_shuffled (the options reordered so that the right one moves), none_option (the right option's "
-        "text replaced by None), no_question (the options without the question), video_only (neither), numbered "
-        "(options 1-N). diff = "
-        "acc_probe - acc_orig, CI: paired percentile bootstrap; agreement: the same option chosen under both; "
-        "reading: the probe's own measure (per task type in probes.csv).",
+        _probes_intro,
         _overall_rows,
     ),
     Section(
@@ -368,11 +449,7 @@ HEADLINE: tuple[Section, ...] = (
             "diff_beside",
             "reading",
         ),  # fmt: skip
-        "Conditions declared through vdg_tasks.extend (vdg's downscale112/224/448, blur and mute, and any of yours), "
-        "each read per question against orig: diff = acc_condition - acc_orig (negative: the condition costs "
-        "accuracy), CI: paired percentile bootstrap. mute sits beside black, on the n_beside questions answered under "
-        "orig, mute and black: -diff_same_questions is what the sound carries, -diff_beside what the pictures carry "
-        "(black keeps the sound). Per task type in added_conditions.csv.",
+        _added_intro,
         _overall_rows,
     ),
     Section(
@@ -517,15 +594,7 @@ HEADLINE: tuple[Section, ...] = (
             "share_pattern",
             "share_black_only_unadjusted",
         ),
-        "McNemar on orig and on black for each pair of models on their shared question set (the same p and Holm "
-        "family as the mcnemar table); pattern (descriptive): where each difference alone is significant after Holm; "
-        "interaction: the mean per-question difference of differences (a_orig - b_orig) - (a_black - b_black) with "
-        "its paired bootstrap CI and exact sign-flip p, Holm-adjusted over the benchmark's pairs; dissociation: a "
-        "significant interaction with an 'orig only' or 'black only' pattern (a difference significant on one "
-        "condition and not the other is not by itself evidence that the two differ); TOST: are the orig accuracies "
-        "equivalent within the margin; share_pattern: how often bootstrap resamples of the questions give the same "
-        "pattern; share_black_p01 and share_black_only_unadjusted: unadjusted events on the pair's own resamples (the "
-        "paper's stability).",
+        _dissociation_intro,
     ),
     Section(
         "crf_flips",
@@ -533,7 +602,9 @@ HEADLINE: tuple[Section, ...] = (
         (),
         "Per CRF level against orig on the same questions (Overall rows; per task type in the CSV): c_to_i = right "
         "at orig and wrong at the level, i_to_c the reverse, net = i_to_c - c_to_i; stable_pct = 100 * share with "
-        "the same correctness.",
+        "the same correctness; acc_orig and acc_level: the two accuracies on those questions; p: McNemar's paired "
+        "test of c_to_i against i_to_c (exact binomial below 25 changed answers, else the continuity-corrected "
+        "chi-square; test says which).",
         _overall_rows,
         aliases=("flips",),
     ),
@@ -557,11 +628,7 @@ HEADLINE: tuple[Section, ...] = (
             "acc_shuffled",
             "acc_ordered",
         ),
-        "One row per sampling setting (frames:<N> frames per video, fps:<F> frames per second) of each model run at "
-        "two or more (`vdg sweep --frames` / `--fps`): accuracy with (orig) and without (black) the video and VDG "
-        "with its paired bootstrap CI, as the vdg table's Overall row of that run; acc_single / acc_shuffled / "
-        "acc_ordered from the ladder table when run. A VDG flat across settings says how densely the video is "
-        "sampled does not change how much the answers depend on it.",
+        _sampling_intro,
     ),
     Section(
         "letters",

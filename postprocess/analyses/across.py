@@ -32,7 +32,7 @@ import pandas as pd
 from postprocess.analyses._paired import condition_sort_key, question_set_digest, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
 from postprocess.analyses.letters import letters_table
-from postprocess.analyses.vdg import per_question
+from postprocess.analyses.vdg import UNIT_QUESTION, UNIT_VIDEO, ci_clusters, per_question
 from postprocess.choices import option_counts
 from postprocess.stats import chi2_independence, percentile_interval, resampled_means
 from vdg_tasks.vocabulary.parse import LETTERS
@@ -104,11 +104,13 @@ def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
             ta, tb = by_bench[bench_a], by_bench[bench_b]
             # float: a graded benchmark's gaps lie between -1 and 1 (a letter's are -1, 0, +1)
             ga, gb = ta["vdg"].to_numpy(dtype=np.float64), tb["vdg"].to_numpy(dtype=np.float64)
+            clusters_a = ci_clusters(ta["video_id"].to_numpy(dtype=object), ta["question_id"].to_numpy(), options)
+            clusters_b = ci_clusters(tb["video_id"].to_numpy(dtype=object), tb["question_id"].to_numpy(), options)
             low, high = _bootstrap_diff(
                 ga,
                 gb,
-                ta["video_id"].to_numpy(dtype=object) if options.cluster else None,
-                tb["video_id"].to_numpy(dtype=object) if options.cluster else None,
+                clusters_a,
+                clusters_b,
                 options,
                 question_set_seed(
                     options,
@@ -133,7 +135,7 @@ def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
                     "ci_high": high,
                     "ci_level": options.ci_level,
                     "n_resamples": options.n_resamples,
-                    "resample_unit": "video" if options.cluster else "question",
+                    "resample_unit": UNIT_QUESTION if clusters_a is None and clusters_b is None else UNIT_VIDEO,
                     "missing_policy": options.missing,
                 }
             )

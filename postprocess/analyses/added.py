@@ -17,7 +17,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import CONDITIONS, CORE
 
 COLUMNS: dict[str, str] = {
@@ -46,9 +46,7 @@ COLUMNS: dict[str, str] = {
     "n_error": "questions excluded because an arm has no answer",
     "too_small": "n is below min_stratum: descriptive values only, no CI",
     "ci_level": "confidence level of the CIs",
-    "ci_method": "exact (the bootstrap distribution's own percentiles) or monte carlo; empty without a CI",
-    "n_resamples": "bootstrap resamples the CIs drew (0 when exact or without a CI)",
-    "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
+    **CI_COLUMNS,
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share: orig and the condition, question_set and missing_policy",
     "scale": f"{SCALE_CORRECT!r} or graded (a graded question's score is in [0, 1])",

@@ -101,7 +101,7 @@ CATEGORY_TEST_COLUMNS: dict[str, str] = {
     "tested questions, margins fixed; p = (1 + #(permuted chi2 >= chi2)) / (1 + n_permutations))",
     "p_mc_se": "Monte Carlo standard error of p, sqrt(p (1 - p) / n_permutations) (0 for the chi-square)",
     "n_permutations": "permutations of the Monte Carlo p-value (0 for the chi-square)",
-    "p_holm": "p Holm-adjusted over the benchmark's models",
+    "p_holm": "p Holm-adjusted over the model's own benchmarks (a model's family: it never grows with other models)",
     "cramers_v": "Cramer's V: sqrt(chi2 / (n_tested * (min(task types, categories) - 1)))",
     "min_expected": "smallest expected cell count (below 5 the chi-square approximation fails: p_method says what "
     "was used instead)",
@@ -332,7 +332,7 @@ def category_test_table(frame: pd.DataFrame, options: Options = Options()) -> pd
                 row["p_mc_se"] = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
         rows.append(row)
     table = pd.DataFrame(rows, columns=list(CATEGORY_TEST_COLUMNS))
-    for _, idx in table.groupby("benchmark").groups.items():
+    for _, idx in table.groupby("model").groups.items():  # a model's family: its own benchmarks
         tested = [i for i in idx if np.isfinite(table.at[i, "p"])]
         if tested:
             table.loc[tested, "p_holm"] = holm(table.loc[tested, "p"].to_numpy(dtype=float))

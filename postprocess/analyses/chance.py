@@ -183,19 +183,6 @@ def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
     return table
 
 
-def blind_sentence(table: pd.DataFrame) -> str:
-    """One sentence naming, per model and benchmark, the task types answered above chance under black."""
-    black = table[(table["condition"] == BLACK) & (table["task_type"] != OVERALL)]
-    if black.empty:
-        return "No model was run without the video (black), so nothing is known about answering blind."
-    parts = []
-    for (model, benchmark), group in black.groupby(["model", "benchmark"], sort=True):
-        above = group.loc[group["above_chance"].fillna(False).astype(bool), "task_type"].tolist()
-        what = ", ".join(str(t) for t in above) if above else "no task type"
-        parts.append(f"{model} on {benchmark}: {what} ({len(above)} of {len(group)})")
-    return "Without the video (black), above chance after Holm: " + "; ".join(parts) + "."
-
-
 ANALYSES = (
     Analysis(
         "above_chance",

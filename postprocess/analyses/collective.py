@@ -73,7 +73,7 @@ class _Groups:
     errors: np.ndarray
     excluded: np.ndarray
     cells: pd.DataFrame  # one row per (model, benchmark, condition)
-    rules: dict[str, str]  # benchmark -> question_rule
+    rules: dict[tuple[str, ...], str]  # (benchmark,) under shared, else (model, benchmark) -> question_rule
 
 
 @memo_by_frame
@@ -108,9 +108,13 @@ def _groups(frame: pd.DataFrame, options: Options = Options()) -> _Groups:
     hit = frame["correct"].fillna(False).to_numpy(dtype=bool) & counted
     n = len(first)
     scope = options.question_set
+    # Under per-model a model's rule names its own conditions; under shared, every condition of the benchmark.
+    keys = ["benchmark"] if scope == QUESTION_SET_SHARED else ["model", "benchmark"]
     rules = {
-        str(b): question_rule(ordered_conditions(part["condition"].unique()), options.missing, scope)
-        for b, part in frame[["benchmark", "condition"]].groupby("benchmark", sort=True)
+        (key if isinstance(key, tuple) else (key,)): question_rule(
+            ordered_conditions(part["condition"].unique()), options.missing, scope
+        )
+        for key, part in frame[[*keys, "condition"]].groupby(keys, sort=True)
     }
     return _Groups(
         owner=cell[first],
@@ -163,7 +167,10 @@ def collective_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
             n=n,
             n_error=np.bincount(g.owner, weights=g.errors, minlength=m).astype(np.int64),
             n_excluded=np.bincount(g.owner, weights=g.excluded, minlength=m).astype(np.int64),
-            question_rule=g.cells["benchmark"].map(g.rules),
+            question_rule=[
+                g.rules[(b,) if options.question_set == QUESTION_SET_SHARED else (m, b)]
+                for m, b in zip(g.cells["model"], g.cells["benchmark"], strict=True)
+            ],
             n_groups=n_groups,
             n_groups_dropped=np.bincount(g.owner[~kept], minlength=m),
             mean_group_size=np.where(n_groups > 0, n / np.maximum(n_groups, 1), np.nan),

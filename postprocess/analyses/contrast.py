@@ -9,6 +9,13 @@ its VDG value) and given Welch's CI. The p-values of one (model, benchmark) form
 over every pair that could have been picked. The questions are those of the ``vdg`` table's rows
 (``vdg.per_question`` with the same exclusions and shared question set).
 
+Multiplicity. ``ci_low`` / ``ci_high`` are Welch's CI at ``ci_level``, unadjusted: the interval of one pair as if
+it were the only one looked at. A decision among the pairs (``significant``, the findings' "most and least visual"
+task types) is Holm-adjusted, so beside it stand ``ci_low_adjusted`` / ``ci_high_adjusted``: Welch's CI from the
+same statistic at the Bonferroni level ``1 - alpha / n_family`` (``ci_level_adjusted``), simultaneous over the
+family. A Bonferroni CI that excludes 0 means ``n_family * p < alpha``, so Holm rejects too (Holm's adjusted p
+never exceeds Bonferroni's); the converse need not hold (Holm is the more powerful of the two).
+
 A pair is oriented so that ``task_type_a`` has the larger VDG (``diff >= 0``); ties keep name order.
 Where neither task type's VDG varies (every question +1, say, against every question 0) the t statistic
 is undefined: ``p`` is 0 when the means differ and 1 when they are equal, and the CI is the difference
@@ -47,14 +54,18 @@ COLUMNS: dict[str, str] = {
     "vdg_a": "mean per-question VDG of task_type_a (the vdg table's vdg)",
     "vdg_b": "mean per-question VDG of task_type_b",
     "diff": "vdg_a - vdg_b (>= 0)",
-    "ci_low": "lower bound of Welch's CI of diff",
-    "ci_high": "upper bound of Welch's CI of diff",
+    "ci_low": "lower bound of Welch's CI of diff at ci_level, unadjusted for the n_family pairs",
+    "ci_high": "upper bound of Welch's CI of diff at ci_level, unadjusted",
+    "ci_low_adjusted": "lower bound of the Bonferroni CI of diff: Welch's CI at ci_level_adjusted = 1 - alpha / "
+    "n_family, simultaneous over the pairs (excluding 0 implies p_holm < alpha)",
+    "ci_high_adjusted": "upper bound of that Bonferroni CI",
     "p": "two-sided p-value of the test",
     "p_holm": "p Holm-adjusted over every pair of task types of the model and benchmark",
     "n_family": "number of pairs in that Holm family",
     "significant": "p_holm < alpha",
     "test": "the test behind p and the CI",
-    "ci_level": "confidence level of the CI",
+    "ci_level": "confidence level of the unadjusted CI",
+    "ci_level_adjusted": "confidence level of the Bonferroni CI: 1 - alpha / n_family",
     "alpha": "significance level of significant",
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share (the vdg table's rule)",
@@ -62,12 +73,18 @@ COLUMNS: dict[str, str] = {
 
 
 def pair_test(a: np.ndarray, b: np.ndarray, level: float) -> tuple[float, float, float, str]:
-    """(p, ci_low, ci_high, test) of mean(a) - mean(b) by Welch's t-test; the no-variance case as documented."""
+    """(p, ci_low, ci_high, test) of mean(a) - mean(b) by Welch's t-test at CI ``level``; the no-variance case as
+    documented."""
     diff = float(a.mean() - b.mean())
     if a.var() == 0 and b.var() == 0:
         return (0.0 if diff else 1.0), diff, diff, NO_VARIANCE
     result = welch(a, b, level)
     return result.p, result.low, result.high, WELCH
+
+
+def bonferroni_level(alpha: float, n_family: int) -> float:
+    """The confidence level of a Bonferroni CI over ``n_family`` comparisons at significance level ``alpha``."""
+    return 1.0 - alpha / n_family
 
 
 def _tested_types(table: pd.DataFrame, kept: np.ndarray, options: Options) -> dict[str, np.ndarray]:
@@ -95,10 +112,11 @@ def contrast_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
         )
         kept = ~table["excluded"].to_numpy(dtype=bool) & shared
         values = _tested_types(table, kept, options)
-        family = []
+        family, arms = [], []
         for first, second in itertools.combinations(sorted(values), 2):
             a, b = (first, second) if values[first].mean() >= values[second].mean() else (second, first)
             p, low, high, test = pair_test(values[a], values[b], options.ci_level)
+            arms.append((values[a], values[b]))
             family.append(
                 {
                     "model": model,
@@ -117,12 +135,17 @@ def contrast_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
                 }
             )
         adjusted = holm([r["p"] for r in family]) if family else []
-        for row, p_holm in zip(family, adjusted, strict=True):
+        level = bonferroni_level(options.alpha, len(family)) if family else np.nan
+        for row, (a, b), p_holm in zip(family, arms, adjusted, strict=True):
+            _, low, high, _ = pair_test(a, b, level)
             row.update(
+                ci_low_adjusted=low,
+                ci_high_adjusted=high,
                 p_holm=float(p_holm),
                 n_family=len(family),
                 significant=bool(p_holm < options.alpha),
                 ci_level=options.ci_level,
+                ci_level_adjusted=level,
                 alpha=options.alpha,
                 missing_policy=options.missing,
                 question_rule=rule,
@@ -137,7 +160,8 @@ ANALYSES = (
     Analysis(
         "task_type_contrast",
         "Every pair of task types of a model compared on VDG (Welch's test and CI on per-question VDG, Holm over "
-        "the model's pairs): which task types need the video more than others.",
+        "the model's pairs, with a Bonferroni CI beside the unadjusted one): which task types need the video more "
+        "than others.",
         COLUMNS,
         contrast_table,
         needs=conditions_needed("orig", "black"),

@@ -6,7 +6,11 @@ largest N is the strongest compression. Five tables:
 
 - ``crf``: accuracy at orig and every CRF level per task type, with a Wilson CI and the change
   from orig on the same questions.
-- ``crf_flips``: answers that change correctness between orig and each CRF level (C->I, I->C).
+- ``crf_flips``: answers that change correctness between orig and each CRF level (C->I, I->C), the two
+  accuracies on those questions, and McNemar's paired test of the change (``postprocess.stats.mcnemar_p``, as the
+  ``mcnemar`` table: the exact binomial test below 25 discordant questions, else the continuity-corrected
+  chi-square; 1 when C->I = I->C; empty when no answer changes). A within-model change is stated with this paired
+  test, not with the overlap of the two Wilson intervals of the ``crf`` table.
 - ``crf_stability``: share of questions whose prediction is the same at orig and every CRF level.
   It compares predictions, not correctness, across all levels at once, so it has its own table
   (one row per task type) rather than a value repeated on every level row of ``crf_flips``.
@@ -25,11 +29,11 @@ largest N is the strongest compression. Five tables:
   both tables) enter, and a correlation needs ``MIN_TASK_TYPES`` of them (``reason`` says why not).
 
 Question sets (the ``question_rule`` column names each table's). ``crf`` and ``crf_flips`` compare
-orig and the CRF levels on one common set. With ``options.question_set="shared"`` (the default) it
+orig and the CRF levels on one common set. With ``options.question_set="shared"`` it
 is one set per benchmark, so that the levels of a model and the models of a benchmark are all
 compared on the same questions: with ``missing="exclude"`` a question that any model of the
 benchmark has an error for at orig or at one of its CRF levels is dropped from every level and
-every model (``n_error``). With ``"per-model"`` each (model, benchmark) has its own common set (the
+every model (``n_error``). With ``"per-model"`` (the default) each (model, benchmark) has its own common set (the
 questions that model answered at orig and every level). With ``missing="incorrect"`` errors are
 scored wrong and all questions count. On the common set ``net / n`` of a flips row equals
 ``delta`` of the matching ``crf`` row. ``crf_stability`` needs no policy: a prediction is the parsed
@@ -37,7 +41,8 @@ letter, or "error" / "unparsed" when there is none (two different values), so a 
 at every level is stable. ``crf_enrichment`` always uses a *complete* set (no error at orig, black
 or any CRF level), whatever the missing policy, as the paper's section 4.4 does: shared (no error
 for any model of the benchmark with black) or per model, by ``options.question_set``. No table
-here resamples: the CIs are Wilson intervals and the tests exact, so no seed is involved.
+here resamples: the CIs are Wilson intervals and the tests exact (McNemar's with 25 or more discordant questions
+the chi-square), so no seed is involved.
 
 Sensitivity. The paper calls a question compression-sensitive when "its correctness changes under
 the strongest compression", but its published cells (11 sensitive with VDG = +1, 7 with VDG <= 0
@@ -72,7 +77,7 @@ from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.consistency import MIN_TASK_TYPES, correlation_reason, too_small_note
 from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
 from postprocess.frame import graded_rows
-from postprocess.stats import fisher, spearman, wilson
+from postprocess.stats import fisher, mcnemar_p, spearman, wilson
 
 ORIG = "orig"
 BLACK = "black"
@@ -114,6 +119,12 @@ FLIPS_COLUMNS: dict[str, str] = {
     "i_to_c": "wrong at orig, right at this level",
     "net": "i_to_c - c_to_i (equals n * delta of the crf table)",
     "stable_pct": "100 * share of the n questions with the same correctness at orig and this level",
+    "acc_orig": "accuracy at orig over the n questions (the crf table's orig acc on the same set)",
+    "acc_level": "accuracy at this level over the n questions (acc_level - acc_orig = net / n)",
+    "p": "McNemar's paired p-value of c_to_i against i_to_c (postprocess.stats.mcnemar_p): 1 when c_to_i = i_to_c, "
+    "the exact binomial test when c_to_i + i_to_c < 25, else the continuity-corrected chi-square; empty when no "
+    "answer changes",
+    "test": "the test behind p: 'exact binomial' or 'chi-square (continuity corrected)' (empty with p)",
     "missing_policy": "exclude or incorrect",
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
@@ -434,7 +445,7 @@ def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
     rows = []
     for block, conditions, excluded, rule in _compared(_blocks(frame), options, black=False, missing=options.missing):
         orig = block.correct[ORIG]
-        columns = {}
+        columns = {"correct_orig": orig}
         for c in block.names:
             columns[f"c_to_i_{c}"] = orig & ~block.correct[c]
             columns[f"i_to_c_{c}"] = ~orig & block.correct[c]
@@ -442,6 +453,7 @@ def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
             n = count["n"]
             for condition in block.names:
                 c_to_i, i_to_c = count[f"c_to_i_{condition}"], count[f"i_to_c_{condition}"]
+                right = count["correct_orig"]
                 rows.append(
                     {
                         "model": block.model,
@@ -457,12 +469,15 @@ def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
                         "i_to_c": i_to_c,
                         "net": i_to_c - c_to_i,
                         "stable_pct": 100 * (n - c_to_i - i_to_c) / n if n else np.nan,
+                        "acc_orig": right / n if n else np.nan,
+                        "acc_level": (right - c_to_i + i_to_c) / n if n else np.nan,
                         "missing_policy": options.missing,
                     }
                 )
     if not rows:
         return empty(FLIPS_COLUMNS)
     table = pd.DataFrame(rows, columns=list(FLIPS_COLUMNS))
+    table["p"], table["test"] = mcnemar_p(table["c_to_i"], table["i_to_c"])
     table["scale"] = correct_scales(frame, table["benchmark"])
     return table
 
@@ -636,7 +651,8 @@ ANALYSES = (
     ),
     Analysis(
         "crf_flips",
-        "Questions whose correctness flips between orig and each CRF level (C->I, I->C, net, stable share).",
+        "Questions whose correctness flips between orig and each CRF level (C->I, I->C, net, stable share), the "
+        "accuracies on those questions and McNemar's paired test of the change.",
         FLIPS_COLUMNS,
         flips_table,
         needs=_crf_needs(ORIG),

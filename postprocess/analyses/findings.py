@@ -1,19 +1,25 @@
 """The report's first screen in words: per model and benchmark, one sentence per finding, each with its number.
 
 Every sentence restates values of one row of another table (``source_table``, the row picked by
-``source_row``, the headline value in ``source_column``); nothing here computes a statistic. Topics, in
-report order, each only where its table has the row:
+``source_row``, the headline value in ``source_column``); nothing here computes a statistic. Every sentence names
+its own question count (n), and ``test`` and ``question_rule`` name the test or interval behind its numbers and the
+questions they are computed on (the source row's own ``question_rule`` where it has one). Topics, in report order,
+each only where its table has the row:
 
 - ``video``: the Overall VDG (``vdg``): accuracy with the video and with the black screen, the gap and
-  its paired CI.
+  its paired CI, the interval's method named in words (the row's ``ci_method``).
 - ``task_types``: the most and the least visual task type (largest and smallest VDG among those with a
   CI) and whether they differ by Welch's test, Holm-adjusted over every pair (``task_type_contrast``);
-  without a significant difference the sentence says that no pair differs.
+  without a significant difference the sentence says that no pair differs. The pair is picked among
+  ``n_family``, so the CI quoted is the Bonferroni one at the family's size (``ci_low_adjusted``), consistent with
+  the Holm decision (a Bonferroni CI that excludes 0 implies Holm rejects), not the unadjusted one.
 - ``temporal``: what temporal order adds (``ladder``'s Overall ``temporal`` with its CI).
-- ``compression``: the strongest CRF level (``crf``): its accuracy with the Wilson CI against orig's,
-  and how many answers change correctness there (``crf_flips``), which a flat accuracy can hide.
+- ``compression``: at the strongest CRF level (``crf_flips``, Overall): accuracy at orig and at the level on the
+  flips' own questions, how many answers change correctness each way, and McNemar's paired test of the change (a
+  within-model change is stated with the paired test, not with two unpaired accuracy intervals).
 - ``letters``: the most chosen letter with the video and the chi-square test against uniform
-  guessing among each question's options (``letters``, the orig row).
+  guessing among each question's options (``letters``, the orig row); the option count is a range ("3-5 options")
+  where the questions' counts differ (the ``above_chance`` table's Overall orig row).
 
 Percentages are of questions; "points" are percentage points (a difference of two accuracies).
 """
@@ -28,6 +34,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Digest, Options, empty, skip_reason
+from postprocess.formatting import CI_METHODS
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -40,9 +47,39 @@ COLUMNS: dict[str, str] = {
     "source_table": "the table the numbers come from",
     "source_row": "the row of source_table, as column=value pairs joined by ', '",
     "source_column": "the column of that row holding value",
+    "test": "the test or interval behind the sentence's numbers, as the source row states it (its ci_method, test or "
+    "Holm family)",
+    "question_rule": "the questions the sentence's numbers are computed on: the source row's question_rule, or a "
+    "description where the source table has none",
 }
 
 TOPICS: tuple[str, ...] = ("video", "task_types", "temporal", "compression", "letters")
+
+
+#: Each ``ci_method`` value (``formatting.CI_METHODS``'s keys) as ``test`` names it.
+CI_TESTS: dict[str, str] = {
+    "tango score": "Tango score interval (paired)",
+    "tango score (design effect)": "Tango score interval (paired, variance scaled by the video design effect)",
+    "exact": "exact percentile bootstrap (paired)",
+    "monte carlo": "Monte Carlo percentile bootstrap (paired)",
+}
+
+
+def method_words(method: str) -> str:
+    """One ``ci_method`` value in words (``formatting.CI_METHODS``; the value itself when it has none)."""
+    return CI_METHODS.get(method, method)
+
+
+def methods_words(values: object) -> list[str]:
+    """The distinct ``ci_method`` values among ``values`` (each maybe several joined by ' + '), in words, in first-seen
+    order; none for empty values."""
+    seen: dict[str, None] = {}
+    for value in values if isinstance(values, (list, tuple, pd.Series, np.ndarray)) else [values]:
+        if isinstance(value, str):
+            for part in value.split(" + "):
+                if part:
+                    seen[method_words(part)] = None
+    return list(seen)
 
 
 def points(value: float) -> str:
@@ -61,6 +98,36 @@ def _ci_points(row: Mapping, low: str = "ci_low", high: str = "ci_high", level: 
     return f"{level:.0%} CI {points(row[low])} to {points(row[high])}"
 
 
+def _methods(row: Mapping) -> list[str]:
+    """The row's ``ci_method`` values (several joined by ' + '); none without one."""
+    value = row.get("ci_method")
+    return [part for part in value.split(" + ") if part] if isinstance(value, str) else []
+
+
+def _videos(row: Mapping) -> bool:
+    """Whether the row's CI treated a video's questions as one unit (``resample_unit``) by resampling videos (a
+    score interval says so in its method: ``design effect``)."""
+    return row.get("resample_unit") == "video" and any(m in ("exact", "monte carlo") for m in _methods(row))
+
+
+def ci_words(row: Mapping) -> str:
+    """How the row's CI was computed, in words (``formatting.CI_METHODS``); empty without a ``ci_method``."""
+    words = " and ".join(method_words(m) for m in _methods(row))
+    return f"{words}, resampling whole videos" if words and _videos(row) else words
+
+
+def ci_test(row: Mapping) -> str:
+    """``test`` of a finding whose interval is the row's paired CI (``CI_TESTS``)."""
+    text = " + ".join(CI_TESTS.get(m, m) for m in _methods(row))
+    return f"{text}, resampling whole videos" if text and _videos(row) else text
+
+
+def _paired_ci(row: Mapping, low: str, high: str, level: float) -> str:
+    """The CI with its method in words: '95% CI +1.0 to +2.0, Tango's score interval ...'."""
+    text, words = _ci_points(row, low, high, level), ci_words(row)
+    return f"{text}, {words}" if words and pd.notna(row.get(low)) else text
+
+
 def _usable(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | None:
     table = tables.get(name)
     if table is None or not len(table) or skip_reason(table) is not None:
@@ -77,7 +144,12 @@ def _finding(
     where: Mapping,
     column: str,
     ci: tuple[str, str] | None = ("ci_low", "ci_high"),
+    *,
+    test: str,
+    rule: str | None = None,
 ) -> dict[str, object]:
+    """One finding; ``rule``: the question set where the source row has no ``question_rule``."""
+    own = row.get("question_rule")
     return {
         "model": run[0],
         "benchmark": run[1],
@@ -89,6 +161,8 @@ def _finding(
         "source_table": table,
         "source_row": ", ".join(f"{k}={v}" for k, v in where.items()),
         "source_column": column,
+        "test": test,
+        "question_rule": own if isinstance(own, str) and own else (rule or ""),
     }
 
 
@@ -107,11 +181,11 @@ def _video(tables, run, level) -> list[dict]:
     if row is None or pd.isna(row["vdg"]):
         return []
     sentence = (
-        f"{percent(row['acc_orig'])} right with the video and {percent(row['acc_black'])} with a black screen: "
-        f"{points(row['vdg'])} points of accuracy need the video ({_ci_points(row, level=level)}; "
-        f"n = {int(row['n'])} questions)."
+        f"On n = {int(row['n'])} questions, {percent(row['acc_orig'])} right with the video and "
+        f"{percent(row['acc_black'])} with a black screen: {points(row['vdg'])} points of accuracy need the video "
+        f"({_paired_ci(row, 'ci_low', 'ci_high', level)})."
     )
-    return [_finding(run, "video", sentence, row, "vdg", {"task_type": OVERALL}, "vdg")]
+    return [_finding(run, "video", sentence, row, "vdg", {"task_type": OVERALL}, "vdg", test=ci_test(row))]
 
 
 def _task_types(tables, run, level) -> list[dict]:
@@ -140,15 +214,34 @@ def _task_types(tables, run, level) -> list[dict]:
             "is not significant."
         )
     where = {"task_type_a": row["task_type_a"], "task_type_b": row["task_type_b"]}
-    return [_finding(run, "task_types", sentence, row, "task_type_contrast", where, "diff")]
+    adjusted = _bonferroni(row)
+    test = f"Welch t, Holm over {int(row['n_family'])} pairs; " + ("Bonferroni CI" if adjusted else "unadjusted CI")
+    ci = ("ci_low_adjusted", "ci_high_adjusted") if adjusted else ("ci_low", "ci_high")
+    return [_finding(run, "task_types", sentence, row, "task_type_contrast", where, "diff", ci, test=test)]
 
 
-def _pair_text(row: dict, level: float) -> str:
-    p = f"Holm-adjusted p = {row['p_holm']:.2g} over {int(row['n_family'])} pairs"
+def _bonferroni(row: Mapping) -> bool:
+    """Whether the contrast row has its Bonferroni CI (``ci_low_adjusted``, at ``ci_level_adjusted``)."""
+    return all(pd.notna(row.get(c)) for c in ("ci_low_adjusted", "ci_high_adjusted", "ci_level_adjusted"))
+
+
+def _pair_text(row: Mapping, level: float) -> str:
+    family = int(row["n_family"])
+    p = f"Holm-adjusted p = {row['p_holm']:.2g} over {family} pairs"
+    if _bonferroni(row):
+        ci = (
+            f"{100 * row['ci_level_adjusted']:.4g}% Bonferroni CI over the {family} pairs "
+            f"{points(row['ci_low_adjusted'])} to {points(row['ci_high_adjusted'])}"
+        )
+    else:
+        ci = f"unadjusted {_ci_points(row, level=level)}"
+
+    def size(side: str) -> str:
+        return f", n = {int(row[f'n_{side}'])}" if pd.notna(row.get(f"n_{side}")) else ""
+
     return (
-        f"{row['task_type_a']} (VDG {points(row['vdg_a'])}) and {row['task_type_b']} "
-        f"(VDG {points(row['vdg_b'])}) differ by {points(row['diff'])} points "
-        f"({_ci_points(row, level=level)}; {p})"
+        f"{row['task_type_a']} (VDG {points(row['vdg_a'])}{size('a')}) and {row['task_type_b']} "
+        f"(VDG {points(row['vdg_b'])}{size('b')}) differ by {points(row['diff'])} points ({ci}; {p})"
     )
 
 
@@ -158,7 +251,7 @@ def _temporal(tables, run, level) -> list[dict]:
         return []
     sentence = (
         f"Temporal order adds {points(row['temporal'])} points ({row['temporal_definition']}; "
-        f"{_ci_points(row, 'temporal_ci_low', 'temporal_ci_high', level)}; n = {int(row['n'])} questions)."
+        f"{_paired_ci(row, 'temporal_ci_low', 'temporal_ci_high', level)}; n = {int(row['n'])} questions)."
     )
     return [
         _finding(
@@ -170,37 +263,45 @@ def _temporal(tables, run, level) -> list[dict]:
             {"task_type": OVERALL},
             "temporal",
             ("temporal_ci_low", "temporal_ci_high"),
+            test=ci_test(row),
         )
     ]
 
 
 def _compression(tables, run, level) -> list[dict]:
-    crf, flips = _usable(tables, "crf"), _usable(tables, "crf_flips")
-    if crf is None or flips is None:
+    flips = _usable(tables, "crf_flips")
+    if flips is None or "p" not in flips.columns:
         return []
-    mine = crf[(crf["model"] == run[0]) & (crf["benchmark"] == run[1]) & (crf["task_type"] == OVERALL)]
-    levels = mine[mine["crf"] > 0]
-    if not len(levels):
+    mine = flips[(flips["model"] == run[0]) & (flips["benchmark"] == run[1]) & (flips["task_type"] == OVERALL)]
+    if not len(mine):
         return []
-    strongest = levels.loc[levels["crf"].idxmax()].to_dict()
-    orig = _row(crf, run, task_type=OVERALL, condition="orig")
-    flip = _row(flips, run, task_type=OVERALL, condition=strongest["condition"])
-    if orig is None or flip is None or not flip["n"]:
+    flip = mine.loc[mine["crf"].idxmax()].to_dict()
+    if not flip["n"]:
         return []
-    changed = int(flip["c_to_i"]) + int(flip["i_to_c"])
-    ci = (
-        "no interval: fewer questions than min_stratum"
-        if pd.isna(strongest["ci_low"])
-        else f"{level:.0%} CI {percent(strongest['ci_low'])} to {percent(strongest['ci_high'])}"
-    )
+    n, c_to_i, i_to_c = int(flip["n"]), int(flip["c_to_i"]), int(flip["i_to_c"])
+    changed = c_to_i + i_to_c
+    if changed:
+        test = f"McNemar {flip['test']} (paired)"
+        p = f"McNemar {flip['test']} p = {flip['p']:.2g}"
+    else:
+        test, p = "none: no answer changes", "no answer changes, so there is nothing to test"
     sentence = (
-        f"At CRF {int(strongest['crf'])} accuracy is {percent(strongest['acc'])} ({ci}) against "
-        f"{percent(orig['acc'])} with the original video ({points(strongest['delta'])} points), while "
-        f"{changed} of {int(flip['n'])} questions ({percent(changed / flip['n'])}) change correctness "
-        f"({int(flip['c_to_i'])} right to wrong, {int(flip['i_to_c'])} wrong to right)."
+        f"At CRF {int(flip['crf'])}, on the n = {n} questions answered at orig and every CRF level, accuracy goes "
+        f"from {percent(flip['acc_orig'])} to {percent(flip['acc_level'])} "
+        f"({points(flip['acc_level'] - flip['acc_orig'])} points): {changed} of the {n} ({percent(changed / n)}) "
+        f"change correctness, {c_to_i} right to wrong and {i_to_c} wrong to right ({p})."
     )
-    where = {"task_type": OVERALL, "condition": strongest["condition"]}
-    return [_finding(run, "compression", sentence, strongest, "crf", where, "acc")]
+    where = {"task_type": OVERALL, "condition": flip["condition"]}
+    return [_finding(run, "compression", sentence, flip, "crf_flips", where, "acc_level", None, test=test)]
+
+
+def _options_text(tables, run, row: Mapping) -> str:
+    """The orig questions' option count: the above_chance table's Overall orig row ('4', or '3-5' when the counts
+    differ) where it counts the same questions, else 'at most' the letters row's largest count."""
+    chance = _row(_usable(tables, "above_chance"), run, condition="orig", task_type=OVERALL)
+    if chance is not None and chance.get("n") == row.get("n") and str(chance.get("n_options") or ""):
+        return f"{chance['n_options']} options"
+    return f"at most {int(row['n_options'])} options"
 
 
 def _letters(tables, run, level) -> list[dict]:
@@ -208,12 +309,30 @@ def _letters(tables, run, level) -> list[dict]:
     if row is None or not row.get("n_letter") or not isinstance(row.get("top_pred"), str) or not row["top_pred"]:
         return []
     p = row["p_pred"]
-    test = f"chi-square against uniform guessing p = {p:.2g}" if not math.isnan(p) else "no chi-square test"
+    tested = not math.isnan(p)
+    test = f"chi-square against uniform guessing p = {p:.2g}" if tested else "no chi-square test"
     sentence = (
         f"With the video the most chosen letter is {row['top_pred']}, in {percent(row['top_pred_share'])} of "
-        f"{int(row['n_letter'])} answers ({int(row['n_options'])} options; {test})."
+        f"n = {int(row['n_letter'])} answers with a letter ({_options_text(tables, run, row)}; {test})."
     )
-    return [_finding(run, "letters", sentence, row, "letters", {"condition": "orig"}, "top_pred_share", None)]
+    counted = "answered (ok + unparsed)" + (", errors scored wrong" if row.get("missing_policy") == "incorrect" else "")
+    rule = (
+        f"orig, the {int(row['n_letter'])} answers with a readable letter among the {int(row['n'])} questions {counted}"
+    )
+    return [
+        _finding(
+            run,
+            "letters",
+            sentence,
+            row,
+            "letters",
+            {"condition": "orig"},
+            "top_pred_share",
+            None,
+            test="chi-square against uniform guessing among each question's options" if tested else "",
+            rule=rule,
+        )
+    ]
 
 
 _WRITERS = (_video, _task_types, _temporal, _compression, _letters)

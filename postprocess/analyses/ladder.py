@@ -15,7 +15,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
@@ -40,11 +40,7 @@ COLUMNS: dict[str, str] = {
     "temporal_definition": "ordered - shuffled, or orig - shuffled when there is no ordered rung (as the paper)",
     "too_small": "n is below min_stratum: descriptive values only, no CIs",
     "ci_level": "confidence level of the CIs",
-    "ci_method": "exact when every CI of the row is (the bootstrap distribution's own percentiles), else monte "
-    "carlo; empty without CIs",
-    "n_resamples": "the most bootstrap resamples a CI of the row drew (0 when exact or without CIs)",
-    "mc_se": "the largest estimated Monte Carlo standard error of the row's CI endpoints (0 when exact; empty "
-    "without CIs)",
+    **CI_COLUMNS,
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share: the model's rungs, question_set and missing_policy",
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded (accuracies are then mean "

@@ -70,14 +70,14 @@ from postprocess.analyses._paired import (
     question_set_seed,
 )
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.vdg import CI_COLUMNS, ci_clusters, ci_columns, ci_or_none
 from postprocess.options import natural_sorted
 from postprocess.stats import (
     BootstrapCI,
-    bootstrap_mean,
+    DifferenceCI,
     holm,
     mcnemar_many,
     mcnemar_p,
-    paired_bootstrap_diff,
     sign_flip_test,
     tost_paired,
 )
@@ -101,13 +101,10 @@ COLUMNS: dict[str, str] = {
     "acc_a": "model_a's accuracy over the n questions",
     "acc_b": "model_b's accuracy over the n questions",
     "diff": "acc_a - acc_b",
-    "diff_ci_low": "lower bound of the paired percentile bootstrap CI of diff (questions, or videos, resampled "
-    "jointly for both models; see ci_method)",
-    "diff_ci_high": "upper bound of the paired percentile bootstrap CI of diff",
-    "ci_method": "exact: the bootstrap distribution's own percentiles in closed form (question resampling of "
-    "binary outcomes); monte carlo: percentiles of n_resamples drawn resamples (cluster bootstrap)",
-    "mc_se": "the larger estimated Monte Carlo standard error of the two CI endpoints (batch-means estimate; "
-    "0 when exact)",
+    "diff_ci_low": "lower bound of the paired CI of diff (ci_method; unadjusted, beside a Holm-adjusted p)",
+    "diff_ci_high": "upper bound of the paired CI of diff",
+    "ci_method": CI_COLUMNS["ci_method"],
+    "mc_se": CI_COLUMNS["mc_se"],
     "b00": "questions both models got wrong",
     "b01": "questions model_a got wrong and model_b right",
     "b10": "questions model_a got right and model_b wrong",
@@ -123,9 +120,8 @@ COLUMNS: dict[str, str] = {
     "p_holm": "p Holm-adjusted over its family (rows of the benchmark with this family and a p)",
     "n_family": "number of p-values in the Holm family of p_holm",
     "ci_level": "confidence level of the CI",
-    "n_resamples": "bootstrap resamples the CI drew (0 when exact; more than the option when needed for the "
-    "Monte Carlo error target)",
-    "resample_unit": "question, or video (cluster bootstrap)",
+    "n_resamples": CI_COLUMNS["n_resamples"],
+    "resample_unit": CI_COLUMNS["resample_unit"],
     "missing_policy": "exclude or incorrect",
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
@@ -156,7 +152,9 @@ DISSOCIATION_COLUMNS: dict[str, str] = {
     "pattern": "descriptive: where they differ reliably: 'orig only', 'black only', 'both' or 'neither'",
     "interaction": "mean over the n questions of d = (a_orig - b_orig) - (a_black - b_black) (correct = 1): "
     "how much more model_a leads with the video than without it",
-    "interaction_ci_low": "lower bound of the paired percentile bootstrap CI of interaction (see ci_method)",
+    "interaction_ci_low": "lower bound of the paired percentile bootstrap CI of interaction (see ci_method; "
+    "unadjusted: dissociation is decided on p_holm_interaction, so a CI that excludes 0 can sit beside "
+    "dissociation = False)",
     "interaction_ci_high": "upper bound of that CI",
     "n_interaction_nonzero": "questions with d != 0 (the only ones the sign-flip test draws on)",
     "p_interaction": "exact two-sided sign-flip permutation p-value of mean(d) = 0; empty when every d = 0",
@@ -181,11 +179,13 @@ DISSOCIATION_COLUMNS: dict[str, str] = {
     "alpha": "significance level of differs_*, dissociation and the TOST",
     "equivalence_margin": "TOST margin (difference of proportions)",
     "ci_level": "confidence level of the interaction CI",
-    "ci_method": "exact (closed-form bootstrap percentiles, question resampling) or monte carlo (cluster bootstrap)",
+    "ci_method": "how the interaction CI was computed: exact (closed-form bootstrap percentiles, question resampling) "
+    "or monte carlo (cluster bootstrap)",
     "mc_se": "the larger estimated Monte Carlo standard error of the interaction CI's endpoints (0 when exact)",
     "n_resamples": "bootstrap resamples the interaction CI drew (0 when exact)",
     "stability_resamples": "bootstrap resamples of the question set (one draw shared by the orig and black arms)",
-    "resample_unit": "question, or video (cluster bootstrap)",
+    "resample_unit": "the interaction CI's and the stability resamples' unit: video (a video holds several of the "
+    "benchmark's questions) or question",
     "missing_policy": "exclude or incorrect",
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_AT_THRESHOLD!r} for a benchmark with graded questions",
 }
@@ -406,15 +406,13 @@ def _orientation(values: np.ndarray) -> int:
     return -1 if nonzero.size and values[nonzero[0]] < 0 else 1
 
 
-def _mirrored(ci: BootstrapCI, sign: int) -> tuple[float, float]:
+def _mirrored(ci: BootstrapCI | DifferenceCI, sign: int) -> tuple[float, float]:
     return (ci.low, ci.high) if sign > 0 else (-ci.high, -ci.low)
 
 
-def _ci_fields(ci: BootstrapCI | None) -> dict[str, object]:
-    """The columns that say how a CI was computed (empty when there is none)."""
-    if ci is None:
-        return {"ci_method": "", "mc_se": np.nan, "n_resamples": 0}
-    return {"ci_method": ci.method, "mc_se": max(ci.mc_se_low, ci.mc_se_high), "n_resamples": ci.n_resamples}
+def _ci_fields(ci: BootstrapCI | DifferenceCI | None) -> dict[str, object]:
+    """The columns that say how a CI was computed (``vdg.CI_COLUMNS``; empty when there is none)."""
+    return ci_columns([ci])
 
 
 def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
@@ -429,24 +427,20 @@ def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataF
         if ca.size:
             sign = _orientation(ca.astype(np.int8) - cb.astype(np.int8))
             first, second = (ca, cb) if sign > 0 else (cb, ca)
-            ci = paired_bootstrap_diff(
-                first,
-                second,
-                options.n_resamples,
-                seed=question_set_seed(
-                    options, "mcnemar", pair.benchmark, condition, question_ids=pair.a.question_ids[keep]
-                ),
-                level=options.ci_level,
-                clusters=pair.a.video_id[keep] if options.cluster else None,
-                method=options.ci_method,
-                mc_se_target=options.mc_se_target,
+            ci = ci_or_none(
+                first.astype(np.int8) - second.astype(np.int8),
+                options,
+                ("mcnemar", pair.benchmark, condition),
+                pair.a.question_ids[keep],
+                pair.a.video_id[keep],
+                stratum=False,
             )
-            row["diff_ci_low"], row["diff_ci_high"] = _mirrored(ci, sign)
-            row.update(_ci_fields(ci))
+            if ci is not None:
+                row["diff_ci_low"], row["diff_ci_high"] = _mirrored(ci, sign)
+                row.update(_ci_fields(ci))
         extra.append(row)
     table = pd.concat([tests.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
     table["ci_level"] = options.ci_level
-    table["resample_unit"] = "video" if options.cluster else "question"
     table["missing_policy"] = options.missing
     table["scale"] = correct_scales(frame, table["benchmark"])
     return table[list(COLUMNS)]
@@ -590,10 +584,12 @@ def holm_pattern_stability(
 
 
 def _stability_units(question_ids: np.ndarray, video_id: np.ndarray, options: Options) -> tuple[int, np.ndarray | None]:
-    """(number of resampling units, unit of each question or None when the unit is the question)."""
-    if not options.cluster:
+    """(number of resampling units, unit of each question or None when the unit is the question): the video where
+    ``vdg.ci_clusters`` clusters these questions."""
+    clusters = ci_clusters(video_id, question_ids, options)
+    if clusters is None:
         return len(question_ids), None
-    _, unit = np.unique(video_id.astype(str), return_inverse=True)
+    _, unit = np.unique(clusters.astype(str), return_inverse=True)
     return int(unit.max()) + 1 if unit.size else 0, unit.reshape(-1)
 
 
@@ -613,20 +609,20 @@ def _interaction(pair: _Pair, keep: np.ndarray, options: Options) -> dict[str, o
     if not d.size:
         return out
     sign = _orientation(d)
-    ci = bootstrap_mean(
+    # d is a difference of two differences (-2..2), not of two 0/1 outcomes: a bootstrap CI, never Tango's.
+    ci = ci_or_none(
         sign * d,
-        options.n_resamples,
-        seed=question_set_seed(
-            options, "dissociation", pair.benchmark, "interaction", question_ids=pair.a.question_ids[keep]
-        ),
-        level=options.ci_level,
-        clusters=pair.a.video_id[keep] if options.cluster else None,
-        method=options.ci_method,
-        mc_se_target=options.mc_se_target,
+        options,
+        ("dissociation", pair.benchmark, "interaction"),
+        pair.a.question_ids[keep],
+        pair.a.video_id[keep],
+        difference=False,
+        stratum=False,
     )
     test = sign_flip_test(d)
     out["interaction"] = test.estimate
-    out["interaction_ci_low"], out["interaction_ci_high"] = _mirrored(ci, sign)
+    if ci is not None:
+        out["interaction_ci_low"], out["interaction_ci_high"] = _mirrored(ci, sign)
     out["p_interaction"] = test.p_value if test.n_nonzero else np.nan
     out.update(_ci_fields(ci))
     return out
@@ -690,7 +686,6 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
             "equivalence_margin": options.equivalence_margin,
             "ci_level": options.ci_level,
             "stability_resamples": options.stability_resamples,
-            "resample_unit": "video" if options.cluster else "question",
             "missing_policy": options.missing,
         }
         if ao.size:
@@ -700,7 +695,7 @@ def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
                 question_set_seed(
                     options, "dissociation", pair.benchmark, _PAIR, question_ids=pair.a.question_ids[keep]
                 ),
-                clusters=pair.a.video_id[keep] if options.cluster else None,
+                clusters=ci_clusters(pair.a.video_id[keep], pair.a.question_ids[keep], options),
             )
             row["share_black_p01"] = float((p_b < 0.01).mean())
             row["share_orig_p01"] = float((p_o < 0.01).mean())

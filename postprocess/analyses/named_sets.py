@@ -18,7 +18,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of
 from postprocess.analyses.base import Analysis, Options, empty
-from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms
+from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms
 from postprocess.frame import named_sets
 
 #: The name of the row of every compared question.
@@ -44,9 +44,7 @@ COLUMNS: dict[str, str] = {
     "the row's own, how many have a lower vdg for this model: 'uniform: 10 of 10; matched: 3 of 10'",
     "too_small": "n is below min_stratum: no CIs",
     "ci_level": "confidence level of the CIs",
-    "ci_method": "exact when both CIs are, else monte carlo; empty without CIs",
-    "n_resamples": "the most bootstrap resamples a CI of the row drew",
-    "mc_se": "the largest Monte Carlo standard error of the row's CI endpoints",
+    **CI_COLUMNS,
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded (accuracies are then mean "
     "scores)",
 }

@@ -16,7 +16,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import NO_VISION
 
 #: The arms, in the order a model's questions are paired.
@@ -48,9 +48,7 @@ COLUMNS: dict[str, str] = {
     "arms has an error on them (question_set=shared); 0 under per-model or missing_policy=incorrect",
     "too_small": "n is below min_stratum: descriptive values only, no CI",
     "ci_level": "confidence level of the CI",
-    "ci_method": "exact (the bootstrap distribution's own percentiles) or monte carlo; empty without a CI",
-    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
-    "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
+    **CI_COLUMNS,
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share: the model's arms, question_set and missing_policy",
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded (accuracies are then mean "

@@ -32,7 +32,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from postprocess.frame import original_letter
 from postprocess.stats import wilson
 from vdg_tasks.vocabulary.conditions import PROBE, families
@@ -76,9 +76,7 @@ COLUMNS: dict[str, str] = {
     "n_error": "questions excluded because an arm has no answer",
     "too_small": "n is below min_stratum: descriptive values only, no CI",
     "ci_level": "confidence level of the CIs",
-    "ci_method": "exact (the bootstrap distribution's own percentiles) or monte carlo; empty without a CI",
-    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
-    "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
+    **CI_COLUMNS,
     "missing_policy": "exclude or incorrect",
     "question_rule": "which questions the rows share: orig and the probe, question_set and missing_policy",
     "scale": f"{SCALE_CORRECT!r} (probes need options: a graded question has none)",
@@ -190,6 +188,7 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                                 paired_.videos[kept])  # fmt: skip
                 acc_probe = paired_.score[probe][kept].mean() if n else np.nan
                 agree = _agreement(probe, orig_pred[kept], probe_pred[kept], order[kept])
+                above_ci = None
                 if probe == "options_shuffled":
                     k, n_measure = _content_counts(orig_pred[kept], probe_pred[kept], order[kept])
                     value, low, high = _share(k, n_measure, options)
@@ -206,7 +205,7 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                     known = ~np.isnan(above)  # a question whose option count is not logged has no chance level
                     seed = ("probes_chance", benchmark, task_type)
                     ids, videos = paired_.question_ids[kept][known], paired_.videos[kept][known]
-                    above_ci = ci_or_none(above[known], options, seed, ids, videos)
+                    above_ci = ci_or_none(above[known], options, seed, ids, videos, difference=False)
                     value = float(above[known].mean()) if known.any() else np.nan
                     low, high = (above_ci.low, above_ci.high) if above_ci else (np.nan, np.nan)
                 rows.append(
@@ -232,7 +231,7 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                         "n_error": int((rows_of_task & paired_.error).sum()),
                         "too_small": n < options.min_stratum,
                         "ci_level": options.ci_level,
-                        **ci_columns([ci]),
+                        **ci_columns([ci, above_ci]),
                         "missing_policy": options.missing,
                         "question_rule": paired_.rule,
                         "scale": scale_of(paired_.graded[kept]),

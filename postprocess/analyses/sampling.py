@@ -33,7 +33,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.analyses.ladder import ladder_table
-from postprocess.analyses.vdg import per_question, vdg_table
+from postprocess.analyses.vdg import CI_COLUMNS, per_question, vdg_table
 from postprocess.frame import QUANTIZED_MARK
 
 #: The sampling axes: frames per video, frames per second.
@@ -54,8 +54,8 @@ COLUMNS: dict[str, str] = {
     "acc_orig": "accuracy on the original video over the n questions",
     "acc_black": "accuracy on the black video over the n questions",
     "vdg": "mean per-question VDG = acc_orig - acc_black (the vdg table's Overall row)",
-    "vdg_ci_low": "lower bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
-    "vdg_ci_high": "upper bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
+    "vdg_ci_low": "lower bound of the vdg table's paired CI of vdg (ci_method; empty when too_small)",
+    "vdg_ci_high": "upper bound of the vdg table's paired CI of vdg (ci_method; empty when too_small)",
     "d": "questions with VDG = +1 (right only with the video)",
     "c": "questions with VDG = -1 (right only without it)",
     "n_error": "questions excluded because an arm has no answer (missing or undecodable video)",
@@ -68,10 +68,7 @@ COLUMNS: dict[str, str] = {
         for held in HELD
     },
     "ci_level": "confidence level of the CI",
-    "ci_method": "exact or monte carlo (the vdg table's); empty without a CI",
-    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
-    "mc_se": "the larger CI endpoint's estimated Monte Carlo standard error (0 when exact)",
-    "resample_unit": "question, or video (cluster bootstrap)",
+    **CI_COLUMNS,
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
     "question_rule": "which questions the benchmark's rows share (the vdg table's)",
 }

@@ -18,7 +18,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import by_model_benchmark, paired
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
-from postprocess.analyses.vdg import ci_columns, ci_or_none
+from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none
 from postprocess.frame import shortcut_table, text_scores
 from postprocess.shortcuts import TYPE_COLUMNS, type_summary
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
@@ -57,9 +57,7 @@ TERCILE_COLUMNS: dict[str, str] = {
     "ci_high": "upper bound of that CI",
     "too_small": "n is below min_stratum: no CI",
     "ci_level": "confidence level of the CI",
-    "ci_method": "exact or monte carlo; empty without a CI",
-    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
-    "mc_se": "the larger Monte Carlo standard error of the CI endpoints (0 when exact; empty without a CI)",
+    **CI_COLUMNS,
 }
 
 

@@ -8,7 +8,8 @@ next to the flag that says it measures nothing. Flags (``flags``, comma-separate
 - ``all-unparsed``: some condition's answers are all unparsed (no readable letter among the options)
 - ``unparsed``: some other condition has more than ``coverage.UNPARSED_FLAG`` unparsed answers
 - ``errors``: some question has no answer (missing or undecodable video)
-- ``missing-conditions``: orig or black not run, or a condition another model of the benchmark ran
+- ``missing-conditions``: orig or black not run (what other models ran is theirs: a model's row never
+  depends on which other models are in the report)
 - ``left-out``: some table leaves the model out (the ``skipped`` table says which and why)
 """
 
@@ -24,6 +25,7 @@ from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_co
 from postprocess.analyses.base import Digest, Options, empty, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
 from postprocess.analyses.skipped import conditions_run
+from postprocess.analyses.vdg import CI_COLUMNS
 
 FLAGS: tuple[str, ...] = ("no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
 
@@ -35,14 +37,16 @@ COLUMNS: dict[str, str] = {
     "acc_orig": "accuracy on orig over those n questions",
     "acc_black": "accuracy on black over those n questions",
     "vdg": "Overall VDG = acc_orig - acc_black (vdg table); empty without one",
-    "ci_low": "lower bound of its paired percentile bootstrap CI",
+    "ci_low": "lower bound of its paired CI (the vdg table's; ci_method says how it was computed)",
     "ci_high": "upper bound of that CI",
     "tier": "tier of the Overall VDG (tiers table): high, mid or low, decided by its CI (a CI across a threshold "
     "names both tiers), 'too small' below min_stratum questions; empty without a VDG",
     "flags": f"comma-separated, in this order: {', '.join(FLAGS)} (see details; empty when none)",
     "details": "each flag in words, joined by '; ' (which conditions, how many answers, which tables)",
     "ci_level": "confidence level of the CI",
-    "n_resamples": "bootstrap resamples of the CI",
+    "ci_method": "the vdg table's ci_method of that row: " + CI_COLUMNS["ci_method"].split(": ", 1)[-1],
+    "n_resamples": "the vdg table's n_resamples of that row: bootstrap resamples the CI drew (0 when none was "
+    "resampled, or without a CI)",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
 }
 
@@ -59,6 +63,11 @@ def _by_run(table: pd.DataFrame | None, **match: str) -> dict[tuple[str, str], p
 
 def _first_row(rows: pd.DataFrame | None) -> dict[str, Any]:
     return rows.iloc[0].to_dict() if rows is not None and len(rows) else {}
+
+
+def _count(value: Any) -> int:
+    """A count of the vdg row (``n_resamples``), 0 where there is none."""
+    return int(value) if value is not None and pd.notna(value) else 0
 
 
 def _pct(x: float) -> str:
@@ -117,7 +126,6 @@ def summary_table(
     vdg, tiers, skipped = tables.get("vdg"), tables.get("tiers"), tables.get("skipped")
     vdg_skipped = skip_reason(vdg)
     runs = conditions_run(frame)
-    by_benchmark = {benchmark: frozenset().union(*models.values()) for benchmark, models in runs.items()}
     # Each table split by run once: filtering it per model costs more than the rest of the table.
     vdg_rows, tier_rows = _by_run(vdg, task_type=OVERALL), _by_run(tiers, task_type=OVERALL)
     cov_rows, skipped_rows = _by_run(cov), _by_run(skipped)
@@ -144,13 +152,10 @@ def summary_table(
         flags += cov_flags
         details += cov_details
         core = [c for c in ("orig", "black") if c not in ran]
-        others = ordered_conditions(by_benchmark[benchmark] - set(ran) - set(core))
-        if core or others:
+        if core:
             flags.append("missing-conditions")
-            if core and "no-vdg" not in flags:  # (with no-vdg, its detail already says so)
+            if "no-vdg" not in flags:  # (with no-vdg, its detail already says so)
                 details.append(f"{' and '.join(core)} not run")
-            if others:
-                details.append(f"not run for this model but for another of {benchmark}: {', '.join(others)}")
         mine = skipped_rows.get((model, benchmark))
         if mine is not None:
             flags.append("left-out")
@@ -172,8 +177,9 @@ def summary_table(
                 "tier": t["tier"] if isinstance(t.get("tier"), str) else "",
                 "flags": ",".join(f for f in FLAGS if f in flags),
                 "details": "; ".join(details),
-                "ci_level": options.ci_level,
-                "n_resamples": options.n_resamples,
+                "ci_level": v.get("ci_level", options.ci_level),
+                "ci_method": v.get("ci_method", "") if isinstance(v.get("ci_method"), str) else "",
+                "n_resamples": _count(v.get("n_resamples")),
                 "missing_policy": options.missing,
             }
         )

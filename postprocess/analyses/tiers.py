@@ -16,9 +16,9 @@ zero-width one. ``tier_basis`` names what decided each row.
 The VDG numbers are those of ``postprocess.analyses.vdg.vdg_table`` under the same options,
 with its CI (``ci_low``, ``ci_high`` as that table gives them). A ``model = "pooled"`` row per
 (benchmark, task type) takes the unweighted mean of the models' VDGs (each model counts once),
-when a benchmark has at least two models; it has no CI, so its tier is that of the point
-estimate (``tier_basis`` says so), and it is ``too small`` when some model has fewer than
-``min_stratum`` questions in the task type.
+when a benchmark has at least two models; it has no CI, so it has no tier either (its ``point_tier`` is
+descriptive, and ``tier_basis`` says so): a tier read off a point estimate would claim what no interval
+supports. It is ``too small`` when some model has fewer than ``min_stratum`` questions in the task type.
 
 Two tables: ``tiers`` (one row per model or pooled, benchmark and task type, Overall included)
 and ``tier_agreement`` (per model or pooled and benchmark: how many task types in
@@ -44,7 +44,7 @@ TIERS = ("high", "mid", "low")
 #: The tier of a stratum with fewer than ``Options.min_stratum`` questions.
 TOO_SMALL = "too small"
 #: ``tier_basis`` values.
-BASIS_CI, BASIS_POINT = "CI", "point estimate (no CI)"
+BASIS_CI, BASIS_NO_CI = "CI", "no CI, so no tier (point_tier is descriptive)"
 
 COLUMNS: dict[str, str] = {
     "model": f"model label, or {POOLED!r} (mean of the models' VDGs)",
@@ -60,8 +60,8 @@ COLUMNS: dict[str, str] = {
     "tier": "high (> tier_high), mid (tier_low to tier_high) or low (< tier_low) for both CI ends; the tiers "
     "spanned and the threshold(s) when the CI straddles one (e.g. 'high/mid (CI straddles 0.30)'); 'too small' "
     "below min_stratum questions",
-    "tier_basis": "what decided the tier: CI, point estimate (no CI: pooled rows, or a CI the vdg table left "
-    "empty), or too small",
+    "tier_basis": f"what decided the tier: CI, too small, or {BASIS_NO_CI!r} (pooled rows, or a CI the vdg table "
+    "left empty: such a row has no tier)",
     "point_tier": "tier of the point estimate vdg alone (descriptive; empty when vdg is)",
     "review": "tier is low (the whole CI below tier_low): the task type is answered about as well without the video",
     "predicted_tier": "tier predicted by tier_map for this task type (empty when unmapped)",
@@ -132,7 +132,7 @@ def tier_label(spanned: tuple[str, ...], options: Options) -> str:
 
 
 def _decide(exact: Fraction | None, low: float, high: float, n_smallest: int, options: Options):
-    """(tier, tier_basis, tiers spanned) of one row: too small, by the CI, or by the point estimate without one."""
+    """(tier, tier_basis, tiers spanned) of one row: too small, by the CI, or none without a CI."""
     if exact is None:
         return None, None, ()
     if n_smallest < options.min_stratum:
@@ -140,8 +140,7 @@ def _decide(exact: Fraction | None, low: float, high: float, n_smallest: int, op
     spanned = spanned_tiers(low, high, options)
     if spanned:
         return tier_label(spanned, options), BASIS_CI, spanned
-    point = tier_of(exact, options)
-    return point, BASIS_POINT, (point,)
+    return None, BASIS_NO_CI, ()
 
 
 def _in_predicted(spanned: tuple[str, ...], predicted: object):

@@ -15,6 +15,11 @@ The protocol perturbs one thing at a time and compares with ``orig`` on the same
 - ``abstain``: how often each kind of abstention is picked (``abstention``);
 - frame budgets (model labels whose runs differ in frames per video): ``frame_budget``.
 
+Only a benchmark on which the protocol ran has rows: one where some model ran a condition of the protocol beyond
+orig and black (``TRACKING_CONDITIONS``: oracle, subtitles, nameswap, abstain, metadata, open). ``full_vs_text``
+(orig against black) and ``frame_budget`` (orig by frames) would otherwise fill the character-tracking tables
+with rows of any benchmark run on orig and black (Video-MME, MVBench), on which no tracking was done.
+
 Conventions shared by every table here:
 
 - Everything is per (model, benchmark); two conditions are paired on ``question_id`` within it (a
@@ -228,15 +233,28 @@ def _number(frame: pd.DataFrame, column: str) -> pd.Series:
 PROTOCOL_CONDITIONS: frozenset[str] = frozenset({c for _, a, b in COMPARISONS for c in (a, b)} | {"metadata", "open"})
 
 
+#: The conditions only the tracking protocol runs (not orig and black, which every benchmark has): a benchmark on
+#: which no model ran one of them has no row in any tracking table.
+TRACKING_CONDITIONS: frozenset[str] = PROTOCOL_CONDITIONS - {"orig", "black"}
+
+
+def tracking_benchmarks(frame: pd.DataFrame) -> frozenset[str]:
+    """The benchmarks on which some model ran a condition of ``TRACKING_CONDITIONS``."""
+    ran = frame.loc[frame["condition"].isin(TRACKING_CONDITIONS).to_numpy(), "benchmark"]
+    return frozenset(str(b) for b in ran.unique())
+
+
 def _protocol_rows(frame: pd.DataFrame) -> np.ndarray:
-    """Boolean mask of the rows of ``PROTOCOL_CONDITIONS``."""
-    return frame["condition"].isin(PROTOCOL_CONDITIONS).to_numpy()
+    """Boolean mask of the rows of ``PROTOCOL_CONDITIONS`` on the benchmarks of ``tracking_benchmarks``."""
+    rows = frame["condition"].isin(PROTOCOL_CONDITIONS).to_numpy()
+    return rows & frame["benchmark"].astype(str).isin(tracking_benchmarks(frame)).to_numpy()
 
 
 @memo_by_frame
 def _prepared(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """The rows of ``PROTOCOL_CONDITIONS`` and the columns the tables read, the protocol's columns filled in
-    and normalised (``options`` unused: ``memo_by_frame``'s signature; every tracking table reads this copy)."""
+    """The rows of ``PROTOCOL_CONDITIONS`` on the benchmarks of ``tracking_benchmarks`` and the columns the tables
+    read, the protocol's columns filled in and normalised (``options`` unused: ``memo_by_frame``'s signature; every
+    tracking table reads this copy)."""
     frame = frame[_protocol_rows(frame)]
     out = pd.DataFrame(
         {
@@ -331,7 +349,8 @@ def _tests_needs(present: frozenset[str]) -> str | None:
 
 
 def tracking_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
-    """Each perturbed condition against orig (orig against black) on the same questions; columns ``TESTS_COLUMNS``."""
+    """Each perturbed condition against orig (orig against black) on the same questions, on the benchmarks of
+    ``tracking_benchmarks``; columns ``TESTS_COLUMNS``."""
     if frame.empty:
         return empty(TESTS_COLUMNS)
     data = _prepared(frame)
@@ -630,7 +649,8 @@ def abstention(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFram
 def frame_budget(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Orig accuracy (and name-swap sensitivity) by frames per video; columns ``BUDGET_COLUMNS``.
 
-    Empty when no orig run states its frames (the ``frames`` column, parsed from the model settings).
+    Empty when no orig run states its frames (the ``frames`` column, parsed from the model settings), and no row
+    for a benchmark the protocol did not run on (``tracking_benchmarks``).
     """
     if frame.empty:
         return empty(BUDGET_COLUMNS)
@@ -683,7 +703,7 @@ ANALYSES = (
     Analysis(
         "tracking_tests",
         "Character tracking: each perturbed condition (black, oracle, subtitles, nameswap, abstain) against orig on "
-        "the same questions, with exact McNemar and Cohen's h.",
+        "the same questions, with exact McNemar and Cohen's h (only benchmarks the tracking protocol ran on).",
         TESTS_COLUMNS,
         tracking_tests,
         needs=_tests_needs,
@@ -736,7 +756,8 @@ ANALYSES = (
     Analysis(
         "frame_budget",
         "Orig accuracy and name-swap sensitivity by frames per video (model labels whose runs differ in frame "
-        "budget); a run whose settings do not state its frames is not in it (no rows when none does).",
+        "budget) on the benchmarks the tracking protocol ran on; a run whose settings do not state its frames is not "
+        "in it (no rows when none does).",
         BUDGET_COLUMNS,
         frame_budget,
         needs=conditions_needed("orig"),

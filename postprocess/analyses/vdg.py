@@ -32,10 +32,29 @@ from postprocess.analyses._paired import (
     task_type_masks,
 )
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
-from postprocess.stats import BootstrapCI, bootstrap_mean
+from postprocess.stats import BootstrapCI, DifferenceCI, bootstrap_mean, paired_difference_ci
 
 #: The conditions a VDG compares.
 ARMS: tuple[str, ...] = ("orig", "black")
+
+#: ``resample_unit`` of a CI whose unit is the video (``ci_clusters``), and of one whose unit is the question.
+UNIT_VIDEO = "video"
+UNIT_QUESTION = "question"
+
+
+#: The columns ``ci_columns`` fills, declared once for every table of paired-difference CIs.
+CI_COLUMNS: dict[str, str] = {
+    "ci_method": "how the row's CIs were computed: tango score (Tango's score interval for a paired difference of 0/1 "
+    "outcomes), tango score (design effect) (its variance multiplied by the design effect of the questions' "
+    "videos, at least 1), exact (the percentile bootstrap's distribution in closed form), monte carlo "
+    "(resampled); several joined by ' + '; empty without a CI",
+    "n_resamples": "the most bootstrap resamples a CI of the row drew (0 when none resampled, or without a CI)",
+    "mc_se": "the largest estimated Monte Carlo standard error of the row's CI endpoints (0 when none resampled; "
+    "empty without a CI)",
+    "resample_unit": "the CIs' independent unit: video (a video holds several of the compared questions: the score "
+    "interval's variance or the bootstrap's resamples clustered by video) or question",
+}
+
 
 PER_QUESTION_COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -61,8 +80,8 @@ COLUMNS: dict[str, str] = {
     "acc_orig": "accuracy (mean score, on a graded scale) on the original video over the n questions",
     "acc_black": "accuracy (mean score, on a graded scale) on the black video over the n questions",
     "vdg": "mean per-question VDG = acc_orig - acc_black",
-    "ci_low": "lower bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
-    "ci_high": "upper bound of the paired percentile bootstrap CI of vdg (empty when too_small)",
+    "ci_low": "lower bound of the paired CI of vdg (ci_method; empty when too_small)",
+    "ci_high": "upper bound of the paired CI of vdg (ci_method; empty when too_small)",
     "d": "questions with VDG > 0 (right only with the video, for a letter)",
     "c": "questions with VDG < 0 (right only without it, for a letter)",
     "dc_ratio": "d / c (inf when c = 0 < d; empty when both are 0)",
@@ -72,12 +91,7 @@ COLUMNS: dict[str, str] = {
     "n_unparsed": "answers among the n questions with no readable letter (scored wrong), both arms",
     "too_small": "n is below min_stratum: descriptive values only, no CI",
     "ci_level": "confidence level of the CI",
-    "ci_method": "exact (the bootstrap distribution's own percentiles, no resampling) or monte carlo; empty "
-    "without a CI",
-    "n_resamples": "bootstrap resamples the CI drew (0 when exact or without a CI)",
-    "mc_se": "the larger of the two CI endpoints' estimated Monte Carlo standard errors (0 when exact; empty "
-    "without a CI)",
-    "resample_unit": "question, or video (cluster bootstrap)",
+    **CI_COLUMNS,
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
     "question_rule": "which questions the benchmark's rows share (question_set and missing_policy)",
     "scale": f"{SCALE_CORRECT!r}, or {SCALE_GRADED!r} when a question of the row is graded",
@@ -200,36 +214,78 @@ def ci_or_none(
     options: Options,
     seed_parts: tuple[object, ...],
     question_ids: np.ndarray,
-    clusters: np.ndarray | None,
-) -> BootstrapCI | None:
-    """The percentile bootstrap CI of mean(values) under ``options`` (exact where it can be), or None when the
-    stratum has fewer than ``options.min_stratum`` questions. ``seed_parts`` = (analysis, benchmark, ...): the
-    seed also digests the resampled question ids, never a model label."""
-    if len(values) < options.min_stratum or not len(values):
+    videos: np.ndarray | None,
+    *,
+    difference: bool = True,
+    stratum: bool = True,
+) -> BootstrapCI | DifferenceCI | None:
+    """The CI of mean(values) under ``options``, or None when the stratum has fewer than ``options.min_stratum``
+    questions (``stratum``; a whole benchmark's comparison, ``stratum=False``, gets a CI at any n).
+
+    ``values`` are per-question paired differences (``difference``; else any per-question values). Under
+    ``ci_method="score"`` a paired difference of 0/1 outcomes (every value -1, 0 or +1) gets Tango's score
+    interval (``stats.paired_difference_ci``); everything else the percentile bootstrap, exact where it can be.
+    The unit is ``ci_clusters``'s: the video where the questions share videos (under ``cluster="auto"``).
+    ``seed_parts`` = (analysis, benchmark, ...): a resampling seed also digests the question ids, never a model label.
+    """
+    if not len(values) or (stratum and len(values) < options.min_stratum):
         return None
+    clusters = ci_clusters(videos, question_ids, options)
+    if difference and options.ci_method == "score" and is_paired_binary(values):
+        return paired_difference_ci(values, level=options.ci_level, clusters=clusters)
     analysis, benchmark, *rest = seed_parts
     return bootstrap_mean(
         values,
         n_resamples=options.n_resamples,
         seed=question_set_seed(options, str(analysis), str(benchmark), *rest, question_ids=question_ids),
         level=options.ci_level,
-        clusters=clusters if options.cluster else None,
-        method=options.ci_method,
+        clusters=clusters,
+        method="resample" if options.ci_method == "resample" else "exact",
         mc_se_target=options.mc_se_target,
     )
 
 
-def ci_columns(cis: Sequence[BootstrapCI | None]) -> dict[str, object]:
-    """``ci_method``, ``n_resamples`` and ``mc_se`` of a row holding ``cis``: the method shared by them
-    (``exact`` only when all are), the most resamples any drew and the largest endpoint MC SE."""
+def is_paired_binary(values: np.ndarray) -> bool:
+    """Whether every value is -1, 0 or +1: a paired difference of two 0/1 outcomes (Tango's interval applies)."""
+    values = np.asarray(values, dtype=float)
+    return bool(np.isin(values, (-1.0, 0.0, 1.0)).all())
+
+
+def ci_clusters(videos: np.ndarray | None, question_ids: np.ndarray, options: Options) -> np.ndarray | None:
+    """The cluster id of each question a CI treats as its unit, or None when the unit is the question.
+
+    ``cluster="video"``: the question's video; ``"auto"``: the same, where some video holds more than one of these
+    questions (questions of one video are not independent), else None; ``"question"``: None. A question without a
+    video id is a cluster of its own.
+    """
+    if options.cluster == UNIT_QUESTION or videos is None or not len(videos):
+        return None
+    ids = pd.Series(videos, dtype=object)
+    blank = ids.isna().to_numpy() | ids.astype(str).eq("").to_numpy()
+    ids = ids.astype(str).to_numpy(dtype=object)
+    if blank.any():
+        ids[blank] = ["\x00question\x00" + str(q) for q in np.asarray(question_ids, dtype=object)[blank]]
+    if options.cluster == "auto" and len(pd.unique(ids)) == len(ids):
+        return None
+    return ids
+
+
+def ci_unit(ci: BootstrapCI | DifferenceCI | None) -> str:
+    """``resample_unit`` of a CI: video when it treated some video's questions as one unit, else question."""
+    return UNIT_VIDEO if ci is not None and ci.n_clusters < ci.n else UNIT_QUESTION
+
+
+def ci_columns(cis: Sequence[BootstrapCI | DifferenceCI | None]) -> dict[str, object]:
+    """``CI_COLUMNS`` of a row holding ``cis``: their methods, the most resamples any drew, the largest endpoint MC SE
+    and their unit."""
     drawn = [ci for ci in cis if ci is not None]
     if not drawn:
-        return {"ci_method": "", "n_resamples": 0, "mc_se": np.nan}
-    methods = {ci.method for ci in drawn}
+        return {"ci_method": "", "n_resamples": 0, "mc_se": np.nan, "resample_unit": UNIT_QUESTION}
     return {
-        "ci_method": "exact" if methods == {"exact"} else "monte carlo",
+        "ci_method": " + ".join(dict.fromkeys(ci.method for ci in drawn)),
         "n_resamples": max(ci.n_resamples for ci in drawn),
         "mc_se": max(max(ci.mc_se_low, ci.mc_se_high) for ci in drawn),
+        "resample_unit": UNIT_VIDEO if any(ci_unit(ci) == UNIT_VIDEO for ci in drawn) else UNIT_QUESTION,
     }
 
 
@@ -278,7 +334,6 @@ def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
                     "too_small": n < options.min_stratum,
                     "ci_level": options.ci_level,
                     **ci_columns([ci]),
-                    "resample_unit": "video" if options.cluster else "question",
                     "missing_policy": options.missing,
                     "question_rule": rule,
                 }

@@ -6,7 +6,8 @@ Randomness enters only as an integer ``seed`` (derive it with
 ``vdg_tasks.vocabulary.seeding.stable_seed``); every bootstrap uses ``np.random.default_rng(seed)``.
 
 Modules: ``records`` (the result dataclasses), ``checks`` (argument validators), ``intervals`` (Wilson and
-the bootstraps), ``distributions`` (the scipy.special functions, imported on first use), ``hypothesis_tests``,
+the bootstraps), ``paired_proportions`` (Tango's score interval for a paired binary difference),
+``distributions`` (the scipy.special functions, imported on first use), ``hypothesis_tests``,
 ``correlations`` and ``jsonable`` (``json_ready``); callers import every name from the package itself.
 
 Conventions
@@ -27,6 +28,11 @@ Conventions
   off a lattice, or a cluster bootstrap (resampled units are (sum, size) pairs), fall back to Monte Carlo, with
   each endpoint's estimated Monte Carlo standard error (``mc_se_low``, ``mc_se_high``) and, given
   ``mc_se_target``, as many resamples as it takes to bring both below it.
+- Paired binary differences (a - b in {-1, 0, +1}, e.g. a VDG) get Tango's asymptotic score interval
+  (``paired_difference_ci``; Tango 1998, recommended by Fagerland, Lydersen & Laake 2014): no resampling, and
+  positive width even with no discordant item, where the percentile bootstrap gives [0, 0]. With clusters its
+  variance is scaled by a design effect evaluated at each hypothesised difference (the module's docstring).
+  Graded (non-binary) differences keep the bootstrap.
 - McNemar: b01 counts pairs with (a, b) = (0, 1), b10 pairs with (1, 0). The corrected statistic
   is ``(|b01 - b10| - 1)^2 / (b01 + b10)`` exactly as statsmodels
   ``mcnemar(table, exact=False, correction=True)`` computes it: not clamped at zero, so
@@ -69,10 +75,12 @@ from postprocess.stats.intervals import (
 from postprocess.stats.intervals import percentile_interval as percentile_interval
 from postprocess.stats.intervals import resampled_means as resampled_means
 from postprocess.stats.jsonable import json_ready as json_ready
+from postprocess.stats.paired_proportions import paired_difference_ci
 from postprocess.stats.records import (
     BinomialResult,
     BootstrapCI,
     Chi2Result,
+    DifferenceCI,
     FisherResult,
     Interval,
     McNemarResult,
@@ -88,6 +96,7 @@ __all__ = [
     "MC_SE_BATCHES",
     "SignFlipResult",
     "Chi2Result",
+    "DifferenceCI",
     "FisherResult",
     "Interval",
     "McNemarResult",
@@ -109,6 +118,7 @@ __all__ = [
     "mcnemar_p",
     "normal_sf",
     "paired_bootstrap_diff",
+    "paired_difference_ci",
     "pearson",
     "sign_flip_test",
     "spearman",

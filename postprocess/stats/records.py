@@ -66,6 +66,40 @@ class BootstrapCI(_Record):
 
 
 @dataclass(frozen=True)
+class DifferenceCI(_Record):
+    """A mean paired difference of two binary outcomes (items in {-1, 0, +1}) with Tango's score interval
+    (``paired_difference_ci``); its method, resample and Monte Carlo fields read as a ``BootstrapCI``'s do."""
+
+    estimate: float
+    """(b - c) / n: the mean difference, b items at +1 and c at -1 out of n."""
+    low: float
+    """Lower end of the score interval, in [-1, 1]."""
+    high: float
+    """Upper end of the score interval, in [-1, 1]."""
+    level: float
+    """Two-sided confidence level, e.g. 0.95."""
+    n: int
+    """Number of paired items (questions)."""
+    n_clusters: int
+    """Number of distinct cluster ids if clusters were given, else equal to n."""
+    design_effect: float
+    """The clusters' design effect at the estimate: the cluster-robust (sandwich, G / (G - 1)) variance of the
+    mean over its i.i.d. variance, floored at 1 and capped at n (the interval scales Tango's variance by it
+    evaluated at each hypothesised difference). When every item is equal, its value at every other difference,
+    G / (G - 1) (n - 1) / n sum(cluster size^2) / n; n for a single cluster. 1.0 without clusters or with every
+    cluster a single item."""
+    method: str
+    """"tango score": Tango's interval for independent items; "tango score (design effect)": with its
+    variance scaled by the clusters' design effect (some cluster holds more than one item)."""
+    n_resamples: int = 0
+    """Always 0: no resampling."""
+    mc_se_low: float = 0.0
+    """Always 0.0: no resampling, so no Monte Carlo error in ``low``."""
+    mc_se_high: float = 0.0
+    """Always 0.0: no resampling, so no Monte Carlo error in ``high``."""
+
+
+@dataclass(frozen=True)
 class McNemarResult(_Record):
     """McNemar test on the discordant pairs of two paired binary outcomes."""
 

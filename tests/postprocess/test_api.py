@@ -81,13 +81,12 @@ def test_materialize_video_orig_is_the_source(tmp_path) -> None:
 
 
 def _hand_vdg(frame: pd.DataFrame, model: str) -> tuple[int, float]:
-    """(n, VDG) of ``model`` counted here: the questions answered under orig and black, shared by every model."""
-    answered = frame[(frame.status != "error") & frame.condition.isin(["orig", "black"])]
-    by_question = answered.pivot_table(index="question_id", columns=["model", "condition"], values="correct",
-                                       aggfunc="first")  # fmt: skip
-    shared = by_question.dropna()
-    gap = shared[(model, "orig")].astype(int) - shared[(model, "black")].astype(int)
-    return len(shared), float(gap.mean())
+    """(n, VDG) of ``model`` counted here: the questions it answered under orig and black (its own set)."""
+    mine = frame[(frame.status != "error") & frame.condition.isin(["orig", "black"]) & (frame.model == model)]
+    by_question = mine.pivot_table(index="question_id", columns="condition", values="correct", aggfunc="first")
+    answered = by_question.dropna()
+    gap = answered["orig"].astype(int) - answered["black"].astype(int)
+    return len(answered), float(gap.mean())
 
 
 def test_run_analysis_computes_the_vdg_counted_by_hand() -> None:

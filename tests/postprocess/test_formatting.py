@@ -52,11 +52,18 @@ def _markdown_cells(text: str) -> tuple[list[str], list[str], list[list[str]]]:
         ("ci_level", 0.9, "90% confidence intervals"),
         ("question_rule", "shared", "questions compared: shared"),
         ("ci_method", "exact", "exact percentile bootstrap (the bootstrap distribution in closed form, no resampling)"),
-        ("ci_method", "monte carlo", "monte carlo percentile bootstrap"),
+        ("ci_method", "monte carlo", "Monte Carlo percentile bootstrap"),
+        ("ci_method", "tango score", "Tango's score interval for a paired difference of proportions"),
+        (
+            "ci_method",
+            "tango score + exact",
+            "Tango's score interval for a paired difference of proportions and exact percentile bootstrap (the "
+            "bootstrap distribution in closed form, no resampling)",
+        ),
         ("n_resamples", 2000, "percentile bootstrap with 2000 resamples"),
         ("n_resamples", 2000.0, "percentile bootstrap with 2000 resamples"),  # a float count reads as an integer
         ("stability_resamples", 50, "stability over 50 bootstrap resamples"),
-        ("resample_unit", "video_id", "resampling unit: video_id"),
+        ("resample_unit", "video_id", "CI unit: video_id"),
         ("alpha", 0.05, "significance level 0.05"),
         ("alpha", "holm", "alpha = holm"),
         ("temporal_definition", "ordered - shuffled", "temporal = ordered - shuffled"),

@@ -55,7 +55,7 @@ def _tables(frame: pd.DataFrame, options: Options) -> dict[str, pd.DataFrame]:
 
 OPTIONS = [
     Options(),
-    Options(cluster=True, mc_se_target=0.0, n_resamples=300),  # Monte Carlo: the seed matters
+    Options(cluster=True, ci_method="exact", mc_se_target=0.0, n_resamples=300),  # Monte Carlo: the seed matters
     Options(ci_method="resample", mc_se_target=0.0, n_resamples=300),
     Options(question_set="per-model", ci_method="resample", mc_se_target=0.0, n_resamples=300),
 ]
@@ -95,14 +95,14 @@ def test_one_models_failures_no_longer_change_the_other_models_rows():
     failed = set(frame.loc[frame["status"] == "error", "question_id"])
     every = set(frame["question_id"])
     assert failed and all(frame.loc[frame["model"] == "m2", "status"] != "error")
-    shared = vdg_table(frame, Options()).set_index(["model", "task_type"])
-    own = vdg_table(frame, Options(question_set="per-model")).set_index(["model", "task_type"])
-    for model in ("m1", "m2"):  # the default: both on the questions neither failed
+    shared = vdg_table(frame, Options(question_set="shared")).set_index(["model", "task_type"])
+    own = vdg_table(frame, Options()).set_index(["model", "task_type"])  # the default: per-model
+    for model in ("m1", "m2"):  # shared: both on the questions neither failed
         n, gap = _hand_vdg(frame, model, every - failed)
         assert shared.loc[(model, "Overall"), "n"] == n and shared.loc[(model, "Overall"), "vdg"] == pytest.approx(gap)
         assert shared.loc[(model, "Overall"), "question_rule"] == "no error under orig, black for any model"
     assert shared.loc[("m2", "Overall"), "n_not_shared"] == len(failed)
-    # per-model, the paper's convention: m2 on all its questions
+    # per-model, the default (and the paper's convention): m2 on all its questions
     n, gap = _hand_vdg(frame, "m2", every)
     assert own.loc[("m2", "Overall"), "n"] == n == len(every) and own.loc[("m2", "Overall"), "vdg"] == pytest.approx(
         gap
@@ -110,12 +110,19 @@ def test_one_models_failures_no_longer_change_the_other_models_rows():
     assert own.loc[("m2", "Overall"), "n_not_shared"] == 0
     assert own.loc[("m1", "Overall"), "n"] == len(every - failed)
     assert own.loc[("m2", "Overall"), "question_rule"] == "no error under orig, black for this model"
-    # the ladder and accuracy follow the same rule
-    ladder = ladder_table(frame, Options()).set_index(["model", "task_type"])
+    # the ladder and accuracy follow the same rule, under either convention
+    shared_options = Options(question_set="shared")
+    ladder = ladder_table(frame, shared_options).set_index(["model", "task_type"])
     assert ladder.loc[("m1", "Overall"), "n"] == ladder.loc[("m2", "Overall"), "n"] == len(every - failed)
-    accuracy = accuracy_table(frame, Options()).set_index(["model", "condition", "task_type"])
+    accuracy = accuracy_table(frame, shared_options).set_index(["model", "condition", "task_type"])
     assert accuracy.loc[("m2", "black", "Overall"), "n"] == len(every - failed)
     assert accuracy.loc[("m2", "orig", "Overall"), "n"] == len(every)  # nobody failed under orig
+    ladder = ladder_table(frame, Options()).set_index(["model", "task_type"])
+    assert ladder.loc[("m1", "Overall"), "n"] == len(every - failed) and ladder.loc[("m2", "Overall"), "n"] == len(
+        every
+    )
+    accuracy = accuracy_table(frame, Options()).set_index(["model", "condition", "task_type"])
+    assert accuracy.loc[("m2", "black", "Overall"), "n"] == len(every)
 
 
 @pytest.mark.parametrize(("size", "small"), [(29, True), (30, False)])
@@ -131,7 +138,7 @@ def test_strata_below_min_stratum_keep_descriptive_values_without_inference(size
         assert row["n"] == n == size and row["vdg"] == pytest.approx(gap) and row["too_small"] == small
         assert np.isnan(row["ci_low"]) == small and np.isnan(row["ci_high"]) == small
         assert row["d"] + row["c"] > 0
-        assert (row["ci_method"] == "") == small and (row["ci_method"] == "exact") != small
+        assert (row["ci_method"] == "") == small and (row["ci_method"] == "tango score") != small
         assert ladder.loc[(model, "t1"), "too_small"] == small
         assert np.isnan(ladder.loc[(model, "t1"), "spatial_ci_low"]) == small
         assert np.isfinite(ladder.loc[(model, "t1"), "spatial"])
@@ -144,9 +151,11 @@ def test_strata_below_min_stratum_keep_descriptive_values_without_inference(size
 
 def test_exact_and_monte_carlo_ci_columns():
     frame = _frame()
-    exact = vdg_table(frame, Options()).iloc[0]
+    tango = vdg_table(frame, Options()).iloc[0]
+    assert tango["ci_method"] == "tango score" and tango["n_resamples"] == 0 and tango["mc_se"] == 0
+    exact = vdg_table(frame, Options(ci_method="exact")).iloc[0]
     assert exact["ci_method"] == "exact" and exact["n_resamples"] == 0 and exact["mc_se"] == 0
-    mc = vdg_table(frame, Options(cluster=True, n_resamples=400, mc_se_target=0.0)).iloc[0]
+    mc = vdg_table(frame, Options(cluster=True, ci_method="exact", n_resamples=400, mc_se_target=0.0)).iloc[0]
     assert mc["ci_method"] == "monte carlo" and mc["n_resamples"] == 400 and 0 < mc["mc_se"] < 0.05
     ladder = ladder_table(frame, Options()).iloc[0]
-    assert ladder["ci_method"] == "exact" and ladder["n_resamples"] == 0
+    assert ladder["ci_method"] == "tango score" and ladder["n_resamples"] == 0

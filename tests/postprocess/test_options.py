@@ -31,7 +31,7 @@ def _sha_seed(*parts: object) -> int:
         ({"tier_low": 0.4, "tier_high": 0.3}, r"tier_low \(0\.4\) must not exceed tier_high \(0\.3\)"),
         ({"align": "loose"}, r"align must be 'strict' or 'intersect', got 'loose'"),
         ({"question_set": "all"}, r"question_set must be 'shared' or 'per-model', got 'all'"),
-        ({"ci_method": "bca"}, r"ci_method must be 'exact' or 'resample', got 'bca'"),
+        ({"ci_method": "bca"}, r"ci_method must be 'score', 'exact' or 'resample', got 'bca'"),
         ({"mc_se_target": -0.001}, r"mc_se_target must not be negative, got -0\.001"),
         ({"mc_se_target": float("nan")}, r"mc_se_target must not be negative, got nan"),  # NaN is no target either
         ({"min_n": -1}, r"min_n must not be negative, got -1"),

@@ -16,6 +16,7 @@ from postprocess.pipeline import make_report
 from postprocess.plot_worker import BackgroundPlots
 from postprocess.reading import LogError
 from postprocess.report import ReportError, partial_dir
+from postprocess.stats import paired_difference_ci
 from tests.helpers.frames import make_frame
 
 #: Few resamples, and strata of any size get their CI.
@@ -46,9 +47,12 @@ def test_make_report_writes_every_table_and_the_three_pages(tmp_path):
     # 3 of 4 right with the video, 1 of 4 without; d: right only with it (v1, v2), c: only without it (none)
     assert (overall["n"], overall["acc_orig"], overall["acc_black"]) == (4, 0.75, 0.25)
     assert (overall["vdg"], overall["d"], overall["c"]) == (0.5, 2, 0)
-    # per-question VDG (0, 1, 1, 0): a resampled mean is Binomial(4, 1/2) / 4, P(mean 0) = P(mean 1) = 1/16 > 2.5%,
-    # so the exact 95% percentile interval is [0, 1]
-    assert (overall["ci_low"], overall["ci_high"]) == (0.0, 1.0)
+    # per-question VDG (0, 1, 1, 0): the written CI is the statistics module's score interval of those gaps (one
+    # question a video: no clustering), with width although every gap is >= 0
+    tango = paired_difference_ci([0, 1, 1, 0], level=0.95)
+    assert (overall["ci_low"], overall["ci_high"]) == pytest.approx((tango.low, tango.high))
+    assert overall["ci_method"] == "tango score" and overall["resample_unit"] == "question"
+    assert overall["ci_low"] < 0 < 0.5 < overall["ci_high"] < 1
     report = json.loads((out / "report.json").read_text())
     assert report["inputs"] == {"runs": ["m=dir"]}
     assert report["options"]["n_resamples"] == 50 and report["options"]["min_stratum"] == 1

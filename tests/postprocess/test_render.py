@@ -16,7 +16,7 @@ from postprocess.analyses import TABLES
 from postprocess.analyses.base import Options, empty, skipped
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.choices import RULE_INFERRED
-from postprocess.formatting import conventions
+from postprocess.formatting import CI_METHODS, conventions
 from postprocess.frame import QUANTIZED_MARK
 from postprocess.render import (
     HTML_MAX_ROWS,
@@ -375,10 +375,29 @@ def test_ci_method_lines_name_exact_and_resampled_tables():
     title, lines = ci_method_lines(tables)
     assert title == "How the CIs were computed:"
     # kappa's worst MC SE among its monte carlo rows: 0.0031 ("{:.2g}"); the exact row's 9.0 is not one of them
-    assert lines[0].startswith("exact (the percentiles") and lines[0].endswith(": vdg, kappa")
-    assert lines[1].startswith("Monte Carlo (cluster bootstrap")
+    assert lines[0] == f"{CI_METHODS['exact']}: vdg, kappa"
+    assert lines[1].startswith(f"{CI_METHODS['monte carlo']} (cluster bootstrap")
     assert lines[1].endswith(": kappa (largest endpoint MC SE 0.0031), ladder")
     assert ci_method_lines({"other": tables["other"]})[1] == []
+
+
+def test_ci_method_lines_are_generated_from_every_method_the_tables_used():
+    # Score intervals (the default for paired differences of 0/1 outcomes) are named as such, never as a bootstrap;
+    # a cell naming two methods (' + ') counts for both.
+    tables = {
+        "vdg": pd.DataFrame({"ci_method": ["tango score", "tango score (design effect)", ""]}),
+        "ladder": pd.DataFrame({"ci_method": ["tango score (design effect) + exact"], "mc_se": [0.0]}),
+        "dissociation": pd.DataFrame({"ci_method": ["monte carlo"], "mc_se": [0.0017]}),
+    }
+    _, lines = ci_method_lines(tables)
+    assert lines == [
+        f"{CI_METHODS['tango score']}: vdg",
+        f"{CI_METHODS['tango score (design effect)']}: vdg, ladder",
+        f"{CI_METHODS['exact']}: ladder",
+        f"{CI_METHODS['monte carlo']} (cluster bootstrap, or values off a lattice; each endpoint's MC SE estimated "
+        "from 20 batches of the resamples): dissociation (largest endpoint MC SE 0.0017)",
+    ]
+    assert not any("bootstrap" in line for line in lines[:2])
 
 
 def test_transform_version_lines_flag_a_benchmark_built_by_two_versions():

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import ANALYSES, TABLES
+from postprocess.formatting import CI_METHODS
 from postprocess.render import JSON_FORMAT, render_html
 from postprocess.report import compute_tables, partial_dir, write_report
 from tests.helpers.reference_data import REFERENCE, reference_frame, reference_predictions
@@ -41,9 +42,13 @@ def test_markdown_headline_sections_state_their_conventions(written):
     # The convention sentence sits above the table and is read from the convention columns.
     text, table = section.split("\n|", 1)
     assert "dropped from both arms" in text and "95% confidence intervals" in text
-    assert "exact percentile bootstrap" in text and "resampling unit: question" in text
-    assert "percentile bootstrap with" not in text  # exact CIs draw no resamples
-    assert "questions compared: no error under orig, black for any model" in text
+    # The CI's method in words, from the rows' ci_method (Tango's score interval, clustered by video on Video-MME's
+    # three questions per video) in the intro and the conventions; no bootstrap the CIs did not use.
+    words = CI_METHODS["tango score (design effect)"]
+    assert set(tables["vdg"]["ci_method"]) - {""} == {"tango score (design effect)"}
+    assert f"CI: paired, {words}." in text and text.count(words) == 2 and "CI unit: video" in text
+    assert "bootstrap" not in text and "resamples" not in text  # score intervals draw no resamples
+    assert "questions compared: no error under orig, black for this model" in text
     # Stated conventions are not repeated as columns; the CI joins its estimate.
     assert "missing_policy" not in table and "n_resamples" not in table and "vdg [CI]" in table
     # qwen2vl Overall on the matched 547 questions: VDG 130/547 (reference T1: n = 547).

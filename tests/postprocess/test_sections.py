@@ -7,6 +7,9 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import TABLES
+from postprocess.analyses.base import Options
+from postprocess.analyses.chance import chance_table
+from postprocess.formatting import CI_METHODS
 from postprocess.render import render_markdown
 from postprocess.sections import (
     GROUPS,
@@ -15,8 +18,11 @@ from postprocess.sections import (
     TRACKING,
     TRACKING_SECTIONS,
     Section,
+    blind_sentence,
+    ci_text,
     judge_labels,
 )
+from tests.helpers.frames import make_frame
 
 
 def _section(table: str) -> Section:
@@ -182,12 +188,52 @@ def test_the_above_chance_intro_starts_with_what_is_answered_blind():
             "above_chance": [True, False, True, True],
         }
     )
-    # black rows other than Overall: T1 above chance, T2 not -> "T1 (1 of 2)"
-    assert intro(table).startswith("Without the video (black), above chance after Holm: m on b: T1 (1 of 2). Per ")
+    # black rows other than Overall: T1 above chance, T2 not -> "T1 (1 of 2 tested)"
+    assert intro(table).startswith(
+        "Without the video (black), above chance after Holm: m on b: T1 (1 of 2 tested). Per "
+    )
     orig_only = table[table["condition"] == "orig"]
     assert intro(orig_only).startswith("No model was run without the video (black)")
 
 
+def test_the_blind_count_leaves_untested_strata_out_of_its_denominator():
+    # Under black: T0 always right (above chance), T1 never right, T2 and T3 with 5 questions each (below
+    # min_stratum 30: no test). The old sentence said "T0 (1 of 4)"; the tested task types are those with at least
+    # min_stratum questions, recomputed here from the frame, and the untested ones are counted apart.
+    records = []
+    for i in range(40):
+        records += [("m", "black", f"a{i}", "T0", True), ("m", "black", f"b{i}", "T1", False)]
+    for i in range(5):
+        records += [("m", "black", f"c{i}", "T2", True), ("m", "black", f"d{i}", "T3", True)]
+    frame = make_frame(records)
+    table = chance_table(frame, Options())
+    sizes = frame[frame["condition"] == "black"].groupby("task_type").size()
+    tested, untested = int((sizes >= Options().min_stratum).sum()), int((sizes < Options().min_stratum).sum())
+    assert (tested, untested) == (2, 2)
+    above = table[(table["condition"] == "black") & (table["task_type"] != "Overall")]["above_chance"]
+    assert int(above.fillna(False).astype(bool).sum()) == 1
+    assert blind_sentence(table) == (
+        f"Without the video (black), above chance after Holm: m on b: T0 (1 of {tested} tested; {untested} too "
+        "small to test)."
+    )
+    assert _section("above_chance").intro(table).startswith(blind_sentence(table))
+
+
+@pytest.mark.parametrize("method", ["tango score", "tango score (design effect)", "exact", "monte carlo"])
+def test_ci_intros_name_the_tables_own_ci_method(method):
+    # Each paired-difference section names its CI from the rows' ci_method (formatting.CI_METHODS), never a fixed
+    # "percentile bootstrap": a table of score intervals reads as one.
+    table = pd.DataFrame({"ci_method": [method, method, ""]})
+    for name in ("vdg", "no_vision", "probes", "added_conditions", "dissociation", "sampling_sweep"):
+        text = _section(name).intro(table)
+        assert CI_METHODS[method] in text, name
+        assert "percentile bootstrap" not in text.replace(CI_METHODS[method], ""), name
+    assert ci_text(pd.DataFrame({"ci_method": ["tango score", "exact + monte carlo"]})) == (
+        f"by row (ci_method): {CI_METHODS['tango score']} or {CI_METHODS['exact']} or {CI_METHODS['monte carlo']}"
+    )
+    assert ci_text(pd.DataFrame({"x": [1]})) == "method not recorded"
+
+
 def test_sections_without_an_intro_function_declare_their_text():
-    assert _section("vdg").intro.startswith("VDG = correct(orig) - correct(black)")
+    assert _section("vdg").intro(pd.DataFrame()).startswith("VDG = correct(orig) - correct(black)")
     assert "Rows with no delta" in _section("ladder").intro(pd.DataFrame())

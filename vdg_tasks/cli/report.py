@@ -56,10 +56,10 @@ QUESTION_SET_POLICIES = ("shared", "per-model")
 
 
 def _question_set_policy(values: list[str] | str | None) -> str:
-    """The last of --question-set's values that is a rule (shared, per-model); shared when none is."""
+    """The last of --question-set's values that is a rule (shared, per-model); per-model when none is."""
     values = [values] if isinstance(values, str) else list(values or [])
     rules = [v for v in values if v in QUESTION_SET_POLICIES]
-    return rules[-1] if rules else "shared"
+    return rules[-1] if rules else "per-model"
 
 
 def _named_sets(values: list[str] | None) -> list[dict[str, object]]:
@@ -140,7 +140,7 @@ def _options(args: argparse.Namespace):
         missing=args.missing,
         n_resamples=args.resamples,
         ci_level=args.ci_level,
-        cluster=args.cluster,
+        cluster=getattr(args, "cluster", "auto"),
         alpha=args.alpha,
         equivalence_margin=args.equivalence_margin,
         stability_resamples=args.stability_resamples,
@@ -151,7 +151,7 @@ def _options(args: argparse.Namespace):
         task_types=tuple(t.strip() for t in (getattr(args, "task_types", None) or "").split(",") if t.strip()),
         min_stratum=getattr(args, "min_stratum", 30),
         question_set=_question_set_policy(getattr(args, "question_set", None)),
-        ci_method=getattr(args, "ci_method", "exact"),
+        ci_method=getattr(args, "ci_method", "score"),
         mc_se_target=getattr(args, "mc_se_target", 0.002),
         align=getattr(args, "align", "strict"),
         by=tuple(getattr(args, "by", None) or ()),
@@ -424,7 +424,15 @@ def option_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--resamples", type=int, default=d.n_resamples, help="bootstrap resamples per CI")
     p.add_argument("--ci-level", type=float, default=d.ci_level, help="confidence level of every CI")
-    p.add_argument("--cluster", action="store_true", help="resample whole videos in the bootstraps")
+    p.add_argument(
+        "--cluster",
+        nargs="?",
+        const="video",
+        choices=["auto", "video", "question"],
+        default=d.cluster,
+        help="the CIs' independent unit: auto (default): the video where a video has more than one compared "
+        "question, else the question; video (also plain --cluster); question",
+    )
     p.add_argument("--seed", type=int, default=d.seed, help="mixed into every seed (default: stable ids only)")
     p.add_argument("--alpha", type=float, default=d.alpha, help="significance level (Holm-adjusted tests, TOST)")
     p.add_argument("--equivalence-margin", type=float, default=d.equivalence_margin, help="TOST margin")
@@ -458,10 +466,11 @@ def option_arguments(p: argparse.ArgumentParser) -> None:
         "--question-set",
         action="append",
         metavar="RULE|NAME=FILE",
-        help="shared (default): the rows a table compares (models, conditions) share one question set per benchmark, "
-        "the questions no compared model has an error for; per-model: each model on its own answered questions (the "
-        "published paper's convention). NAME=FILE (repeatable; a vdg subset or vdg debias file): also compare "
-        "accuracy and VDG on that set beside every question (table question_set_comparison)",
+        help="per-model (default): each model's tables on the questions it answered under the compared conditions "
+        "(a model pair's on those both answered), so adding a model moves no other model's numbers; shared: a "
+        "benchmark's rows on the questions no compared model has an error for (a fixed comparison set). "
+        "NAME=FILE (repeatable; a vdg subset or vdg debias file): also compare accuracy and VDG on that set beside "
+        "every question (table question_set_comparison)",
     )
     p.add_argument(
         "--shortcuts",
@@ -472,10 +481,11 @@ def option_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--ci-method",
-        choices=["exact", "resample"],
+        choices=["score", "exact", "resample"],
         default=d.ci_method,
-        help="exact: bootstrap CIs whose distribution follows in closed form from the data are computed exactly; "
-        "resample: every CI by Monte Carlo resampling (the published paper's convention)",
+        help="score (default): Tango's score interval for paired differences of 0/1 outcomes, the exact bootstrap "
+        "for other means; exact: percentile bootstrap CIs, computed in closed form where they can be; resample: "
+        "every CI by Monte Carlo resampling (the published paper's convention)",
     )
     p.add_argument(
         "--mc-se-target",

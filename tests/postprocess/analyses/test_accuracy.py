@@ -73,7 +73,7 @@ def test_policies_differ_only_in_how_errors_count():
     incorrect = accuracy_table(frame, Options(missing="incorrect"))
     np.testing.assert_array_equal(incorrect["n"], exclude["n"] + exclude["n_error"])
     np.testing.assert_array_equal(incorrect["correct"], exclude["correct"])
-    shared = accuracy_table(frame, Options(missing="exclude"))
+    shared = accuracy_table(frame, Options(missing="exclude", question_set="shared"))
     np.testing.assert_array_equal(exclude["n"], shared["n"] + shared["n_not_shared"])
     assert (shared["n_not_shared"] > 0).any() and (exclude["n_not_shared"] == 0).all()
     assert (exclude["n_error"] > 0).any()

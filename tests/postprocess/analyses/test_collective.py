@@ -117,7 +117,7 @@ def test_collective_matches_a_naive_count(missing, question_set):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_distribution_matches_a_naive_count(missing):  # the shared set
     records = random_records(seed=4)
-    dist = collective_distribution(make_frame(records), Options(missing=missing))
+    dist = collective_distribution(make_frame(records), Options(missing=missing, question_set="shared"))
     assert list(dist.columns) == list(DISTRIBUTION_COLUMNS)
     for (model, condition), part in dist.groupby(["model", "condition"]):
         _, want = naive(records, model, condition, missing)

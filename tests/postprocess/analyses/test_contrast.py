@@ -69,6 +69,38 @@ def test_each_pair_matches_welchs_test_and_ci_from_scipy(table):
         assert row.test == WELCH and row["diff"] >= 0
 
 
+def test_each_pair_has_welchs_bonferroni_ci_at_the_familys_size_from_scipy(table):
+    # The family holds 3 pairs: the adjusted CI is Welch's t interval at 1 - alpha / 3, recomputed here from the
+    # t quantile (scipy.stats.t) and the Welch-Satterthwaite degrees of freedom.
+    level = 1 - OPTIONS.alpha / 3
+    assert_allclose(table["ci_level_adjusted"].to_numpy(dtype=float), level, rtol=1e-15)
+    for _, row in table.iterrows():
+        a, b = vdg_values(TYPES[row.task_type_a]), vdg_values(TYPES[row.task_type_b])
+        va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+        df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+        half = sps.t.ppf(1 - OPTIONS.alpha / 3 / 2, df) * np.sqrt(va + vb)
+        diff = a.mean() - b.mean()
+        assert_allclose([row.ci_low_adjusted, row.ci_high_adjusted], [diff - half, diff + half], rtol=1e-9)
+        assert row.ci_low_adjusted < row.ci_low and row.ci_high < row.ci_high_adjusted  # wider than unadjusted
+
+
+def test_a_bonferroni_ci_that_excludes_zero_means_holm_rejects():
+    # Many task types of strongly different VDG: some Bonferroni CIs exclude 0; each such pair is significant
+    # after Holm (Holm's adjusted p never exceeds n_family * p < alpha), and the adjusted CI excludes 0 exactly when
+    # n_family * p < alpha.
+    rng = np.random.default_rng(4)
+    types = {}
+    for k, share in enumerate((0.05, 0.2, 0.4, 0.6, 0.8, 0.95)):
+        types[f"T{k}"] = [(bool(rng.random() < share), bool(rng.random() < 0.1)) for _ in range(40)]
+    table = contrast_table(frame_of({"m": types}), Options(min_stratum=30))
+    m = len(table)
+    assert m == 15 and (table["n_family"] == m).all()
+    excludes = (table["ci_low_adjusted"] > 0) | (table["ci_high_adjusted"] < 0)
+    assert excludes.any() and not excludes.all()
+    assert table.loc[excludes, "significant"].all()
+    assert (excludes == (m * table["p"] < Options().alpha)).all()
+
+
 def test_the_pairs_of_a_model_form_one_holm_family(table):
     adjusted = multipletests(table["p"].to_numpy(dtype=float), method="holm")[1]
     assert_allclose(table["p_holm"].to_numpy(dtype=float), adjusted, rtol=1e-12)
@@ -81,7 +113,7 @@ def test_the_pairs_of_a_model_form_one_holm_family(table):
 def test_descriptive_columns_name_the_level_policy_and_question_rule(table):
     assert (table["ci_level"] == 0.95).all() and (table["alpha"] == 0.05).all()
     assert (table["missing_policy"] == "exclude").all()
-    assert (table["question_rule"] == "no error under orig, black for any model").all()
+    assert (table["question_rule"] == "no error under orig, black for this model").all()  # per-model by default
     assert (table["model"] == "m").all() and (table["benchmark"] == "b").all()
 
 
@@ -118,7 +150,7 @@ def test_min_stratum_never_lets_in_a_task_type_of_one_question():
 def test_another_models_error_takes_the_question_out_and_each_model_is_its_own_family():
     other = {name: list(pairs) for name, pairs in TYPES.items()}
     other["B"] = [(T, T), (F, E), (T, F), (F, F)]  # z has an error on B1 under black
-    table = contrast_table(frame_of({"m": TYPES, "z": other}), OPTIONS)
+    table = contrast_table(frame_of({"m": TYPES, "z": other}), Options(min_stratum=3, question_set="shared"))
     assert table["model"].tolist() == ["m"] * 3 + ["z"] * 3 and (table["n_family"] == 3).all()
     m_ab = table[(table.model == "m") & (table.task_type_a == "A") & (table.task_type_b == "B")].iloc[0]
     b_kept = vdg_values([p for i, p in enumerate(TYPES["B"]) if i != 1])  # [0, 1, 0]

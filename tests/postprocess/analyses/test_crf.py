@@ -19,6 +19,7 @@ from tests.helpers.reference_data import MODEL, expected_rows, reference_frame
 
 EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
 PER_MODEL = Options(missing="exclude", question_set="per-model")
+SHARED = Options(missing="exclude", question_set="shared")
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -53,6 +54,18 @@ def random_records(seed: int) -> list[tuple[str, str, str, str, str | None]]:
                 pred = None if u < 0.08 else "?" if u < 0.12 else str(rng.choice(["A", "A", "B", "C"]))
                 records.append((model, condition, f"q{i:02d}", ["Alpha", "Beta", "Gamma"][i % 3], pred))
     return records
+
+
+def naive_mcnemar(b: int, c: int) -> float:
+    """McNemar's p by scipy: nan without a discordant pair, 1 when b = c, the exact binomial test below 25
+    discordant pairs, else the continuity-corrected chi-square."""
+    if b + c == 0:
+        return math.nan
+    if b == c:
+        return 1.0
+    if b + c < 25:
+        return stats.binomtest(b, b + c, 0.5).pvalue
+    return stats.chi2.sf((abs(b - c) - 1) ** 2 / (b + c), 1)
 
 
 def naive(records, missing, shared=False):
@@ -117,6 +130,9 @@ def naive(records, missing, shared=False):
                         "i_to_c": i_to_c,
                         "net": i_to_c - c_to_i,
                         "stable_pct": 100 * (n - c_to_i - i_to_c) / n if n else math.nan,
+                        "acc_orig": k_orig / n if n else math.nan,
+                        "acc_level": k / n if n else math.nan,
+                        "p": naive_mcnemar(c_to_i, i_to_c),
                     }
             same = sum(len({q[c] for c in compared}) == 1 for q in qs)
             stab[(model, task)] = {"n": len(qs), "n_identical": same, "identical_pred_pct": 100 * same / len(qs)}
@@ -261,6 +277,31 @@ def test_flips_by_hand():
     assert_allclose(row["stable_pct"], 100 * 2 / 6)
 
 
+def test_flips_carry_the_paired_mcnemar_test_of_the_change(reference):
+    # Every flips row: McNemar's p of c_to_i against i_to_c recomputed with scipy (the exact binomial test below 25
+    # discordant questions, the continuity-corrected chi-square from 25), and the two accuracies on the flips' own
+    # n questions, from the crf table's rows of the same set.
+    flips = crf.flips_table(reference, EXCLUDE)
+    acc = crf.crf_table(reference, EXCLUDE).set_index(["model", "task_type", "condition"])
+    assert {"exact binomial", "chi-square (continuity corrected)"} <= set(flips["test"])
+    for _, row in flips.iterrows():
+        b, c = int(row["c_to_i"]), int(row["i_to_c"])
+        assert row["p"] == pytest.approx(naive_mcnemar(b, c), rel=1e-9, nan_ok=True)
+        expected = "" if b + c == 0 else "exact binomial" if b + c < 25 else "chi-square (continuity corrected)"
+        assert row["test"] == expected
+        orig = acc.loc[(row["model"], row["task_type"], "orig")]
+        level = acc.loc[(row["model"], row["task_type"], row["condition"])]
+        assert orig["n"] == level["n"] == row["n"]
+        assert_allclose([row["acc_orig"], row["acc_level"]], [orig["acc"], level["acc"]], rtol=1e-12)
+        assert_allclose(row["acc_level"] - row["acc_orig"], row["net"] / row["n"], atol=1e-12)
+
+
+def test_flips_without_a_changed_answer_have_no_mcnemar_test():
+    frame = make_frame([("m", c, f"q{i}", "T", "A") for c in ("orig", "crf18") for i in range(3)])
+    row = one(crf.flips_table(frame, EXCLUDE), task_type="Overall")
+    assert (row["c_to_i"], row["i_to_c"], row["test"]) == (0, 0, "") and math.isnan(row["p"])
+
+
 def test_stability_by_hand():
     table = crf.stability_table(hand_frame())
     assert list(table.columns) == list(crf.STABILITY_COLUMNS)
@@ -362,7 +403,7 @@ def test_shared_question_set_drops_another_models_errors_from_every_model():
     ]
     records = [(m, c, q, t, None if (m, c, q) == ("m2", "crf18", "q0") else p) for m, c, q, t, p in records]
     frame = make_frame(records)
-    for options, n_m1 in ((EXCLUDE, 5), (PER_MODEL, 6)):
+    for options, n_m1 in ((SHARED, 5), (PER_MODEL, 6)):
         scope = options.question_set
         for table, conds in (
             (crf.crf_table(frame, options), ["orig", "crf18", "crf38"]),
@@ -612,7 +653,7 @@ def naive_crf_vdg(records, missing, min_stratum):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_crf_vdg_matches_a_naive_spearman(missing):
     records = vdg_records({f"T{t}": 20 for t in range(6)})
-    table = crf.crf_vdg_table(make_frame(records), Options(missing=missing, min_stratum=1))
+    table = crf.crf_vdg_table(make_frame(records), Options(missing=missing, min_stratum=1, question_set="shared"))
     assert list(table.columns) == list(crf.VDG_COLUMNS)
     assert table["model"].tolist() == ["m1"]  # m2 has no black, m3 no CRF level
     row = table.iloc[0]

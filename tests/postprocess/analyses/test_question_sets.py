@@ -38,7 +38,7 @@ def _frame() -> pd.DataFrame:
 
 def test_shared_set_drops_another_models_failures_and_compares_them():
     frame = _frame()
-    table = question_sets_table(frame, Options()).set_index(["model", "condition"])
+    table = question_sets_table(frame, Options(question_set="shared")).set_index(["model", "condition"])
     a_orig = table.loc[("a", "orig")]
     assert (a_orig["n_questions"], a_orig["n_kept"], a_orig["n_dropped"], a_orig["n_dropped_own"]) == (40, 30, 10, 0)
     # a's orig answers: right on even i; kept i < 30 (15 of 30 right), dropped i >= 30 (5 of 10 right).

@@ -123,6 +123,7 @@ NO_ROWS_ON_SMALL_FRAME = frozenset(
         "open_ended",
         "abstention",
         "frame_budget",
+        "tracking_tests",  # no tracking condition: orig against black is no tracking row (tracking_benchmarks)
         "sources",
         "no_vision",  # no blind arm
         "shortcut_types",  # no vdg shortcuts scores

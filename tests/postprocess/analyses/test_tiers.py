@@ -89,9 +89,9 @@ def test_tiers_by_hand_with_exact_thresholds():
     cells = table.set_index(["model", "task_type"])
     for (model, task), tier in TIERS.items():
         assert cells.loc[(model, task), "point_tier"] == tier, (model, task)
-        if model == POOLED:  # no CI: the point estimate decides
-            assert cells.loc[(model, task), "tier"] == tier
-            assert cells.loc[(model, task), "tier_basis"] == "point estimate (no CI)"
+        if model == POOLED:  # no CI, so no tier: the point estimate is descriptive only
+            assert pd.isna(cells.loc[(model, task), "tier"])
+            assert cells.loc[(model, task), "tier_basis"].startswith("no CI, so no tier")
         assert cells.loc[(model, task), "review"] == (cells.loc[(model, task), "tier"] == "low")
     assert np.mean([0.0, 0.34, 0.56]) > 0.3  # a float mean would call pooled A high
     assert cells.loc[(POOLED, "A"), "vdg"] == 0.3 and cells.loc[(POOLED, "A"), "n_models"] == 3
@@ -175,12 +175,14 @@ def test_predicted_tiers_and_agreement():
     assert rows.loc["m1", ["n_mapped", "n_agree", "n_undecided", "n_unmapped"]].tolist() == [1, 0, 2, 1]
     assert rows.loc["m1", "share_agree"] == 0 and rows.loc["m1", "off_tier"] == "A: high -> low"
     # By hand: a mapped type agrees when its CI's tier is the predicted one, disagrees when the predicted tier is
-    # none of those its CI spans, and is undecided otherwise; pooled rows (no CI) by their point estimate.
+    # none of those its CI spans, and is undecided otherwise; pooled rows (no CI, so no tier) are not counted.
     for model in ("m1", "m2", "m3", POOLED):
         agree = undecided = mapped = 0
         for t in ("A", "B", "D"):
             cell = table.loc[(model, t)]
-            tier = TIERS[(model, t)] if model == POOLED else hand_ci_tier(cell["ci_low"], cell["ci_high"])
+            if model == POOLED:
+                continue
+            tier = hand_ci_tier(cell["ci_low"], cell["ci_high"])
             spanned = tier.split(" ")[0].split("/")
             if len(spanned) > 1 and OPTIONS.tier_map[t] in spanned:
                 undecided += 1

@@ -44,6 +44,7 @@ from postprocess.analyses.tracking import (
     OPEN_COLUMNS,
     PAIRS_COLUMNS,
     TESTS_COLUMNS,
+    TRACKING_CONDITIONS,
     UNJUDGED_MESSAGE,
     abstention,
     frame_budget,
@@ -51,6 +52,7 @@ from postprocess.analyses.tracking import (
     name_swap,
     name_swap_pairs,
     open_ended,
+    tracking_benchmarks,
     tracking_tests,
 )
 from postprocess.frame import SAMPLE_COLUMNS
@@ -75,6 +77,16 @@ EXTRA: dict[str, object] = {
 }
 OFFLINE = "offline token-overlap scorer (deterministic; not an LLM judge)"
 FAST = Options(n_resamples=50, stability_resamples=20)
+#: The tables of the character-tracking group.
+TRACKING_TABLES = (
+    "tracking_tests",
+    "metadata_chance",
+    "name_swap",
+    "name_swap_pairs",
+    "open_ended",
+    "abstention",
+    "frame_budget",
+)
 
 ANSWERS = dict(zip([f"q{i}" for i in range(1, 9)], "ABCDABCD", strict=True))
 SWAPS = {
@@ -449,21 +461,49 @@ def test_open_rows_do_not_reach_the_multiple_choice_tables(golden):
 
 
 def test_tracking_on_a_plain_orig_black_run():
-    # The published reference data: orig and black only, no frames. Nothing is skipped (the data are fine, the
-    # conditions absent): the tables no model can enter are empty and the skipped table says why.
+    # The published reference data: orig and black (and the ladder and CRF levels), no tracking condition. No
+    # tracking table has a row: full_vs_text (orig against black) is not emitted for a benchmark the protocol did
+    # not run on, and the report shows no character-tracking section. Nothing is skipped (the data are fine, the
+    # conditions absent): the skipped table says why the protocol's own tables are empty.
     frame = reference_frame()
+    assert not set(frame["condition"]) & TRACKING_CONDITIONS and tracking_benchmarks(frame) == frozenset()
     tables = run_all(frame, FAST)
-    assert list(tables["tracking_tests"]["comparison"].unique()) == ["full_vs_text"]
-    r = one(tables["tracking_tests"], model="qwen2vl")
-    assert (r["n"], r["n_excluded"], r["b10"], r["b01"]) == (547, 53, 170, 40)  # the vdg table's d and c
-    for name in ("metadata_chance", "name_swap", "name_swap_pairs", "open_ended", "abstention", "frame_budget"):
+    for name in TRACKING_TABLES:
         assert skip_reason(tables[name]) is None and tables[name].empty, name
     reasons = set(tables["skipped"]["reason"])
     for name, condition in (("metadata_chance", "metadata"), ("name_swap", "nameswap"), ("open_ended", "open")):
         assert f"no {name} for any model of videomme: {condition} not run" in reasons
+    assert "## Character tracking" not in render_markdown(tables)
+    assert "group-character-tracking" not in render_html(tables)
     # Without any protocol column at all, the tables still compute.
     bare = frame[[c for c in frame.columns if c not in EXTRA]]
     pd.testing.assert_frame_equal(tracking_tests(bare, FAST), tables["tracking_tests"])
+
+
+def test_a_benchmark_without_tracking_conditions_has_no_tracking_rows(golden):
+    # Beside the golden frame (benchmarks ib and other, which ran the protocol), a plain benchmark "plain" run on
+    # orig and black with its frames known: full_vs_text and frame_budget would have rows for it. They have none,
+    # and the rows of ib and other are those of the golden frame alone.
+    plain = [
+        row(model, condition, f"q{i}", pred, benchmark="plain", frames=16)
+        for model in ("m1", "m4")
+        for condition, preds in (("orig", "ABCDABCD"), ("black", "AAAABBBB"))
+        for i, pred in enumerate(preds, start=1)
+    ]
+    mixed = frame_of(golden_rows() + plain)
+    assert tracking_benchmarks(mixed) == {"ib", "other"}
+    for table in (tracking_tests, name_swap, name_swap_pairs, metadata_chance, frame_budget, abstention, open_ended):
+        got = table(mixed, FAST)
+        assert "plain" not in set(got["benchmark"]), table.__name__
+        pd.testing.assert_frame_equal(got, table(golden, FAST), obj=table.__name__)
+    # Which benchmarks: recomputed here from the frame's conditions (every protocol condition but orig and black).
+    protocol = {"oracle", "subtitles", "nameswap", "abstain", "metadata", "open"}
+    assert TRACKING_CONDITIONS == protocol
+    assert tracking_benchmarks(mixed) == set(mixed.loc[mixed["condition"].isin(protocol), "benchmark"])
+    # On the plain benchmark alone, the report has no character-tracking group.
+    alone = run_all(frame_of(plain), FAST)
+    assert all(alone[name].empty for name in TRACKING_TABLES)
+    assert "## Character tracking" not in render_markdown(alone)
 
 
 # -------------------------------------------------------------------------------------------- report

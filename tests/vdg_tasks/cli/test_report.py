@@ -54,7 +54,7 @@ def test_report_options_reach_the_tables(tmp_path, capsys):
         "missing": "incorrect",
         "n_resamples": 200,
         "ci_level": 0.9,
-        "cluster": True,
+        "cluster": "video",
         "alpha": 0.01,
         "equivalence_margin": 0.02,
         "stability_resamples": 50,
