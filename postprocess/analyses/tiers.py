@@ -55,8 +55,9 @@ COLUMNS: dict[str, str] = {
     "n_smallest": "questions of the smallest model row behind this one (n itself unless pooled): what min_stratum "
     "is compared with",
     "vdg": "VDG (acc_orig - acc_black) of the vdg table; pooled: unweighted mean over models",
-    "ci_low": "lower end of the vdg table's bootstrap CI (empty when pooled)",
-    "ci_high": "upper end of the vdg table's bootstrap CI (empty when pooled)",
+    "ci_low": "lower end of the vdg table's paired CI (its ci_method; unadjusted: each row's tier is read from its own "
+    "CI, with no family-wise adjustment over the task types; empty when pooled)",
+    "ci_high": "upper end of the vdg table's paired CI (unadjusted; empty when pooled)",
     "tier": "high (> tier_high), mid (tier_low to tier_high) or low (< tier_low) for both CI ends; the tiers "
     "spanned and the threshold(s) when the CI straddles one (e.g. 'high/mid (CI straddles 0.30)'); 'too small' "
     "below min_stratum questions",
@@ -71,7 +72,8 @@ COLUMNS: dict[str, str] = {
     "tier_low": "threshold below which a VDG is low",
     "min_stratum": "fewest questions a row needs for a tier",
     "ci_level": "confidence level of the CI",
-    "n_resamples": "bootstrap resamples of the CI",
+    "n_resamples": "bootstrap resamples the vdg table's CI drew (0 for a score interval, an exact bootstrap or a "
+    "pooled row)",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
 }
 
@@ -186,6 +188,7 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
             "exact": exact,
             "ci_low": vdg["ci_low"],
             "ci_high": vdg["ci_high"],
+            "n_resamples": vdg["n_resamples"],
         }
     )
     pooled = []
@@ -206,6 +209,7 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
                     "exact": sum(values, Fraction(0)) / len(values) if values else None,
                     "ci_low": np.nan,
                     "ci_high": np.nan,
+                    "n_resamples": 0,
                 }
             )
     out = pd.concat([rows, pd.DataFrame(pooled, columns=rows.columns)], ignore_index=True)
@@ -227,7 +231,6 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
     out["tier_low"] = options.tier_low
     out["min_stratum"] = options.min_stratum
     out["ci_level"] = options.ci_level
-    out["n_resamples"] = options.n_resamples
     out["missing_policy"] = options.missing
     return out[list(COLUMNS)]
 

@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder (default: where the vdgsynth_vdg_* tasks read it)",
     )
     p.add_argument(
-        "--videos", type=int, default=30, help="number of synthetic videos (8 questions each; synth.N_VIDEOS)"
+        "--videos",
+        type=int,
+        default=30,
+        help="number of synthetic videos (5 questions each, one per task type; synth.N_VIDEOS)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated benchmark")
     p.set_defaults(func=cmd_synth)

@@ -9,13 +9,37 @@ and no picture: every video condition but ``mute`` keeps the sound (``black`` to
 ``mute`` beside ``black`` separates the two. The questions use the Video-MME record layout, so lmms-eval's
 ``videomme_doc_to_text`` builds the prompt.
 
-Every random choice is drawn from ``rng_for("vdgsynth", seed, video_id, <purpose>)``: videos are
-independent of each other and of how many are generated, and no global stream is touched.
+Every random choice is drawn from ``rng_for("vdgsynth", seed, <stable ids>, <purpose>)``, never from ``hash()`` or a
+shared stream. What concerns one video alone (its scene count, texture, words and the order of its distractors)
+is drawn from its id. What must balance across the benchmark is drawn per *block* of consecutive videos, from the
+group of its ids (``s`` of ``s012``) and the block's number, so that within a block every option text is right
+equally often and wrong equally often:
 
-A text shortcut sits inside one visual task type, as in real benchmarks: about a third of the
-``single_frame`` questions name the border colour in the question (``text_leak``). Those are answerable
-from the text at every rung (their expected rung is ``black``); they are what ``vdg debias`` should
-remove within a task type before it touches the rest.
+- colours, blocks of ``len(PALETTE)`` (10) videos: a seeded 10 x 10 Latin square (rows the videos, columns the
+  roles; every row and every column holds every colour once) gives each video its border, its scenes (first,
+  middle, last), the ``temporal_order`` filler of a 3-scene video, the three ``multi_frame`` distractors and the
+  two colours none of its other questions show. So in a block each colour is the border of one video and a
+  ``single_frame`` distractor of three (the two unshown colours and the first middle scene), the first scene of one
+  video and another ``temporal_order`` option of three, and a ``multi_frame`` distractor of three; the
+  ``multi_frame`` answer (the first or the last scene: the middle frame shows neither) takes the first scene on
+  some cycles of the first-to-last map and the last on the others, so it too is every colour once;
+- pitches, blocks of ``len(PITCHES)`` (6) videos: a seeded 6 x 4 Latin rectangle (the pitch, three distractors);
+- answer letters, blocks of 4 videos: a seeded 4 x 4 Latin square for the visual types (each video's four visual
+  questions use every letter once, and each type every letter once per block) and a seeded permutation for
+  ``audio_only``.
+
+So, at the default 30 videos, every colour (pitch) option of a task type other than ``text_only`` is right in
+exactly a quarter of the questions that show it, and each type's answer letters differ in count by at most one: a
+text-only answerer cannot learn which option texts tend to be right. (``vdg shortcuts``' cross-validated answerers
+even score below chance on these types: the right options of the questions a fold holds out are, by this balance, the
+ones its training folds saw right less often. Below chance is no shortcut.) Other sizes are balanced in their full
+blocks and near it in the last. A video depends on the other videos of its block but not on how many are generated: the
+first ``n`` videos of a larger benchmark are the benchmark of ``n``.
+
+Only ``text_only`` carries a text shortcut, by construction (the question quotes its answer): it is what
+``vdg shortcuts`` finds and ``vdg debias`` removes. No other question's own text says anything about its answer
+(read together, one video's questions still do: the ``multi_frame`` answer is a scene, and the ``temporal_order``
+options name every scene).
 
 A task type has one question per video, so ``N_VIDEOS`` (30) videos give it the 30 questions the
 report needs before it gives a stratum a CI or a test (``postprocess.options.Options.min_stratum``).
@@ -30,7 +54,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -54,11 +80,9 @@ __all__ = [
     "VideoSpec",
     "WORDS",
     "generate",
-    "LEAKED_SHARE",
     "expected_rung",
     "make_questions",
     "middle_scenes",
-    "text_leak",
     "render_frames",
     "rgb_to_yuv420p",
     "video_spec",
@@ -108,9 +132,6 @@ AUDIO_RATE = 16000
 _TONE_AMPLITUDE = 0.3
 if tuple(EXPECTED_LADDER[t] for t in TASK_TYPES) != LADDER[:4]:  # pragma: no cover - import-time check
     raise RuntimeError(f"EXPECTED_LADDER no longer follows conditions.LADDER {LADDER}; update synth.py.")
-
-#: Chance that a video's ``single_frame`` question names its answer (``text_leak``).
-LEAKED_SHARE = 1 / 3
 
 LETTERS = ("A", "B", "C", "D")
 #: Videos ``generate`` writes by default: one question per task type each, and 30 questions per
@@ -163,17 +184,131 @@ def _video_id(i: int) -> str:
     return f"s{i:03d}"
 
 
-def video_spec(video_id: str, seed: int = 0, n_frames: int = 128) -> VideoSpec:
-    """The seeded colours of ``video_id``."""
-    rng = rng_for(BENCHMARK, seed, video_id, "colours")
-    n_scenes = int(rng.choice([3, 4]))
+#: Consecutive videos that together use every colour, pitch and answer letter equally often (see the docstring).
+_COLOUR_BLOCK = len(PALETTE)
+_PITCH_BLOCK = len(PITCHES)
+_LETTER_BLOCK = len(LETTERS)
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def _place(video_id: str, block: int) -> tuple[str, int, int]:
+    """(group, block number, row in the block) of ``video_id`` for blocks of ``block`` videos: ``s012`` is video 12
+    of group ``s``; an id that does not end in a number is video 0 of a group of its own."""
+    m = _NUMBERED.match(video_id)
+    group, number = (m.group(1), int(m.group(2))) if m else (video_id, 0)
+    return group, number // block, number % block
+
+
+def _latin(rng: np.random.Generator, n: int, n_cols: int) -> np.ndarray:
+    """An ``n x n_cols`` Latin rectangle of the symbols ``0..n-1`` (``n_cols <= n``): no symbol twice in a row,
+    every column a permutation. Column by column, each a perfect matching of rows to the symbols their row lacks,
+    found by augmenting paths tried in orders ``rng`` draws (a Latin rectangle always extends: Hall's theorem)."""
+    table = np.full((n, n_cols), -1, dtype=int)
+    for col in range(n_cols):
+        candidates = [[int(s) for s in rng.permutation(n) if s not in table[row, :col]] for row in range(n)]
+        owner = [-1] * n  # symbol -> row
+
+        def take(row: int, seen: set[int], candidates: list[list[int]] = candidates, owner: list[int] = owner) -> bool:
+            for symbol in candidates[row]:
+                if symbol not in seen:
+                    seen.add(symbol)
+                    if owner[symbol] < 0 or take(owner[symbol], seen):
+                        owner[symbol] = row
+                        return True
+            return False
+
+        for row in rng.permutation(n):
+            if not take(int(row), set()):  # pragma: no cover - impossible by Hall's theorem
+                raise RuntimeError(f"no column {col} extends the Latin rectangle")
+        for symbol, row in enumerate(owner):
+            table[row, col] = symbol
+    return table
+
+
+@dataclass(frozen=True)
+class _Colours:
+    """One video's colours: its ``VideoSpec`` part and the options its questions show besides the answer."""
+
+    border: str
+    scenes: tuple[str, ...]
+    temporal_filler: tuple[str, ...]  # the 4th temporal_order option of a 3-scene video
+    multi_answer: str
+    multi_distractors: tuple[str, ...]
+    border_distractors: tuple[str, ...]
+
+
+# roles of the colour square's columns
+_BORDER, _FIRST, _LAST, _MIDDLE, _MIDDLE2, _MULTI_D, _UNSHOWN = 0, 1, 2, 3, 4, (5, 6, 7), (8, 9)
+
+
+@functools.lru_cache(maxsize=256)
+def _colour_block(group: str, block: int, seed: int) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Per video of one colour block: its row of the colour square (roles by column) and its multi_frame answer."""
     names = list(PALETTE)
-    picked = rng.permutation(len(names))[: 1 + n_scenes]
-    border = names[picked[0]]
-    scenes = tuple(names[j] for j in picked[1:])
-    pitches = list(PITCHES)
-    pitch = pitches[int(rng_for(BENCHMARK, seed, video_id, "pitch").integers(len(pitches)))]
-    return VideoSpec(video_id, border, scenes, n_frames, pitch)
+    rng = rng_for(BENCHMARK, seed, "block", group, block, "colours")
+    square = [tuple(names[j] for j in row) for row in _latin(rng, len(names), len(names))]
+    # the multi_frame answer: the first scene or the last. first -> last maps colours one to one; choosing, per
+    # cycle of that map, the first scene for all its videos or the last for all keeps the answers a permutation
+    row_of_first = {row[_FIRST]: i for i, row in enumerate(square)}
+    multi: dict[int, str] = {}
+    for start in range(len(square)):
+        if start in multi:
+            continue
+        cycle, row = [], start
+        while row not in cycle:
+            cycle.append(row)
+            row = row_of_first[square[row][_LAST]]
+        role = _FIRST if rng.random() < 0.5 else _LAST
+        multi.update({i: square[i][role] for i in cycle})
+    return tuple((row, multi[i]) for i, row in enumerate(square))
+
+
+@functools.lru_cache(maxsize=256)
+def _pitch_block(group: str, block: int, seed: int) -> tuple[tuple[str, ...], ...]:
+    """Per video of one pitch block: its pitch, then the three distractors of its pitch question."""
+    names = list(PITCHES)
+    square = _latin(rng_for(BENCHMARK, seed, "block", group, block, "pitches"), len(names), 4)
+    return tuple(tuple(names[j] for j in row) for row in square)
+
+
+@functools.lru_cache(maxsize=256)
+def _letter_block(group: str, block: int, seed: int) -> tuple[tuple[str, ...], ...]:
+    """Per video of one letter block: the answer letters of its ``TASK_TYPES`` questions, then of its audio one."""
+    rng = rng_for(BENCHMARK, seed, "block", group, block, "letters")
+    visual = _latin(rng, len(LETTERS), len(TASK_TYPES))
+    audio = rng.permutation(len(LETTERS))
+    return tuple(tuple(LETTERS[j] for j in (*row, audio[i])) for i, row in enumerate(visual))
+
+
+def _colours(video_id: str, seed: int) -> _Colours:
+    group, block, i = _place(video_id, _COLOUR_BLOCK)
+    row, multi_answer = _colour_block(group, block, seed)[i]
+    four = bool(rng_for(BENCHMARK, seed, video_id, "scene_count").random() < 0.5)
+    middle = (row[_MIDDLE], row[_MIDDLE2]) if four else (row[_MIDDLE],)
+    return _Colours(
+        border=row[_BORDER],
+        scenes=(row[_FIRST], *middle, row[_LAST]),
+        temporal_filler=() if four else (row[_MIDDLE2],),
+        multi_answer=multi_answer,
+        multi_distractors=tuple(row[j] for j in _MULTI_D),
+        border_distractors=(*(row[j] for j in _UNSHOWN), row[_MIDDLE]),
+    )
+
+
+def _pitches(video_id: str, seed: int) -> tuple[str, ...]:
+    group, block, row = _place(video_id, _PITCH_BLOCK)
+    return _pitch_block(group, block, seed)[row]
+
+
+def _letters(video_id: str, seed: int) -> tuple[str, ...]:
+    group, block, row = _place(video_id, _LETTER_BLOCK)
+    return _letter_block(group, block, seed)[row]
+
+
+def video_spec(video_id: str, seed: int = 0, n_frames: int = 128) -> VideoSpec:
+    """The seeded colours and pitch of ``video_id`` (drawn for its block of videos: see the module docstring)."""
+    colours = _colours(video_id, seed)
+    return VideoSpec(video_id, colours.border, colours.scenes, n_frames, _pitches(video_id, seed)[0])
 
 
 def render_frames(spec: VideoSpec, seed: int, width: int, height: int) -> Iterator[np.ndarray]:
@@ -268,16 +403,12 @@ def _mc(rng: np.random.Generator, correct: str, distractors: Sequence[str], lett
     return [f"{L}. {t}" for L, t in zip(LETTERS, texts, strict=True)], letter
 
 
-def text_leak(video_id: str, seed: int = 0) -> bool:
-    """Whether the ``single_frame`` question of ``video_id`` names its answer (quotes the border colour)."""
-    return bool(rng_for(BENCHMARK, seed, video_id, "leak").random() < LEAKED_SHARE)
-
-
 def expected_rung(task_type: str, video_id: str, seed: int = 0) -> str:
     """The lowest ladder rung at which an ideal viewer answers this question: its task type's
-    (``EXPECTED_LADDER``), or ``black`` for a question that names its answer (``text_leak``) and for the
-    soundtrack's pitch (``audio_only``: every rung keeps the sound; a viewer who listens needs no picture)."""
-    if (task_type == "single_frame" and text_leak(video_id, seed)) or task_type == AUDIO_TASK_TYPE:
+    (``EXPECTED_LADDER``), or ``black`` for the soundtrack's pitch (``audio_only``: every rung keeps the sound; a
+    viewer who listens needs no picture). ``video_id`` and ``seed`` name the question (every question of a type
+    has its type's rung)."""
+    if task_type == AUDIO_TASK_TYPE:
         return "black"
     return EXPECTED_LADDER[task_type]
 
@@ -286,54 +417,44 @@ def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
     """The five question records of one video: ``TASK_TYPES`` in order (question_id suffix 1..4), then
     ``audio_only`` (suffix 5).
 
-    Each video's four visual questions use every answer letter exactly once (a seeded permutation over
-    them), so their letters are exactly balanced overall and random within each task type; the audio
-    question's letter is a seeded uniform draw.
+    The options besides the answer and the answer letters come from the video's blocks (see the module docstring):
+    each video's four visual questions use every answer letter once, and in each block of 4 videos each task type
+    uses every letter once; the distractors make every option text of a task type but ``text_only`` right in a
+    quarter of the questions that show it.
+
+    Raises:
+        ValueError: ``spec`` is not ``video_spec(spec.video_id, seed)`` (the questions would not match the video).
     """
     vid = spec.video_id
-    palette = list(PALETTE)
-    letters = [LETTERS[j] for j in rng_for(BENCHMARK, seed, vid, "letters").permutation(4)]
-    absent = [c for c in palette if c != spec.border and c not in spec.scenes]
-
-    def pick(purpose: str, pool: Sequence[str], n: int) -> list[str]:
-        r = rng_for(BENCHMARK, seed, vid, purpose)
-        return [pool[j] for j in r.permutation(len(pool))[:n]]
+    colours = _colours(vid, seed)
+    pitches = _pitches(vid, seed)
+    if (spec.border, spec.scenes, spec.pitch) != (colours.border, colours.scenes, pitches[0]):
+        raise ValueError(f"spec of {vid} is not video_spec({vid!r}, seed={seed}): its questions would not match it")
+    letters = _letters(vid, seed)
 
     # text_only: the word is in the question.
-    words = pick("words", WORDS, 4)
+    words = [WORDS[j] for j in rng_for(BENCHMARK, seed, vid, "words").permutation(len(WORDS))[:4]]
     text_q = f"The narrator of this clip says the word '{words[0]}'. Which word does the narrator say?"
-    # single_frame: the border colour (named in the question when it leaks).
-    border_d = pick("border", [c for c in palette if c != spec.border], 3)
+    # single_frame: the border colour.
     border_q = "What colour is the border of the video?"
-    if text_leak(vid, seed):
-        border_q = f"The border of this clip is painted '{spec.border}'. {border_q}"
-    # multi_frame: a scene the middle frame cannot show; distractors never appear.
-    excluded = middle_scenes(spec)
-    eligible = [c for i, c in enumerate(spec.scenes) if i not in excluded]
-    multi_correct = pick("multi_correct", eligible, 1)[0]
-    multi_d = pick("multi_distractors", absent, 3)
-    # temporal_order: every scene colour is an option, filled up with absent colours.
-    fillers = pick("temporal_fillers", absent, 4 - len(spec.scenes))
-    temporal_d = list(spec.scenes[1:]) + fillers
+    # multi_frame: a scene the middle frame cannot show (the first or the last); distractors never appear.
+    if spec.scenes.index(colours.multi_answer) in middle_scenes(spec):  # pragma: no cover - n_frames >= 2 key frames
+        raise ValueError(f"{vid}: at {spec.n_frames} frames the middle key frame can show the multi_frame answer")
+    # temporal_order: every scene colour is an option, filled up with an absent colour.
+    temporal_d = [*spec.scenes[1:], *colours.temporal_filler]
 
     specs = [
         ("text_only", text_q, words[0], words[1:]),
-        ("single_frame", border_q, spec.border, border_d),
+        ("single_frame", border_q, spec.border, colours.border_distractors),
         (
             "multi_frame",
             "Which of these colours does the centre square show at some point?",
-            multi_correct,
-            multi_d,
+            colours.multi_answer,
+            colours.multi_distractors,
         ),
         ("temporal_order", "Which colour does the centre square show first?", spec.scenes[0], temporal_d),
-        (
-            AUDIO_TASK_TYPE,
-            "What pitch is the tone heard in this clip's soundtrack?",
-            spec.pitch,
-            pick("pitch_distractors", [p for p in PITCHES if p != spec.pitch], 3),
-        ),
+        (AUDIO_TASK_TYPE, "What pitch is the tone heard in this clip's soundtrack?", spec.pitch, pitches[1:]),
     ]
-    letters.append(LETTERS[int(rng_for(BENCHMARK, seed, vid, "audio_letter").integers(len(LETTERS)))])
     records = []
     for i, ((task_type, question, correct, distractors), letter) in enumerate(
         zip(specs, letters, strict=True), start=1

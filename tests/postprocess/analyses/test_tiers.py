@@ -154,9 +154,14 @@ def test_tiers_reuse_the_vdg_table():
     table = tiers_table(frame, OPTIONS)
     vdg = vdg_table(frame, OPTIONS)
     models = table[table["model"] != POOLED].reset_index(drop=True)
-    for column in ("model", "task_type", "n", "vdg", "ci_low", "ci_high"):
+    for column in ("model", "task_type", "n", "vdg", "ci_low", "ci_high", "n_resamples"):
         pd.testing.assert_series_equal(models[column], vdg[column], check_dtype=False, check_names=False)
-    assert (table["n_resamples"] == 50).all() and (table["missing_policy"] == "exclude").all()
+    # what the CIs drew, not the option: a score interval draws nothing, a Monte Carlo bootstrap its resamples
+    assert (table["n_resamples"] == 0).all() and (table["missing_policy"] == "exclude").all()
+    resampled = Options(n_resamples=50, ci_method="resample", mc_se_target=0.0)
+    drawn = tiers_table(frame, resampled)
+    assert (drawn.loc[drawn["model"] != POOLED, "n_resamples"] == 50).all()
+    assert (drawn.loc[drawn["model"] == POOLED, "n_resamples"] == 0).all()
 
 
 def test_predicted_tiers_and_agreement():
