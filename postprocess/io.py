@@ -70,7 +70,7 @@ import gc
 import json
 import logging
 import multiprocessing as mp
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
@@ -769,8 +769,3 @@ def _intersect_conditions(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[
             }
         )
     return frame[keep], rows
-
-
-def conditions_present(frame: pd.DataFrame, model: str, benchmark: str) -> Sequence[str]:
-    sub = frame[(frame["model"] == model) & (frame["benchmark"] == benchmark)]
-    return list(dict.fromkeys(sub["condition"]))

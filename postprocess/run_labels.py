@@ -188,10 +188,6 @@ def model_source(results: Mapping[str, Any]) -> str:
     return " ".join(part for part in (name, checkpoint.rstrip("/")) if part)
 
 
-def _results_config(samples_file: Path) -> dict[str, Any]:
-    return results_of(samples_file)["config"]
-
-
 def results_of(samples_file: Path) -> dict[str, Any]:
     """The lmms-eval results file beside a samples log (its ``config`` checked present)."""
     match = SAMPLES_FILE.match(samples_file.name)

@@ -53,9 +53,6 @@ COLUMNS: dict[str, str] = {
     "description where the source table has none",
 }
 
-TOPICS: tuple[str, ...] = ("video", "task_types", "temporal", "compression", "letters")
-
-
 #: Each ``ci_method`` value (``formatting.CI_METHODS``'s keys) as ``test`` names it.
 CI_TESTS: dict[str, str] = {
     "tango score": "Tango score interval (paired)",

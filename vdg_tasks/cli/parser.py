@@ -33,6 +33,7 @@ from vdg_tasks.cli.tasks import (
     cmd_write_yamls,
     conditions_refused,
 )
+from vdg_tasks.data import question_sets
 
 #: What ``vdg --help`` says vdg does, in one line.
 SUMMARY = (
@@ -242,7 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add("subset", help="write a fixed question set, N per task type, to restrict runs to (VDG_QUESTION_SET)")
     p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (e.g. videomme)")
-    p.add_argument("--per-task-type", type=int, default=100, help="questions drawn per task type (the paper's 100)")
+    p.add_argument(
+        "--per-task-type",
+        type=int,
+        default=question_sets.DEFAULT_PER_TASK_TYPE,
+        help=f"questions drawn per task type (the paper's {question_sets.DEFAULT_PER_TASK_TYPE})",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the draw")
     p.add_argument("--out", required=True, metavar="FILE", help="question-set file to write (JSON)")
     p.add_argument(

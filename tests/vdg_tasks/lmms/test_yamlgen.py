@@ -82,3 +82,14 @@ def test_mvbench_sub_tasks_are_lmms_eval_s():
     shipped = {p.stem.removeprefix("mvbench_") for p in folder.glob("mvbench_*.yaml")}
     assert set(MVBENCH_SUB_TASKS) == set(DATA_LIST) == shipped
     assert len(MVBENCH_SUB_TASKS) == 20
+
+
+def test_every_source_file_a_generated_file_names_exists():
+    """The files the generated YAMLs and READMEs tell a reader to edit or read are files of this tree."""
+    import re
+
+    repo = YAML_ROOT.parent
+    named = {m for text in render_all().values() for m in re.findall(r"vdg_tasks/[\w/]+\.py", text)}
+    assert named, "the generated files name no source file"
+    missing = sorted(n for n in named if not (repo / n).is_file())
+    assert not missing, f"generated files name {missing}, which do not exist"
