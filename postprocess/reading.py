@@ -14,6 +14,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from postprocess.analyses._paired import ordered_conditions
 from postprocess.choices import (
     declared_option_count,
 )
@@ -186,9 +187,6 @@ def source_info(
 ) -> dict[str, Any]:
     """One input file's entry of ``sources``: ``distinct`` holds its models, benchmarks and conditions,
     ``n_options_origins`` (where the option count came from, records) in order of appearance."""
-    # postprocess.analyses (numpy, scipy.special; ~0.36 s) only to order conditions, not to read logs
-    from postprocess.analyses._paired import ordered_conditions
-
     return {
         "file": str(path),
         "kind": kind,

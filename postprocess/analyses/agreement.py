@@ -44,6 +44,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.inter_rater import cohens_kappa
 
 from postprocess.analyses._paired import QUESTION_SET_PER_MODEL, condition_sort_key, question_rule, question_set_seed
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
@@ -150,7 +151,8 @@ def cohen_kappa_2x2(both_right: int, a_only: int, b_only: int, both_wrong: int) 
     """Kappa of a 2x2 table (rows: model_a right / wrong, columns: model_b right / wrong) with its SEs.
 
     Returns kappa, p_observed, p_expected, se (asymptotic, Fleiss, Cohen & Everitt 1969) and se0
-    (under kappa = 0); NaN where undefined (p_expected = 1, no questions).
+    (under kappa = 0), as ``statsmodels.stats.inter_rater.cohens_kappa`` computes them; NaN where undefined
+    (p_expected = 1, no questions).
     """
     table = np.array([[both_right, a_only], [b_only, both_wrong]], dtype=np.float64)
     n = table.sum()
@@ -163,21 +165,15 @@ def cohen_kappa_2x2(both_right: int, a_only: int, b_only: int, both_wrong: int) 
     p_e = float(row @ col)
     if p_e >= 1.0:
         return {**nan, "p_observed": p_o, "p_expected": p_e}
-    kappa = (p_o - p_e) / (1.0 - p_e)
-    diag = np.diag(probs)
-    term_a = float((diag * (1.0 - (row + col) * (1.0 - kappa)) ** 2).sum())
-    off = probs * (col[:, None] + row[None, :]) ** 2
-    np.fill_diagonal(off, 0.0)
-    term_b = (1.0 - kappa) ** 2 * float(off.sum())
-    term_c = (kappa - p_e * (1.0 - kappa)) ** 2
-    var = (term_a + term_b - term_c) / (1.0 - p_e) ** 2 / n
-    var0 = (p_e + p_e**2 - float((col * row * (col + row)).sum())) / ((1.0 - p_e) ** 2 * n)
+    with np.errstate(divide="ignore", invalid="ignore"):  # its z test divides by se0, 0 when kappa is 1; unused here
+        result = cohens_kappa(table)
     return {
-        "kappa": kappa,
+        "kappa": float(result.kappa),
         "p_observed": p_o,
         "p_expected": p_e,
-        "se": math.sqrt(max(var, 0.0)),
-        "se0": math.sqrt(max(var0, 0.0)),
+        # a variance of 0 (every question agreed on) comes out a rounding below it, where a square root is NaN
+        "se": math.sqrt(max(float(result.var_kappa), 0.0)),
+        "se0": math.sqrt(max(float(result.var_kappa0), 0.0)),
     }
 
 

@@ -5,10 +5,15 @@ and never change with the arguments (``.as_dict()`` gives a flat dict for a tabl
 Randomness enters only as an integer ``seed`` (derive it with
 ``vdg_tasks.vocabulary.seeding.stable_seed``); every bootstrap uses ``np.random.default_rng(seed)``.
 
+Every test and interval that scipy.stats or statsmodels provides is theirs (each function's docstring names the
+call); written here is only what neither has, each module's docstring saying why: the percentile bootstraps,
+Tango's score interval for a paired difference (clustered or not), the exact sign-flip test, McNemar's
+formulas over arrays, and Holm's adjustment (statsmodels' runs the garbage collector on every call).
+
 Modules: ``records`` (the result dataclasses), ``checks`` (argument validators), ``intervals`` (Wilson and
 the bootstraps), ``paired_proportions`` (Tango's score interval for a paired binary difference),
-``distributions`` (the scipy.special functions, imported on first use), ``hypothesis_tests``,
-``correlations`` and ``jsonable`` (``json_ready``); callers import every name from the package itself.
+``distributions`` (scipy.stats' distribution functions), ``hypothesis_tests``, ``correlations`` and
+``jsonable`` (``json_ready``); callers import every name from the package itself.
 
 Conventions
 -----------

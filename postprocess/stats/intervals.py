@@ -1,19 +1,22 @@
-"""Confidence intervals of ``postprocess.stats``: Wilson's score interval and the percentile bootstrap of a
-mean (exact on a lattice, else Monte Carlo, optionally clustered)."""
+"""Confidence intervals of ``postprocess.stats``: Wilson's score interval (statsmodels) and the percentile
+bootstrap of a mean (exact on a lattice, else Monte Carlo, optionally clustered).
+
+The bootstrap is written here because no scipy/statsmodels function resamples clusters, draws multinomial counts
+over distinct values or gives the exact bootstrap distribution of a mean on a lattice (``scipy.stats.bootstrap``
+resamples items by index only, so it would also draw other numbers from the same seed).
+"""
 
 from __future__ import annotations
 
-import functools
 import math
-from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from postprocess.stats import checks
 from postprocess.stats.records import BootstrapCI, Interval
-
-_STANDARD_NORMAL = NormalDist()
 
 Resampler = Literal["auto", "multinomial", "index"]
 
@@ -37,19 +40,15 @@ BootstrapMethod = Literal["exact", "resample"]
 # ------------------------------------------------------------------------------------ intervals
 
 
-@functools.lru_cache(maxsize=64)
 def two_sided_z(level: float) -> float:
-    """Two-sided normal quantile for a confidence level: the standard library's (Wichura's AS241, within
-    2e-15 of scipy's norm.isf), so a Wilson interval does not import scipy.stats (~0.7 s)."""
-    return _STANDARD_NORMAL.inv_cdf(1.0 - (1.0 - level) / 2.0)
+    """Two-sided normal quantile for a confidence level: ``scipy.stats.norm.isf((1 - level) / 2)``, the critical
+    value statsmodels' intervals use."""
+    return float(stats.norm.isf((1.0 - level) / 2.0))
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> Interval:
-    """Wilson score interval for k successes in n trials.
-
-    Equals statsmodels ``proportion_confint(k, n, alpha=1 - level, method="wilson")`` (clipped to
-    [0, 1] as statsmodels clips).
-    """
+    """Wilson score interval for k successes in n trials: statsmodels ``proportion_confint(k, n, alpha=1 - level,
+    method="wilson")`` (clipped to [0, 1]), with the end at k = 0 (k = n) exactly 0 (1)."""
     k = checks.count(k, "k")
     n = checks.count(n, "n")
     level = checks.level(level)
@@ -57,16 +56,12 @@ def wilson(k: int, n: int, level: float = 0.95) -> Interval:
         raise ValueError("n is 0: a proportion needs at least one trial.")
     if k > n:
         raise ValueError(f"k = {k} exceeds n = {n}: successes cannot outnumber trials.")
-    z = two_sided_z(level)
-    p = k / n
-    denom = 1.0 + z * z / n
-    center = (p + z * z / (2.0 * n)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
-    # At k = 0 (k = n) the end is 0 (1) exactly; the formula leaves ~1e-17 of rounding there.
+    low, high = proportion_confint(k, n, alpha=1.0 - level, method="wilson")
+    # statsmodels' formula leaves ~1e-17 of rounding at the end that is 0 (1) exactly
     return Interval(
-        estimate=p,
-        low=0.0 if k == 0 else min(max(center - half, 0.0), 1.0),
-        high=1.0 if k == n else min(max(center + half, 0.0), 1.0),
+        estimate=k / n,
+        low=0.0 if k == 0 else float(low),
+        high=1.0 if k == n else float(high),
         level=level,
         k=k,
         n=n,

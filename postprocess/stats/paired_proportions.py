@@ -14,16 +14,17 @@ intervals for paired binomial proportions", Statistics in Medicine 33:2850-2875,
 already at small n and few discordant pairs, where the percentile bootstrap collapses (no discordant item gives
 the bootstrap CI [0, 0]). At delta = 0, T^2 is McNemar's statistic (b - c)^2 / (b + c).
 
-Neither statsmodels (0.15: ``confint_proportions_2indep`` is for independent samples; ``stats.proportion`` has a
-private paired risk *ratio* interval only) nor scipy has it, so it is written here: q21 in closed form and the two
-ends by ``scipy.optimize.brentq``. The closed form: with p21 = p, p12 = p + delta, the trinomial log-likelihood
-b log(p + delta) + c log p + (n - b - c) log(1 - 2p - delta) has zero derivative where A p^2 + B p + C = 0,
-A = 2n, B = -b - c + (2n - b + c) delta, C = -c delta (1 - delta), and q21 is its larger root
-(sqrt(B^2 - 4AC) - B) / (2A) (Tango 1998; the same in R PropCIs ``scoreci.mp`` and contingencytables
-``Tango_asymptotic_score_CI_paired_2x2``). The variance term is that of one item's difference under the
-constraint, p12 + p21 - delta^2 = 2 q21 + delta (1 - delta). The ends are the extreme real roots of the quartic
-of Yang, Sun & Hardin ("A non-iterative implementation of Tango's score confidence interval for a paired
-difference of proportions", Statistics in Medicine 32:1336-1342, 2013), which the tests use as a check.
+It is written here because no scipy/statsmodels function gives a score interval for a paired difference (statsmodels
+0.15: ``confint_proportions_2indep`` is for independent samples; ``stats.proportion`` has a private paired risk
+*ratio* interval only; scipy has none), nor a design-effect version for clustered items: q21 in closed form and the
+two ends by ``scipy.optimize.brentq``, z from ``scipy.stats.norm`` (``two_sided_z``). The closed form: with p21 = p,
+p12 = p + delta, the trinomial log-likelihood b log(p + delta) + c log p + (n - b - c) log(1 - 2p - delta) has zero
+derivative where A p^2 + B p + C = 0, A = 2n, B = -b - c + (2n - b + c) delta, C = -c delta (1 - delta), and q21 is
+its larger root (sqrt(B^2 - 4AC) - B) / (2A) (Tango 1998; the same in R PropCIs ``scoreci.mp`` and contingencytables
+``Tango_asymptotic_score_CI_paired_2x2``). The variance term is that of one item's difference under the constraint,
+p12 + p21 - delta^2 = 2 q21 + delta (1 - delta). The ends are the extreme real roots of the quartic of Yang, Sun &
+Hardin ("A non-iterative implementation of Tango's score confidence interval for a paired difference of
+proportions", Statistics in Medicine 32:1336-1342, 2013), which the tests use as a check.
 
 Clustered items (several questions on one video) scale Tango's variance by a design effect (Rao & Scott, "A
 simple method for the analysis of clustered binary data", Biometrics 48:577-585, 1992): deff = the
@@ -47,6 +48,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 
 from postprocess.stats import checks
 from postprocess.stats.intervals import two_sided_z
@@ -123,8 +125,6 @@ def _score_interval(
     then the outermost crossing, found on ``_SCAN_POINTS`` points between the first root and +-1, so the
     interval is the hull of the accepted deltas.
     """
-    from scipy.optimize import brentq  # ~0.3 s to import: only when an interval is computed
-
     estimate = (b - c) / n
     ends = []
     for sign, bound in ((1.0, 1.0), (-1.0, -1.0)):

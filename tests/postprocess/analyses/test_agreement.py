@@ -268,3 +268,22 @@ def test_registered_in_report_order():
         assert name in names
     one_model = make_frame([("m", c, "q", "T", True) for c in ("orig", "black")])
     assert models_right_table(one_model).empty and transition_table(one_model).empty and kappa_table(one_model).empty
+
+
+def test_kappa_of_the_textbook_example_and_its_standard_errors_by_formula():
+    """Wikipedia's example (50 proposals: 20 both yes, 5 and 10 split, 15 both no): p_o = 0.7, p_e = 0.5, kappa =
+    0.4; the standard errors from Fleiss, Cohen & Everitt (1969), written out here."""
+    from postprocess.analyses.agreement import cohen_kappa_2x2
+
+    got = cohen_kappa_2x2(20, 5, 10, 15)
+    p = np.array([[20, 5], [10, 15]]) / 50
+    row, col = p.sum(axis=1), p.sum(axis=0)
+    p_e, kappa = 0.5, 0.4
+    diag_terms = sum(p[i, i] * (1 - (row[i] + col[i]) * (1 - kappa)) ** 2 for i in range(2))
+    off_terms = (1 - kappa) ** 2 * sum(p[i, j] * (col[i] + row[j]) ** 2 for i in range(2) for j in range(2) if i != j)
+    var = (diag_terms + off_terms - (kappa - p_e * (1 - kappa)) ** 2) / ((1 - p_e) ** 2 * 50)
+    var0 = (p_e + p_e**2 - sum(col[i] * row[i] * (col[i] + row[i]) for i in range(2))) / ((1 - p_e) ** 2 * 50)
+    assert got["p_observed"] == pytest.approx(0.7) and got["p_expected"] == pytest.approx(0.5)
+    assert got["kappa"] == pytest.approx(0.4, abs=1e-12)
+    assert got["se"] == pytest.approx(var**0.5, abs=1e-12)
+    assert got["se0"] == pytest.approx(var0**0.5, abs=1e-12)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
-from statsmodels.stats.proportion import proportion_confint
 
 from postprocess import stats
 from postprocess.stats import bootstrap_mean, intervals, paired_bootstrap_diff, wilson
@@ -26,11 +26,26 @@ def vdg_values(n: int, seed: int, p=(0.12, 0.58, 0.30)) -> np.ndarray:
 # ----------------------------------------------------------------------------------- wilson
 
 
-def test_wilson_reference_value():
-    iv = wilson(3, 10)
-    # statsmodels proportion_confint(3, 10, 0.05, method="wilson") = (0.10779126740630104, 0.6032218525388546)
-    assert_allclose([iv.low, iv.high], [0.10779126740630104, 0.6032218525388546], atol=TIGHT)
-    assert iv.estimate == 0.3 and iv.level == 0.95 and iv.k == 3 and iv.n == 10
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)],
+)
+def test_wilson_published_values(k, n, low, high):
+    # Newcombe, "Two-sided confidence intervals for the single proportion", Statistics in Medicine 17:857-872
+    # (1998), Table I, method 3 (score interval without continuity correction), 95 %
+    iv = wilson(k, n)
+    assert (round(iv.low, 4), round(iv.high, 4)) == (low, high)
+    assert iv.estimate == k / n and iv.level == 0.95 and iv.k == k and iv.n == n
+
+
+def wilson_by_hand(k: int, n: int, level: float) -> tuple[float, float]:
+    """The two p with (k / n - p)^2 = z^2 p (1 - p) / n (the score test at p accepts exactly), solved as a quadratic
+    in p, with z from the standard library's normal quantile."""
+    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    phat = k / n
+    a, b, c = 1.0 + z * z / n, -(2.0 * phat + z * z / n), phat * phat
+    root = math.sqrt(b * b - 4.0 * a * c)
+    return (-b - root) / (2.0 * a), (-b + root) / (2.0 * a)
 
 
 @settings(max_examples=200, deadline=None)
@@ -39,12 +54,19 @@ def test_wilson_reference_value():
     frac=st.floats(0, 1),
     level=st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99, 0.999]),
 )
-def test_wilson_equals_statsmodels(n, frac, level):
+def test_wilson_solves_the_score_equation(n, frac, level):
     k = round(frac * n)
     iv = wilson(k, n, level=level)
-    low, high = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    low, high = wilson_by_hand(k, n, level)
     assert_allclose([iv.low, iv.high], [low, high], atol=TIGHT)
     assert 0.0 <= iv.low <= iv.estimate <= iv.high <= 1.0
+    assert (iv.low == 0.0) == (k == 0) and (iv.high == 1.0) == (k == n)
+
+
+def test_two_sided_z_published_quantiles():
+    # the standard normal's 97.5 % and 99.5 % points, 1.959963984540054235... and 2.575829303548900444...
+    assert stats.two_sided_z(0.95) == pytest.approx(1.9599639845400542, rel=1e-15)
+    assert stats.two_sided_z(0.99) == pytest.approx(2.5758293035489004, rel=1e-15)
 
 
 def test_wilson_accepts_numpy_integers():
