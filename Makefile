@@ -11,7 +11,7 @@ export VDG_CACHE ?= $(abspath $(DEMO))/cache
 # audio: mute, which the listening probe tells from black).
 SYNTH_TASKS := vdgsynth_vdg,vdgsynth_vdg_blind,vdgsynth_vdg_detail,vdgsynth_vdg_audio
 
-.PHONY: venv demo test lint yamls clean
+.PHONY: venv demo test test-fast lint yamls clean
 
 # pyproject.toml declares ranges; the tested versions are pinned in .ci/constraints.txt.
 CONSTRAINTS := .ci/constraints.txt
@@ -55,6 +55,11 @@ demo: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+# Every module's logic without lmms-eval runs, video encoding beyond a few frames or venv builds (tests marked `slow`),
+# on every core (pytest-xdist): under 3 minutes on 2 cores.
+test-fast: venv
+	$(PY) -m pytest -q -m "not slow" -n auto
 
 # mypy checks the public Python API ([tool.mypy] in pyproject.toml); `make test` runs it too (tests/test_typing.py).
 # The import contract (which room of vdg may import which) and the import graph's circles: tests/test_import_graph.py.

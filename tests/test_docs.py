@@ -59,3 +59,10 @@ def test_the_readme_maps_every_probe_folder_of_the_installed_lmms_eval_to_a_decl
         assert row is not None, f"README.md maps no vdg condition to lmms-eval's {folder}"
         condition = re.search(r"\|\s*`(\w+)`[^|]*\|\s*$", row)
         assert condition is not None and condition.group(1) in CONDITIONS, row
+
+
+def test_the_readme_keeps_within_the_cap_it_states():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"capped at ([\d,]+) characters", text)
+    assert stated is not None, "README.md no longer states its cap"
+    assert len(text) <= int(stated.group(1).replace(",", "")), "README.md is over its cap: move detail to docs/"

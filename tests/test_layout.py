@@ -128,3 +128,18 @@ def test_a_front_door_is_the_module_it_stands_for(door, target, monkeypatch):
         sys.modules.pop(door, None)
         if before is not None:
             sys.modules[door] = before
+
+
+#: The most lines one module of vdg may have: a longer one holds more than one job.
+MAX_MODULE_LINES = 800
+
+
+def test_no_module_is_over_the_line_cap():
+    modules = [p for package in ("vdg_tasks", "postprocess", "model_wrappers") for p in (ROOT / package).rglob("*.py")]
+    assert len(modules) > 100
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in modules
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"

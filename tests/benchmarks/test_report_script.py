@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_report_benchmark_prints_the_small_ratio_and_both_sizes(tmp_path):
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "report.py"), "--workdir", str(tmp_path), "--models", "3",

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_shortcuts_benchmark_prints_the_ratio_and_the_peak(tmp_path):
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "shortcuts.py"), "--workdir", str(tmp_path),

@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_lmms_eval_script_runs_and_prints_what_lmms_eval_prints() -> None:
     bin_dir = Path(sys.executable).parent
     underscore = subprocess.run([bin_dir / "lmms_eval", "--help"], capture_output=True, text=True, timeout=120)

@@ -56,6 +56,7 @@ def _check_ego(out: Path, models: tuple[str, ...]) -> None:
     assert {f["file"] for f in data["inputs"]["files"]} >= {str(p) for p in ego_sources["file"]}
 
 
+@pytest.mark.slow
 def test_api_reference_and_egoschema_together(tmp_path):
     predictions = reference_predictions(files=ORIG_BLACK) + _ego_files(tmp_path)
     frame = load_frame(predictions=predictions, benchmark="videomme")
@@ -80,6 +81,7 @@ def test_api_reference_and_egoschema_together(tmp_path):
 
 
 @pytest.mark.skipif(not VDG.is_file(), reason="the vdg command is installed with the package (make venv)")
+@pytest.mark.slow
 def test_cli_on_an_egoschema_file(tmp_path):
     (model, path), _ = _ego_files(tmp_path)
     out = tmp_path / "out"
@@ -95,6 +97,7 @@ def test_cli_on_an_egoschema_file(tmp_path):
 
 
 @pytest.mark.skipif(not VDG.is_file(), reason="the vdg command is installed with the package (make venv)")
+@pytest.mark.slow
 def test_cli_on_the_reference_with_egoschema_files(tmp_path):
     predictions = reference_predictions(files=ORIG_BLACK) + _ego_files(tmp_path)
     out = tmp_path / "out"

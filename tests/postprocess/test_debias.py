@@ -91,6 +91,7 @@ def test_removal_total_refuses_bad_requests(kwargs, message):
         removal_total(120, **kwargs)
 
 
+@pytest.mark.slow
 def test_on_vdgsynth_the_text_only_questions_go_first():
     from vdg_tasks.synthetic.synth import N_VIDEOS, make_questions, video_spec
 
@@ -107,6 +108,7 @@ def test_on_vdgsynth_the_text_only_questions_go_first():
     assert set(pruned["task_type"]) == {"text_only"}, pruned.task_type.tolist()
 
 
+@pytest.mark.slow
 def test_pruning_empties_the_types_the_text_answers_and_stops_there(questions):
     pruned = bias_pruning(questions, 100, rounds=10)
     assert removed_per_type(pruned) == {"overlap": 60}, "every overlap question, then nothing of the null type"

@@ -99,6 +99,7 @@ def test_option_features_count_by_hand():
     assert features.right.tolist() == [False, True, False]
 
 
+@pytest.mark.slow
 def test_scores_do_not_depend_on_the_process_or_the_order_of_the_questions(tmp_path):
     code = (
         "import sys, pandas as pd\n"

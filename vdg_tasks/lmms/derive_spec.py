@@ -74,6 +74,11 @@ class DeriveError(ValueError):
         self.derivable = tuple(derivable)
 
 
+def refusal(task: str, reason: str, short: str = "", derivable: Sequence[DeriveSpec] = ()) -> DeriveError:
+    """The error of a task that cannot be derived: ``cannot derive <task>: <reason>``."""
+    return DeriveError(f"cannot derive {task}: {reason}", short or reason, derivable)
+
+
 @dataclass(frozen=True)
 class Fields:
     """The doc fields of a base task (None: it has none). ``options`` is a field holding a list, a

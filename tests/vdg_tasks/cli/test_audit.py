@@ -149,6 +149,7 @@ def test_debias_of_a_benchmark_whose_text_answers_nothing_prunes_nothing(audited
     assert pd.read_csv(tmp_path / "d" / "pruned.csv").empty and not list((tmp_path / "d").glob("*.json"))
 
 
+@pytest.mark.slow
 def test_debias_stops_short_of_the_budget_and_says_so(audited, tmp_path, capsys):
     root, docs = audited
     out = tmp_path / "d"
@@ -161,6 +162,7 @@ def test_debias_stops_short_of_the_budget_and_says_so(audited, tmp_path, capsys)
     assert len(question_sets.read(out / "debiased.json")) == len(docs) - len(pruned)
 
 
+@pytest.mark.slow
 def test_debias_replaces_an_earlier_runs_sets(audited, tmp_path, capsys):
     root, _ = audited
     out = tmp_path / "d"

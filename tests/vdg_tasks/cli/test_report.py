@@ -231,6 +231,7 @@ def test_stats_wrong_arity_is_a_usage_error(capsys):
     assert exc.value.code == 2 and "usage" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_with_worker_processes_equals_report_in_one_process(tmp_path, capsys):
     # Background plots (and the analyses in workers when forced) give the files of one process.
     base = ["report", *_prediction_args(("llava", "qwen2vl")), "--benchmark", "videomme", *FAST]

@@ -199,7 +199,8 @@ def test_every_builtin_benchmarks_orig_prompt_is_its_base_tasks_for_every_model(
 def test_every_derivable_tasks_orig_keeps_the_base_prompt_builder_and_settings():
     from vdg_tasks.data.upstream import load_config
     from vdg_tasks.lmms.coverage import coverage
-    from vdg_tasks.lmms.derive import leaf, task_manager, template
+    from vdg_tasks.lmms.derive import task_manager
+    from vdg_tasks.lmms.derive_files import leaf, template
 
     manager = task_manager(None)
     derived = [row for row in coverage(manager) if row.derives]

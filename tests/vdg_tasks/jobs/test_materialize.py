@@ -194,6 +194,7 @@ def _vdg_message(stderr: str, prefix: str = "vdg materialize: ", log_lines: int 
     return lines[start:]
 
 
+@pytest.mark.slow
 def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_local_layout(tmp_path):
     from vdg_tasks.lmms.sources import layout_tree
 
@@ -217,6 +218,7 @@ def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_loc
     ],
     ids=["offline", "unreachable"],
 )
+@pytest.mark.slow
 def test_an_lmms_eval_run_without_hub_or_local_copy_stops_with_the_same_message(tmp_path, no_hub):
     from vdg_tasks.lmms.sources import layout_tree
 
@@ -253,6 +255,7 @@ def test_a_cached_hub_dataset_is_left_to_lmms_eval(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("off", ["one level above", "one level below"])
+@pytest.mark.slow
 def test_vdg_local_data_one_level_off_says_which_setting_would_find_the_copy(tmp_path, off):
     from tests.helpers.standins import videomme
 
@@ -377,6 +380,7 @@ def _die_on_video_b(job: Job) -> mat.Outcome:
     return _REAL_RUN(job)
 
 
+@pytest.mark.slow
 def test_a_dead_worker_s_jobs_are_retried_in_a_new_pool(tmp_path, cache, monkeypatch):
     monkeypatch.setattr(mat, "_run", _die_on_video_b)  # the workers import it from this module
     monkeypatch.setenv("VDG_TEST_DIE_ONCE", str(tmp_path / "died"))
@@ -391,6 +395,7 @@ def test_a_dead_worker_s_jobs_are_retried_in_a_new_pool(tmp_path, cache, monkeyp
     assert len(list(cache.rglob("*.mp4"))) == 4 and list(cache.rglob("*.lock")) == []
 
 
+@pytest.mark.slow
 def test_a_job_whose_worker_dies_again_after_the_retry_fails(tmp_path, cache, monkeypatch):
     monkeypatch.setattr(mat, "_run", _die_on_video_b)
     monkeypatch.delenv("VDG_TEST_DIE_ONCE", raising=False)

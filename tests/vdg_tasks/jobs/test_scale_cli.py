@@ -37,6 +37,7 @@ def _jobs(manifest: dict) -> list[tuple[str, str]]:
     return [(job["condition"], job["video_id"]) for job in manifest["jobs"]]
 
 
+@pytest.mark.slow
 def test_two_shards_build_exactly_the_unsharded_jobs_once(synth_tasks, capsys):
     first = _materialize(synth_tasks, "shard0", "--shard", "0/2")
     second = _materialize(synth_tasks, "shard1", "--shard", "1/2")
@@ -52,12 +53,14 @@ def test_two_shards_build_exactly_the_unsharded_jobs_once(synth_tasks, capsys):
 
 
 @pytest.mark.parametrize("shard", ["2/2", "1", "a/b", "-1/3"])
+@pytest.mark.slow
 def test_a_bad_shard_is_one_clear_line(synth_tasks, capsys, shard):
     assert vdg_main(["materialize", "--tasks", TASKS, "--quiet", f"--shard={shard}"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("vdg materialize: ") and "shard" in err and "\n" not in err
 
 
+@pytest.mark.slow
 def test_export_then_export_tasks_through_the_command_line(synth_tasks, capsys, monkeypatch):
     monkeypatch.setenv("VDG_EXPORTS", str(synth_tasks / "exports"))
     out = synth_tasks / "synth-export"

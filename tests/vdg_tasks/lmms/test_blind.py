@@ -117,6 +117,7 @@ DERIVED_NO_VISUAL = [
 
 
 @pytest.mark.parametrize(("base", "folder", "config", "doc"), DERIVED_NO_VISUAL, ids=[d[0] for d in DERIVED_NO_VISUAL])
+@pytest.mark.slow
 def test_a_derived_blind_prompt_equals_lmms_evals_no_visual_prompt(base, folder, config, doc, tmp_path):
     from lmms_eval.utils import load_yaml_config
 
@@ -135,7 +136,7 @@ def test_a_derived_blind_prompt_equals_lmms_evals_no_visual_prompt(base, folder,
 
 
 def test_blind_is_in_no_tag_so_a_benchmarks_tag_never_sends_it_to_a_class_that_needs_a_visual():
-    from vdg_tasks.lmms.derive import tags as derived_tags
+    from vdg_tasks.lmms.derive_files import tags as derived_tags
     from vdg_tasks.lmms.derive_spec import DeriveSpec, Fields
     from vdg_tasks.lmms.yamlgen import tags
 

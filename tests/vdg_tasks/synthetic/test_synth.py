@@ -79,6 +79,7 @@ def _many_records(seeds=range(40), n_videos: int = N_VIDEOS) -> list[dict]:
     return out
 
 
+@pytest.mark.slow
 def test_same_seed_is_byte_identical_and_other_seed_differs(gen0, tmp_path):
     jsonl_a, _ = gen0
     root_a = jsonl_a.parent
