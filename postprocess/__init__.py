@@ -12,11 +12,14 @@ Public names (``__all__``):
 
 - ``load_frame(runs=(), predictions=(), benchmark=None, ...)``: lmms-eval output folders and
   ``(model, file)`` prediction files -> one checked tidy frame; ``read_predictions`` reads one file.
+- ``load_inputs(ReportInputs(...), options)``: everything ``vdg report`` reads -> its frame (plain base-task
+  runs as orig, question sets to compare, ``vdg shortcuts``' scores, open answers judged).
 - ``run_analysis(name, frame, options=None)``: one table by name (``analysis_names()``);
   ``run_all(frame, options, names=None)``: every table, by name; ``skip_reason(table)``: why a
   table was skipped (``None`` when it was computed). ``Options``: the conventions they share.
 - ``compute_tables`` and ``write_report(tables, out)``: the two halves of ``vdg report``;
-  ``build_report(frame_or_run_dirs, out)`` does both. ``WrittenReport`` is what they return.
+  ``build_report(run_dirs_or_frame, out, ...)`` reads ``vdg report``'s inputs and does both, writing the files
+  ``vdg report`` writes. ``WrittenReport`` is what they return.
 - ``LogError`` (unreadable inputs) and ``ReportError`` (``out`` cannot take a report), both ``ValueError``.
 
 Every name is imported on first use (PEP 562), so ``import postprocess`` (which also runs before any
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from postprocess.analyses import run_all
     from postprocess.analyses.base import skip_reason
     from postprocess.api import analysis_names, build_report, run_analysis
+    from postprocess.inputs import ReportInputs, load_inputs
     from postprocess.io import load_frame
     from postprocess.options import Options
     from postprocess.predictions import read_predictions
@@ -42,6 +46,8 @@ if TYPE_CHECKING:
 #: Public name -> the module defining it.
 _ORIGIN = {
     "load_frame": "postprocess.io",
+    "load_inputs": "postprocess.inputs",
+    "ReportInputs": "postprocess.inputs",
     "read_predictions": "postprocess.predictions",
     "LogError": "postprocess.reading",
     "Options": "postprocess.options",
@@ -60,11 +66,13 @@ __all__ = [
     "LogError",
     "Options",
     "ReportError",
+    "ReportInputs",
     "WrittenReport",
     "analysis_names",
     "build_report",
     "compute_tables",
     "load_frame",
+    "load_inputs",
     "read_predictions",
     "run_all",
     "run_analysis",

@@ -149,7 +149,8 @@ def test_no_module_imports_a_private_name_of_another():
 
 
 #: The import contract: each room of vdg and what it may import of vdg (besides itself). The vocabulary
-#: imports nothing of vdg; postprocess and model_wrappers only the vocabulary; only the CLI both sides.
+#: imports nothing of vdg; postprocess and model_wrappers only the vocabulary; only the CLI both sides (and the
+#: report's input path the two modules ``BRIDGES`` names).
 ROOMS: dict[str, frozenset[str]] = {
     "vdg_tasks.vocabulary": frozenset(),
     "vdg_tasks.data": frozenset({"vdg_tasks.vocabulary"}),
@@ -175,6 +176,12 @@ ROOMS: dict[str, frozenset[str]] = {
 #: Modules held to less than their room: vdg's own conditions written through the public API import nothing of vdg
 #: but that API, as a user's module would.
 ONLY: dict[str, frozenset[str]] = {"vdg_tasks.extend.shipped": frozenset({"vdg_tasks.extend"})}
+#: Modules allowed named modules beyond their room. The report's one input path (vdg report, vdg leaderboard and
+#: postprocess.build_report all read through it) reads question-set files and a plain base-task run as its orig, which
+#: the task side declares; nothing else of postprocess reaches past the vocabulary.
+BRIDGES: dict[str, frozenset[str]] = {
+    "postprocess.inputs": frozenset({"vdg_tasks.data.question_sets", "vdg_tasks.jobs.base_runs"}),
+}
 #: The package's own front (its lazy public names) and the front doors kept for the dotted paths that files
 #: made by earlier versions name: each imports the one module it stands for.
 FRONTS: dict[str, frozenset[str]] = {
@@ -214,7 +221,7 @@ def contract_breaches(graph: dict[str, set[str]]) -> list[str]:
         if room is None:
             found.append(f"{module}: in no room of the contract")
             continue
-        for target in sorted(targets):
+        for target in sorted(targets - BRIDGES.get(module, frozenset())):
             target_room = room_of(target) or target
             if target_room != room and target_room not in ROOMS[room]:
                 found.append(f"{module} -> {target}")
@@ -222,16 +229,19 @@ def contract_breaches(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_contract_sees_a_breach():
-    """A control: the vocabulary importing the hooks, postprocess importing materialize, an unknown module, the
-    shipped conditions importing past the public API."""
+    """A control: the vocabulary importing the hooks, postprocess importing materialize (the report's input path
+    too: its bridge names two modules, not the task side), an unknown module, the shipped conditions importing past
+    the public API."""
     graph = {
         "vdg_tasks.vocabulary.conditions": {"vdg_tasks.lmms.hooks"},
         "postprocess.io": {"vdg_tasks.vocabulary.parse", "vdg_tasks.jobs.materialize"},
+        "postprocess.inputs": {"vdg_tasks.jobs.base_runs", "vdg_tasks.jobs.materialize"},
         "vdg_tasks.newroom.thing": set(),
         "vdg_tasks.hooks": {"vdg_tasks.lmms.hooks", "vdg_tasks.jobs.export"},
         "vdg_tasks.extend.shipped": {"vdg_tasks.extend", "vdg_tasks.vocabulary.conditions"},
     }
     assert contract_breaches(graph) == [
+        "postprocess.inputs -> vdg_tasks.jobs.materialize",
         "postprocess.io -> vdg_tasks.jobs.materialize",
         "vdg_tasks.extend.shipped -> vdg_tasks.vocabulary.conditions (it imports only vdg_tasks.extend)",
         "vdg_tasks.hooks -> vdg_tasks.jobs.export (a front imports only what it stands for)",

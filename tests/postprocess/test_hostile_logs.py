@@ -323,7 +323,7 @@ def test_a_folder_named_like_a_log_is_not_a_log(tmp_path):
 def test_peeking_at_a_compressed_log_reads_its_first_line_only(tmp_path):
     """`vdg report` peeks at each log's first record (vdg's or a base task's); a gzip log whose tail is damaged is
     still told by its head, and the reader later names the damage."""
-    from vdg_tasks.jobs.base_runs import holds_vdg_records
+    from vdg_tasks.vocabulary.record import holds_vdg_records
 
     head = json.dumps({"doc_id": 0, "vdg": {"condition": "orig"}}).encode() + b"\n"
     packed = gzip.compress(head + b'{"doc_id": 1}\n' * 1000)

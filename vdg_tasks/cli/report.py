@@ -6,14 +6,10 @@ import argparse
 import csv
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from postprocess.options import Options
 from vdg_tasks.cli.common import fail
-from vdg_tasks.data import question_sets
-from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
-from vdg_tasks.vocabulary.untrusted import redact
 
 
 def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
@@ -62,74 +58,6 @@ def _question_set_policy(values: list[str] | str | None) -> str:
     return rules[-1] if rules else "per-model"
 
 
-def _named_sets(values: list[str] | None) -> list[dict[str, object]]:
-    """--question-set NAME=FILE (or FILE, named by its stem) values: the sets to compare side by side.
-
-    Raises:
-        ValueError: a file that cannot be read as a question set (the message names it), or two sets of one name.
-    """
-    out: list[dict[str, object]] = []
-    for value in values or []:
-        if value in QUESTION_SET_POLICIES:
-            continue
-        name, sep, path = value.partition("=")
-        if not sep:
-            name, path = Path(value).stem, value
-        if not name or not path:
-            raise ValueError(f"--question-set expects shared, per-model, NAME=FILE or FILE, got {value!r}")
-        if not Path(path).is_file():
-            raise ValueError(
-                f"--question-set {value}: no such file (the rule is shared or per-model; a set to compare is NAME=FILE)"
-            )
-        chosen = question_sets.read(path)
-        if any(s["name"] == name for s in out):
-            raise ValueError(f"--question-set {value}: two sets are named {name!r}")
-        out.append(
-            {
-                "name": name,
-                "benchmark": chosen.benchmark,
-                "ids": list(chosen.ids),
-                "description": chosen.description or str(path),
-                "source": str(path),
-            }
-        )
-    return out
-
-
-def _shortcut_scores(paths: list[str] | None):
-    """The rows of every --shortcuts file (vdg shortcuts' shortcuts.csv).
-
-    Raises:
-        ValueError: a file that cannot be read, lacks a column or holds a value of the wrong kind (named).
-    """
-    # pandas (~0.8 s) only with --shortcuts
-    import pandas as pd
-
-    from postprocess.frame import SHORTCUT_FIELDS
-
-    tables = []
-    for path in paths or []:
-        try:
-            # every id and label as written ("null", "NA" and "1.0" are task types and ids, not missing or numbers)
-            table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"--shortcuts {path}: unreadable ({' '.join(str(exc).split())})") from None
-        missing = [c for c in SHORTCUT_FIELDS if c not in table.columns]
-        if missing:
-            raise ValueError(f"--shortcuts {path}: no {', '.join(missing)} column (a vdg shortcuts CSV)")
-        try:
-            table["n_options"] = table["n_options"].astype(int)
-            table["s"] = table["s"].astype(float)
-        except ValueError as exc:
-            raise ValueError(f"--shortcuts {path}: {' '.join(str(exc).split())}") from None
-        picked = table["picked"].map({"True": True, "False": False})
-        if picked.isna().any():
-            line = int(picked.isna().to_numpy().argmax()) + 2  # the header is line 1
-            raise ValueError(f"--shortcuts {path}:{line}: picked is {table['picked'].iloc[line - 2]!r}, not True/False")
-        tables.append(table.assign(picked=picked.astype(bool)))
-    return pd.concat(tables, ignore_index=True) if tables else None
-
-
 def _options(args: argparse.Namespace):
     extra = {}
     if getattr(args, "tier_map", None):
@@ -159,84 +87,24 @@ def _options(args: argparse.Namespace):
     )
 
 
-def _load(args: argparse.Namespace):
-    """The tidy frame of the inputs, its open-ended answers judged when ``--judge`` names a judge.
+def _inputs(args: argparse.Namespace):  # noqa: ANN202 (postprocess.inputs.ReportInputs, imported lazily)
+    """The report's inputs named on the command line (--question-set's rules go to the settings, not here)."""
+    # postprocess.inputs (pandas, the reader; ~0.9 s) only for the commands that read runs, not vdg --help
+    from postprocess.inputs import ReportInputs
 
-    Raises:
-        ValueError: unreadable inputs, or ``--judge api`` with no endpoint configured.
-        postprocess.judge.JudgeError: an answer could not be judged.
-    """
-    # postprocess.io (pandas, ~0.55 s) only for the commands that read runs, not vdg --help or vdg stats
-    from postprocess.frame import with_named_sets, with_text_scores
-    from postprocess.io import load_frame
-    from postprocess.reading import samples_logs
-    from postprocess.run_labels import RunDir, results_of
-    from vdg_tasks.jobs.base_runs import as_orig, holds_vdg_records
-
-    runs = [RunDir.parse(str(text)) for text in args.runs or []]
-    logs = [(run.label, path) for run in runs for path in samples_logs(run.path)]
-    with tempfile.TemporaryDirectory(prefix="vdg-base-runs-") as work:
-        if not all(holds_vdg_records(path) for _, path in logs):  # a plain run of a base task among them
-            converted, notes = as_orig(
-                logs,
-                results_of,
-                Path(work),
-                include_path=getattr(args, "include_path", None),
-                derived=[Path(d) for d in getattr(args, "derived", None) or []],
-            )
-            runs = [RunDir(path, label) for label, path in converted]
-            for note in notes:
-                print(redact(f"vdg: {note}"), file=sys.stderr)
-        frame = load_frame(
-            runs=runs,
-            predictions=_predictions(args.predictions),
-            benchmark=args.benchmark,
-            on_duplicate=args.on_duplicate,
-            mixed_exports=args.mixed_exports,
-            align=getattr(args, "align", "strict"),
-            options_file=getattr(args, "options_file", None),
-        )
-    sets = _named_sets(getattr(args, "question_set", None))
-    if sets:
-        frame = with_named_sets(frame, sets)
-    scores = _shortcut_scores(getattr(args, "shortcuts", None))
-    if scores is not None:
-        frame = with_text_scores(frame, scores)
-    if getattr(args, "judge", None):
-        # postprocess.judge (pandas, asyncio; ~0.6 s) only with --judge
-        from postprocess.judge import judge_frame, make_judge
-
-        frame = judge_frame(frame, make_judge(args.judge))
-    else:
-        waiting = unjudged_benchmarks(frame)
-        if waiting:
-            print(
-                f"vdg: {', '.join(waiting)}: answers scored by vdg's judge are not judged, so these benchmarks have no "
-                "VDG, ladder or accuracy; give --judge offline or --judge api",
-                file=sys.stderr,
-            )
-    return frame
-
-
-def unjudged_benchmarks(frame) -> list[str]:  # noqa: ANN001 (a DataFrame; pandas is imported lazily)
-    """The benchmarks whose graded answers wait for the judge (status ``open`` under a condition asking the
-    benchmark's own question)."""
-    if "scoring" not in frame.columns:
-        return []
-    waiting = (frame["status"] == "open") & (frame["scoring"] == "judge") & ~frame["condition"].isin(OPEN_ANSWER)
-    return sorted(frame.loc[waiting, "benchmark"].astype(str).unique())
-
-
-def _inputs(args: argparse.Namespace) -> dict[str, object]:
-    return {
-        "runs": list(args.runs),
-        "predictions": [list(p) for p in _predictions(args.predictions)],
-        "benchmark": args.benchmark,
-        "on_duplicate": args.on_duplicate,
-        "options_file": getattr(args, "options_file", None),
-        "question_sets": [v for v in getattr(args, "question_set", None) or [] if v not in QUESTION_SET_POLICIES],
-        "shortcuts": list(getattr(args, "shortcuts", None) or []),
-    }
+    return ReportInputs(
+        runs=tuple(args.runs or ()),
+        predictions=tuple(_predictions(args.predictions)),
+        benchmark=args.benchmark,
+        on_duplicate=args.on_duplicate,
+        mixed_exports=args.mixed_exports,
+        options_file=getattr(args, "options_file", None),
+        question_sets=tuple(v for v in getattr(args, "question_set", None) or () if v not in QUESTION_SET_POLICIES),
+        shortcuts=tuple(getattr(args, "shortcuts", None) or ()),
+        judge=getattr(args, "judge", None),
+        include_path=getattr(args, "include_path", None),
+        derived=tuple(getattr(args, "derived", None) or ()),
+    )
 
 
 def _judge_errors() -> tuple[type[Exception], ...]:
@@ -246,17 +114,19 @@ def _judge_errors() -> tuple[type[Exception], ...]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    # postprocess.pipeline (its worker pool and plot worker, ~0.18 s) only for vdg report, not vdg --help
+    # postprocess.pipeline and postprocess.inputs (the reader, pandas; ~1 s) only for vdg report, not vdg --help
+    from postprocess.inputs import load_inputs
     from postprocess.pipeline import make_report
 
     if args.workers is not None and args.workers < 1:
         return fail("report", ValueError(f"--workers {args.workers}: give at least 1"))
     try:
+        options, inputs = _options(args), _inputs(args)
         written = make_report(
-            lambda: _load(args),
+            lambda: load_inputs(inputs, options),
             args.out,
-            options=_options(args),
-            inputs=_inputs(args),
+            options=options,
+            inputs=inputs.described(),
             plots=not args.no_plots,
             workers=args.workers,
         )
@@ -284,6 +154,7 @@ def _merge_leaderboard(args: argparse.Namespace, theirs, table, names):
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     # postprocess.leaderboard and postprocess.report (pandas, scipy; ~1.3 s) only for vdg leaderboard, not vdg --help
     from postprocess import leaderboard as lb
+    from postprocess.inputs import load_inputs
     from postprocess.report import compute_tables
 
     merge = getattr(args, "merge", None)
@@ -300,7 +171,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             names = lb.read_name_map(Path(args.map)) if args.map else None
             _merge_leaderboard(args, theirs, lb.leaderboard_table({}), names)
         options = _options(args)
-        tables = compute_tables(_load(args), options, names=lb.SOURCE_TABLES)
+        tables = compute_tables(load_inputs(_inputs(args), options), options, names=lb.SOURCE_TABLES)
         table = lb.leaderboard_table(tables)
         if theirs is None:
             path = lb.write_leaderboard(table, Path(args.out))

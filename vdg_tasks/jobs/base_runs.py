@@ -36,8 +36,8 @@ from vdg_tasks.vocabulary.record import (
     RECORD_KEY,
     SAMPLES_FILE,
     LogTooLarge,
+    holds_vdg_records,
     log_bytes,
-    open_log,
 )
 
 #: The functions that make two task configs the same task (a copy of a built-in under another name, a stand-in).
@@ -56,21 +56,6 @@ class BaseTask:
 
     task: str
     benchmark: Benchmark
-
-
-def holds_vdg_records(samples: Path) -> bool:
-    """Whether the first sample of ``samples`` carries vdg's record (a vdg task's log, not a base task's)."""
-    try:
-        with open_log(samples) as lines:
-            for line in lines:
-                if line.strip():
-                    try:
-                        return RECORD_KEY in json.loads(line)
-                    except (json.JSONDecodeError, UnicodeDecodeError):
-                        return True  # not for this module to judge: the report's reader names the line
-    except (OSError, EOFError, zlib.error):
-        return True  # not for this module to judge: the report's reader names the file
-    return True
 
 
 def logged_task(samples: Path) -> str:
@@ -292,7 +277,6 @@ __all__ = [
     "base_task",
     "convert",
     "derived_bases",
-    "holds_vdg_records",
     "logged_task",
     "orig_lines",
 ]

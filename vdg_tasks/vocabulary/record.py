@@ -9,8 +9,10 @@ report's reader (``postprocess.io``) decodes it from there; its columns in the t
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
+import zlib
 from typing import Any, BinaryIO, Literal, get_args
 
 import msgspec
@@ -90,6 +92,21 @@ def log_bytes(path: str | os.PathLike[str]) -> bytes:
             )
         stream.close()
         return data
+
+
+def holds_vdg_records(samples: str | os.PathLike[str]) -> bool:
+    """Whether the first sample of ``samples`` carries vdg's record (a vdg task's log, not a base task's)."""
+    try:
+        with open_log(samples) as lines:
+            for line in lines:
+                if line.strip():
+                    try:
+                        return RECORD_KEY in json.loads(line)
+                    except (json.JSONDecodeError, UnicodeDecodeError):
+                        return True  # not for this function to judge: the report's reader names the line
+    except (OSError, EOFError, zlib.error):
+        return True  # not for this function to judge: the report's reader names the file
+    return True
 
 
 #: The key of a results file written for a plain run of a base task read as orig (``vdg_tasks.jobs.base_runs``):
