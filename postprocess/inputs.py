@@ -27,7 +27,7 @@ from postprocess.reading import samples_logs
 from postprocess.run_labels import RunDir, results_of
 from vdg_tasks.data import question_sets
 from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
-from vdg_tasks.vocabulary.record import holds_vdg_records
+from vdg_tasks.vocabulary.record import OPEN_STATUS, holds_vdg_records
 from vdg_tasks.vocabulary.untrusted import redact
 
 __all__ = ["ReportInputs", "load_inputs", "named_sets", "shortcut_scores", "unjudged_benchmarks"]
@@ -153,7 +153,7 @@ def unjudged_benchmarks(frame: pd.DataFrame) -> list[str]:
     benchmark's own question)."""
     if "scoring" not in frame.columns:
         return []
-    waiting = (frame["status"] == "open") & (frame["scoring"] == "judge") & ~frame["condition"].isin(OPEN_ANSWER)
+    waiting = (frame["status"] == OPEN_STATUS) & (frame["scoring"] == "judge") & ~frame["condition"].isin(OPEN_ANSWER)
     return sorted(frame.loc[waiting, "benchmark"].astype(str).unique())
 
 

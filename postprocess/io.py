@@ -141,7 +141,7 @@ from postprocess.run_labels import (
     text_columns,
 )
 from vdg_tasks.vocabulary.parse import LETTERS
-from vdg_tasks.vocabulary.record import BASE_RUN_KEY, RECORD_KEY, SAMPLES_FILE, STATUSES
+from vdg_tasks.vocabulary.record import BASE_RUN_KEY, OPEN_STATUS, RECORD_KEY, SAMPLES_FILE, STATUSES
 from vdg_tasks.vocabulary.scoring import CORRECT_AT
 
 logger = logging.getLogger(__name__)
@@ -595,7 +595,7 @@ def _samples_frame(logs: list[_SamplesLog]) -> tuple[pd.DataFrame, list[dict[str
     def answers(key: str) -> pd.Series:
         return pd.concat([log.answers[key] for log in logs], ignore_index=True)
 
-    error_rows = table["status"].isin(["error", "open"])
+    error_rows = table["status"].isin(["error", OPEN_STATUS])
     correct = table["correct"] if "correct" in table.columns else pd.Series(False, index=table.index)
     benchmark = table["benchmark"].astype(str)
     out = pd.DataFrame(

@@ -62,6 +62,7 @@ from tqdm.auto import tqdm
 
 from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
 from vdg_tasks.vocabulary.paths import CacheUnwritable, cache_dir
+from vdg_tasks.vocabulary.record import OPEN_STATUS
 from vdg_tasks.vocabulary.scoring import CORRECT_AT, JUDGE
 from vdg_tasks.vocabulary.untrusted import redact
 
@@ -775,7 +776,7 @@ def judge_frame(frame: pd.DataFrame, judge: Judge) -> pd.DataFrame:
         JudgeError: an answer could not be judged (the question id first in the message).
     """
     out = frame.copy()
-    open_rows = out.index[out["status"] == "open"]
+    open_rows = out.index[out["status"] == OPEN_STATUS]
     if len(open_rows) == 0:
         return out
     rows = out.loc[open_rows]

@@ -23,7 +23,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from postprocess.options import natural_key, natural_sorted  # noqa: E402
-from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS  # noqa: E402
+from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_FALLBACKS  # noqa: E402
 
 DPI = 100
 _METADATA = {"Software": None}
@@ -196,11 +196,12 @@ def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
 def _ladder_steps(row: Mapping[str, object]) -> list[tuple[str, float, float]]:
     """(label, accuracy below, accuracy above) between consecutive rungs present in a ladder row.
 
-    Consecutive declared rungs carry the delta's name (spatial, ...); orig over shuffled without an
-    ordered rung is ``temporal`` (the ladder table's definition); any other jump is ``upper - lower``.
+    Consecutive declared rungs carry the delta's name (spatial, ...), as do a declared fallback's (orig over
+    shuffled without an ordered rung is ``temporal``, the ladder table's definition); any other jump is
+    ``upper - lower``.
     """
     names = {(upper, lower): name for name, upper, lower in LADDER_DELTAS}
-    names[("orig", "shuffled")] = "temporal"
+    names.update({(upper, lower): name for name, upper, lower, _ in LADDER_FALLBACKS})
     present = [(r, float(row[f"acc_{r}"])) for r in LADDER if pd.notna(row.get(f"acc_{r}"))]
     steps = []
     for (lower, low), (upper, high) in zip(present, present[1:], strict=False):

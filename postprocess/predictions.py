@@ -3,11 +3,12 @@ settings and letters, read into the tidy frame's rows (``read_predictions``)."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +38,12 @@ from postprocess.reading import (
     versions_text,
 )
 from postprocess.run_labels import MODEL_SOURCE_FIELDS, extra_columns
+from vdg_tasks.vocabulary.conditions import aliases
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer
 
 logger = logging.getLogger(__name__)
 
 
-#: Condition names other harnesses use for vdg's conditions.
-CONDITION_ALIASES = {
-    "original": "orig",
-    "singleframe": "single",
-    "single_frame": "single",
-    "blackscreen": "black",
-    "black_screen": "black",
-    "shuffle": "shuffled",
-    "order": "ordered",
-}
 _PREDICTION_FIELDS = ("condition", "question_id", "task_type", "ground_truth", "prediction")
 #: Fields read as the question id of a prediction record, in precedence order: per record, the first
 #: one with a value.
@@ -67,9 +59,11 @@ QUESTION_ID_FIELDS: tuple[str, ...] = (
 )
 
 
-def normalise_condition(name: str) -> str:
+def normalise_condition(name: str, names: Mapping[str, str] | None = None) -> str:
+    """The condition ``name`` stands for: itself, lower-cased, or the condition declaring it as an alias (``names``:
+    ``vdg_tasks.vocabulary.conditions.aliases()``, looked up when not given)."""
     key = str(name).strip().lower()
-    return CONDITION_ALIASES.get(key, key)
+    return (aliases() if names is None else names).get(key, key)
 
 
 def _prediction_table(path: Path) -> pd.DataFrame:
@@ -433,7 +427,7 @@ def read_predictions(
             "model": raw["model"].astype(str),
             "model_settings": "",
             "benchmark": raw["benchmark"].astype(str),
-            "condition": raw["condition"].map(normalise_condition),
+            "condition": raw["condition"].map(functools.partial(normalise_condition, names=aliases())),
             "question_id": question_id.astype(str),
             "video_id": video.fillna("").astype(str),
             "task_type": raw["task_type"].astype(str),

@@ -38,6 +38,7 @@ from postprocess.analyses.registry import ANALYSES
 from postprocess.frame import EXTRA_COLUMNS
 from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
+from vdg_tasks.vocabulary.record import OPEN_STATUS
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +49,6 @@ DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DI
 TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
 #: Analyses given the whole frame, free-text (``open``) answers included; the others never see them.
 FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
-#: The status of a free-text answer (no letter, no ``correct`` flag).
-OPEN_STATUS = "open"
 
 
 #: Analyses given every column of the multiple-choice frame: collective accuracy groups questions by the column

@@ -18,7 +18,7 @@ import pandas as pd
 from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
-from vdg_tasks.vocabulary.conditions import CONDITIONS, CORE
+from vdg_tasks.vocabulary.conditions import CONDITIONS, measured
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -54,9 +54,10 @@ COLUMNS: dict[str, str] = {
 
 
 def added_conditions(present: set[str]) -> list[str]:
-    """The conditions of ``present`` that vdg's core does not declare, in registry order, then the others by name."""
-    known = [c for c in CONDITIONS if c in present and c not in CORE]
-    return known + sorted(c for c in present if c not in CORE and c not in known)
+    """The conditions of ``present`` declared to be read as a ``difference`` against orig, in registry order, then
+    those no module declares, by name."""
+    known = [c for c in measured("difference") if c in present]
+    return known + sorted(c for c in present if c not in CONDITIONS)
 
 
 def _needs(present: frozenset[str]) -> str | None:
@@ -78,11 +79,9 @@ def _reading(condition: str, diff: float, low: float, high: float, beside: str, 
     sentence = f"accuracy {diff + 0.0:+.3f}{ci} under {condition} against orig"
     if beside and not np.isnan(other):
         sentence += f"; on the questions answered under {beside} too, {same + 0.0:+.3f} beside {other + 0.0:+.3f}"
-        if condition == "mute" and beside == "black":
-            sound, pictures = -same + 0.0, -other + 0.0
-            sentence += (
-                f": the sound carries {sound:+.3f} of the accuracy, the pictures {pictures:+.3f} (black keeps it)"
-            )
+        declared = CONDITIONS.get(condition)
+        if declared is not None and declared.beside == beside and declared.beside_reading:
+            sentence += ": " + declared.beside_reading.format(own=-same + 0.0, beside=-other + 0.0)
     return sentence
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
-from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_PROBES
+from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_FALLBACKS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -49,11 +49,19 @@ COLUMNS: dict[str, str] = {
 
 
 def _deltas(rungs: list[str]) -> list[tuple[str, str, str]]:
-    """Declared deltas whose rungs are present; without `ordered`, temporal = orig - shuffled."""
+    """Declared deltas whose rungs are present, then the declared fallbacks of those missing a rung
+    (``LADDER_FALLBACKS``: without ordered, temporal = orig - shuffled)."""
     out = [(n, u, lo) for n, u, lo in LADDER_DELTAS if u in rungs and lo in rungs]
-    if "ordered" not in rungs and {"orig", "shuffled"} <= set(rungs):
-        out.append(("temporal", "orig", "shuffled"))
+    out += [(n, u, lo) for n, u, lo, missing in LADDER_FALLBACKS if missing not in rungs and u in rungs and lo in rungs]
     return out
+
+
+def _definition(delta: str, rungs: list[str]) -> str:
+    """``upper - lower`` of the delta named ``delta`` as the ladder takes it with these rungs (its fallback when a
+    rung it needs is missing)."""
+    fallback = [(u, lo) for n, u, lo, missing in LADDER_FALLBACKS if n == delta and missing not in rungs]
+    upper, lower = fallback[0] if fallback else next((u, lo) for n, u, lo in LADDER_DELTAS if n == delta)
+    return f"{upper} - {lower}"
 
 
 def _ladder_needs(present: frozenset[str]) -> str | None:
@@ -89,7 +97,7 @@ def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 "n": n,
                 "n_error": int((rows_of_task & error).sum()),
                 "n_not_shared": int((rows_of_task & ~error & ~shared).sum()),
-                "temporal_definition": "ordered - shuffled" if "ordered" in rungs else "orig - shuffled",
+                "temporal_definition": _definition("temporal", rungs),
                 "too_small": n < options.min_stratum,
                 "ci_level": options.ci_level,
                 "missing_policy": options.missing,

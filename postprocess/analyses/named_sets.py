@@ -18,12 +18,13 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of
 from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.no_vision import BLIND
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms
 from postprocess.frame import named_sets
 
 #: The name of the row of every compared question.
 ALL = "all"
-ARMS: tuple[str, ...] = ("orig", "black", "blind")
+ARMS: tuple[str, ...] = ("orig", "black", BLIND)
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -73,8 +74,8 @@ def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -
             n = int(kept.sum())
             row = {"model": model, "benchmark": benchmark, "question_set": name, "description": description, "n": n}
             cis = []
-            for column, lower in (("vdg", "black"), ("vdg_blind", "blind")):
-                prefix = "" if column == "vdg" else "vdg_blind_"
+            for column, lower in (("vdg", "black"), (f"vdg_{BLIND}", BLIND)):
+                prefix = "" if column == "vdg" else f"vdg_{BLIND}_"
                 if lower not in arms:
                     row[column] = np.nan
                     continue

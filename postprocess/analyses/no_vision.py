@@ -17,16 +17,18 @@ import pandas as pd
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
-from vdg_tasks.vocabulary.conditions import NO_VISION
+from vdg_tasks.vocabulary.conditions import core_measured
 
+#: The arm with no visual input at all (declared with measure ``no_vision``).
+BLIND = core_measured("no_vision")
 #: The arms, in the order a model's questions are paired.
-ARMS: tuple[str, ...] = ("orig", *NO_VISION)
+ARMS: tuple[str, ...] = ("orig", "black", BLIND)
 
 #: (contrast, upper arm, lower arm): each row's difference is acc_upper - acc_lower.
 CONTRASTS: tuple[tuple[str, str, str], ...] = (
     ("vdg_black", "orig", "black"),
-    ("vdg_blind", "orig", "blind"),
-    ("black_blind", "black", "blind"),
+    (f"vdg_{BLIND}", "orig", BLIND),
+    (f"black_{BLIND}", "black", BLIND),
 )
 
 COLUMNS: dict[str, str] = {
@@ -62,7 +64,7 @@ def _contrasts(arms: list[str]) -> list[tuple[str, str, str]]:
 
 def _needs(present: frozenset[str]) -> str | None:
     """The table compares blind with orig or black: a model with neither pair is left out."""
-    if "blind" in present and ({"orig", "black"} & present):
+    if BLIND in present and ({"orig", "black"} & present):
         return None
     return "needs blind and orig or black (has " + (", ".join(a for a in ARMS if a in present) or "none") + ")"
 
@@ -75,7 +77,7 @@ def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
         present = set(group["condition"].unique())
         arms = [arm for arm in ARMS if arm in present]
         contrasts = _contrasts(arms)
-        if "blind" not in arms or not contrasts:
+        if BLIND not in arms or not contrasts:
             continue
         paired_ = paired_arms(frame, group, str(benchmark), arms, options)
         error, score, shared, rule = paired_.error, paired_.score, paired_.shared, paired_.rule

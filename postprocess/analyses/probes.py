@@ -25,8 +25,6 @@ is the same option text (the letter mapped back through ``shuffled_from``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 
@@ -35,19 +33,16 @@ from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from postprocess.frame import original_letter
 from postprocess.stats import wilson
-from vdg_tasks.vocabulary.conditions import PROBE, families
+from vdg_tasks.vocabulary.conditions import CONDITIONS
 
-#: The probes, in declaration order.
-PROBES: tuple[str, ...] = tuple(families().get(PROBE, ()))
+#: The measures this table computes (``Condition.measure``; module docstring), in the order its probes are listed.
+PROBE_MEASURES: tuple[str, ...] = ("content_share", "none_rate", "question_dependency", "above_chance", "format_gap")
 
-#: probe -> the name of its own measure (module docstring).
-MEASURES: Mapping[str, str] = {
-    "options_shuffled": "content_share",
-    "none_option": "none_rate",
-    "no_question": "question_dependency",
-    "video_only": "above_chance",
-    "numbered": "format_gap",
-}
+
+def probes() -> list[str]:
+    """The conditions declared to be read by a probe's measure, in registry order."""
+    return [c.name for c in CONDITIONS.values() if c.measure in PROBE_MEASURES]
+
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -84,9 +79,10 @@ COLUMNS: dict[str, str] = {
 
 
 def _needs(present: frozenset[str]) -> str | None:
-    if "orig" in present and set(PROBES) & present:
+    declared = probes()
+    if "orig" in present and set(declared) & present:
         return None
-    return "needs orig and a probe (" + ", ".join(PROBES) + ")"
+    return "needs orig and a probe (" + ", ".join(declared) + ")"
 
 
 def _choices(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -> pd.DataFrame:
@@ -107,8 +103,8 @@ def _choices(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -
     return out
 
 
-def _agreement(probe: str, orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> np.ndarray:
-    if probe == "options_shuffled":
+def _agreement(measure: str, orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> np.ndarray:
+    if measure == "content_share":
         asked = np.array([original_letter(p, o) for o, p in zip(order, asked, strict=True)], dtype=object)
     return np.array([o is not None and o == p for o, p in zip(orig, asked, strict=True)], dtype=bool)
 
@@ -134,24 +130,24 @@ def _share(k: int, n: int, options: Options) -> tuple[float, float, float]:
     return k / n, interval.low, interval.high
 
 
-def _reading(probe: str, value: float, low: float, high: float, n_measure: int) -> str:
+def _reading(measure: str, value: float, low: float, high: float, n_measure: int) -> str:
     if np.isnan(value):
         return "no question to measure"
     value, low, high = value + 0.0, low + 0.0, high + 0.0  # no "-0.000"
     ci = "" if np.isnan(low) else f" [{low:.2f}, {high:.2f}]"
-    if probe == "options_shuffled":
+    if measure == "content_share":
         return (
             f"follows the option's content on {value:.0%}{ci} of {n_measure} questions whose choice the shuffle "
             "moved (the rest, its letter)"
         )
-    if probe == "none_option":
+    if measure == "none_rate":
         return (
             f"picks the 'None' that replaced the right answer on {value:.0%}{ci}, otherwise a distractor (a model that "
             "prefers 'None' whatever the question also scores high: read it beside agreement)"
         )
-    if probe == "no_question":
+    if measure == "question_dependency":
         return f"question dependency {value:+.3f}{ci}: what the question text adds over the video and options"
-    if probe == "numbered":
+    if measure == "format_gap":
         return f"format gap {value:+.3f}{ci}: the accuracy lost when the options are numbered 1-N instead of lettered"
     return (
         f"{value:+.3f}{ci} above chance with neither question nor options: the answer key the video alone gives away "
@@ -167,11 +163,12 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         present = set(group["condition"].unique())
         if "orig" not in present:
             continue
-        probes = [p for p in PROBES if p in present]
-        if not probes:
+        ran = [p for p in probes() if p in present]
+        if not ran:
             continue
-        every_arm = _choices(frame, str(model), str(benchmark), ["orig", *probes])
-        for probe in probes:
+        every_arm = _choices(frame, str(model), str(benchmark), ["orig", *ran])
+        for probe in ran:
+            measure = CONDITIONS[probe].measure
             arms = ["orig", probe]
             paired_ = paired_arms(frame, group, str(benchmark), arms, options)
             choices = every_arm.reindex(paired_.question_ids.astype(str))
@@ -187,15 +184,15 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                 ci = ci_or_none(diff, options, ("probes", benchmark, task_type, probe), paired_.question_ids[kept],
                                 paired_.videos[kept])  # fmt: skip
                 acc_probe = paired_.score[probe][kept].mean() if n else np.nan
-                agree = _agreement(probe, orig_pred[kept], probe_pred[kept], order[kept])
+                agree = _agreement(measure, orig_pred[kept], probe_pred[kept], order[kept])
                 above_ci = None
-                if probe == "options_shuffled":
+                if measure == "content_share":
                     k, n_measure = _content_counts(orig_pred[kept], probe_pred[kept], order[kept])
                     value, low, high = _share(k, n_measure, options)
-                elif probe == "none_option":
+                elif measure == "none_rate":
                     n_measure = n
                     value, low, high = _share(int(paired_.correct[probe][kept].sum()), n, options)
-                elif probe in ("no_question", "numbered"):
+                elif measure in ("question_dependency", "format_gap"):
                     n_measure = n
                     value = -diff.mean() if n else np.nan
                     low, high = (-ci.high, -ci.low) if ci else (np.nan, np.nan)
@@ -221,12 +218,12 @@ def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
                         "ci_low": ci.low if ci else np.nan,
                         "ci_high": ci.high if ci else np.nan,
                         "agreement": agree.mean() if n else np.nan,
-                        "measure": MEASURES[probe],
+                        "measure": measure,
                         "value": value,
                         "value_low": low,
                         "value_high": high,
                         "n_measure": n_measure,
-                        "reading": _reading(probe, value, low, high, n_measure),
+                        "reading": _reading(measure, value, low, high, n_measure),
                         "n_unparsed": int(unparsed[kept].sum()),
                         "n_error": int((rows_of_task & paired_.error).sum()),
                         "too_small": n < options.min_stratum,

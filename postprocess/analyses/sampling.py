@@ -35,11 +35,12 @@ from postprocess.analyses.base import Analysis, Options, empty
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import CI_COLUMNS, per_question, vdg_table
 from postprocess.frame import QUANTIZED_MARK
+from vdg_tasks.vocabulary.conditions import CORE, LADDER
 
 #: The sampling axes: frames per video, frames per second.
 AXES: tuple[str, ...] = ("frames", "fps")
 #: Held conditions whose accuracy the table carries (from the ladder table) when a run has them.
-HELD: tuple[str, ...] = ("single", "shuffled", "ordered")
+HELD: tuple[str, ...] = tuple(r for r in LADDER if CORE[r].transform == "hold")
 
 COLUMNS: dict[str, str] = {
     "model": "the model: the run label up to its '@' (a sweep labels each setting <model>@<N>f or <model>@<F>fps)",

@@ -49,14 +49,24 @@ import pandas as pd
 from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
 from postprocess.choices import option_counts
 from postprocess.stats import binomial_test, cohen_h, mcnemar, wilson
+from vdg_tasks.vocabulary.conditions import core_measured
+from vdg_tasks.vocabulary.record import OPEN_STATUS
+
+#: The protocol's roles, each the core condition declaring its measure (``Condition.measure``).
+ORACLE = core_measured("window_frames")
+SUBTITLES = core_measured("text_context")
+NAME_SWAP = core_measured("swap_sensitivity")
+ABSTAIN = core_measured("abstention")
+OPEN = core_measured("judged_answer")
+TITLE_ONLY = core_measured("title_chance")
 
 #: (comparison, condition a, condition b) of ``tracking_tests``: a is the first-named arm.
 COMPARISONS: tuple[tuple[str, str, str], ...] = (
     ("full_vs_text", "orig", "black"),
-    ("oracle", "oracle", "orig"),
-    ("subtitles", "subtitles", "orig"),
-    ("nameswap_accuracy", "nameswap", "orig"),
-    ("abstain_accuracy", "abstain", "orig"),
+    (ORACLE, ORACLE, "orig"),
+    (SUBTITLES, SUBTITLES, "orig"),
+    (f"{NAME_SWAP}_accuracy", NAME_SWAP, "orig"),
+    (f"{ABSTAIN}_accuracy", ABSTAIN, "orig"),
 )
 #: Text columns of the protocol: "" when absent or not applicable.
 TEXT_COLUMNS: tuple[str, ...] = ("character", "swap_to", "swap_gender", "abstain_letter", "idk_letter", "judge")
@@ -230,7 +240,7 @@ def _number(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 #: The conditions the tracking tables read; rows of any other condition are left out before they are prepared.
-PROTOCOL_CONDITIONS: frozenset[str] = frozenset({c for _, a, b in COMPARISONS for c in (a, b)} | {"metadata", "open"})
+PROTOCOL_CONDITIONS: frozenset[str] = frozenset({c for _, a, b in COMPARISONS for c in (a, b)} | {TITLE_ONLY, OPEN})
 
 
 #: The conditions only the tracking protocol runs (not orig and black, which every benchmark has): a benchmark on
@@ -387,7 +397,7 @@ def tracking_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
                     "b10": b10,
                     "p_mcnemar": mcnemar(b01, b10).p_exact if b01 + b10 else np.nan,
                     "cohen_h": cohen_h(acc_a, acc_b) if n else np.nan,
-                    "mean_spacing_s": _spacing(arm_b) if comparison == "oracle" else np.nan,
+                    "mean_spacing_s": _spacing(arm_b) if comparison == ORACLE else np.nan,
                     "ci_level": options.ci_level,
                     "missing_policy": options.missing,
                 }
@@ -400,12 +410,12 @@ def tracking_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
 
 def metadata_chance(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Accuracy with only the show/episode title and the question, against chance; columns ``METADATA_COLUMNS``."""
-    if frame.empty or not (frame["condition"] == "metadata").any():
+    if frame.empty or not (frame["condition"] == TITLE_ONLY).any():
         return empty(METADATA_COLUMNS)
     data = _prepared(frame).assign(_options=option_counts(frame).astype(float).to_numpy()[_protocol_rows(frame)])
     rows: list[dict[str, object]] = []
     for model, benchmark, run in _runs(data):
-        arm = run[run["condition"] == "metadata"]
+        arm = run[run["condition"] == TITLE_ONLY]
         if arm.empty:
             continue
         scored = _scored(arm, options.missing)
@@ -443,7 +453,7 @@ def metadata_chance(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
 
 def _swap_pairs(run: pd.DataFrame) -> pd.DataFrame:
     """One row per question in both orig and nameswap (question-id order); ``letters``: a letter in both."""
-    orig, swap = _arm(run, "orig"), _arm(run, "nameswap")
+    orig, swap = _arm(run, "orig"), _arm(run, NAME_SWAP)
     common = orig.index.intersection(swap.index).sort_values()
     orig, swap = orig.loc[common], swap.loc[common]
     letters = (orig["status"] == "ok") & (swap["status"] == "ok") & (orig["pred"] != "") & (swap["pred"] != "")
@@ -470,10 +480,10 @@ def _sensitivity(pairs: pd.DataFrame, level: float) -> dict[str, object]:
 
 
 def _swap_runs(frame: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    if frame.empty or not (frame["condition"] == "nameswap").any():
+    if frame.empty or not (frame["condition"] == NAME_SWAP).any():
         return
     for model, benchmark, run in _runs(_prepared(frame)):
-        if {"orig", "nameswap"} <= set(run["condition"]):
+        if {"orig", NAME_SWAP} <= set(run["condition"]):
             yield model, benchmark, _swap_pairs(run)
 
 
@@ -535,10 +545,10 @@ def name_swap_pairs(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
 
 def open_ended(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """Judged free-text answers against orig multiple choice on the same questions; columns ``OPEN_COLUMNS``."""
-    if frame.empty or not (frame["condition"] == "open").any():
+    if frame.empty or not (frame["condition"] == OPEN).any():
         return empty(OPEN_COLUMNS)
     data = _prepared(frame)
-    answers = data[(data["condition"] == "open") & (data["status"] == "open")]
+    answers = data[(data["condition"] == OPEN) & (data["status"] == OPEN_STATUS)]
     if len(answers) and answers["judge_score"].isna().all():
         raise ValueError(UNJUDGED_MESSAGE)
     scores = answers["judge_score"].dropna()
@@ -550,10 +560,10 @@ def open_ended(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFram
         )
     rows: list[dict[str, object]] = []
     for model, benchmark, run in _runs(data):
-        arm = _arm(run, "open")
+        arm = _arm(run, OPEN)
         if arm.empty:
             continue
-        judged = (arm["status"] == "open") & arm["judge_score"].notna()
+        judged = (arm["status"] == OPEN_STATUS) & arm["judge_score"].notna()
         error = arm["status"] == "error"
         counted = judged | error if options.missing == "incorrect" else judged
         score = arm["judge_score"].where(judged, 0.0)[counted]
@@ -580,7 +590,7 @@ def open_ended(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFram
                 "gap": open_mc - mc_acc,
                 "fully_correct": int((score == 1).sum()),
                 "half_correct": int((score == 0.5).sum()),
-                "n_unjudged": int(((arm["status"] == "open") & ~judged).sum()),
+                "n_unjudged": int(((arm["status"] == OPEN_STATUS) & ~judged).sum()),
                 "n_error": int(error.sum()),
                 "judge": "; ".join(labels),
                 "missing_policy": options.missing,
@@ -594,12 +604,12 @@ def open_ended(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFram
 
 def abstention(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
     """How often the model abstains when it may, and how it does when it commits; columns ``ABSTAIN_COLUMNS``."""
-    if frame.empty or not (frame["condition"] == "abstain").any():
+    if frame.empty or not (frame["condition"] == ABSTAIN).any():
         return empty(ABSTAIN_COLUMNS)
     data = _prepared(frame)
     rows: list[dict[str, object]] = []
     for model, benchmark, run in _runs(data):
-        arm = _arm(run, "abstain")
+        arm = _arm(run, ABSTAIN)
         if arm.empty:
             continue
         arm = arm[_scored(arm, options.missing)]
@@ -664,7 +674,7 @@ def frame_budget(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFr
         if not budgets:
             continue
         swap = None
-        if "nameswap" in set(run["condition"]):
+        if NAME_SWAP in set(run["condition"]):
             swap = _swap_pairs(run)
             swap = swap[swap["letters"]]
         for frames in budgets:
@@ -715,7 +725,7 @@ ANALYSES = (
         "(exact binomial test).",
         METADATA_COLUMNS,
         metadata_chance,
-        needs=conditions_needed("metadata"),
+        needs=conditions_needed(TITLE_ONLY),
         shares=(_prepared,),
     ),
     Analysis(
@@ -724,7 +734,7 @@ ANALYSES = (
         "questions and split by same- or cross-gender replacement.",
         NAME_SWAP_COLUMNS,
         name_swap,
-        needs=conditions_needed("orig", "nameswap"),
+        needs=conditions_needed("orig", NAME_SWAP),
         shares=(_prepared,),
     ),
     Analysis(
@@ -732,7 +742,7 @@ ANALYSES = (
         "Name-swap sensitivity per original character and replacement, most sensitive first.",
         PAIRS_COLUMNS,
         name_swap_pairs,
-        needs=conditions_needed("orig", "nameswap"),
+        needs=conditions_needed("orig", NAME_SWAP),
         shares=(_prepared,),
     ),
     Analysis(
@@ -741,7 +751,7 @@ ANALYSES = (
         "the same questions, with the judge named.",
         OPEN_COLUMNS,
         open_ended,
-        needs=conditions_needed("open"),
+        needs=conditions_needed(OPEN),
         shares=(_prepared,),
     ),
     Analysis(
@@ -750,7 +760,7 @@ ANALYSES = (
         "or the benchmark's own 'I don't know'), and its accuracy when it commits.",
         ABSTAIN_COLUMNS,
         abstention,
-        needs=conditions_needed("abstain"),
+        needs=conditions_needed(ABSTAIN),
         shares=(_prepared,),
     ),
     Analysis(

@@ -46,16 +46,25 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vdg_tasks.vocabulary.conditions import Change, Condition, Requirement, TransformContext
+from vdg_tasks.vocabulary.conditions import (
+    DECLARABLE_MEASURES,
+    Change,
+    Condition,
+    Measure,
+    Requirement,
+    TransformContext,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "DECLARABLE_MEASURES",
     "Condition",
     "Context",
     "ContainerTransform",
     "FrameTransform",
+    "Measure",
     "TextTransform",
     "container_condition",
     "frame_condition",
@@ -87,6 +96,8 @@ def _declared(
     tagged: bool,
     changes: Iterable[Change],
     beside: str | None,
+    measure: Measure,
+    beside_reading: str,
     text: str = "none",
 ) -> Condition:
     if not callable(apply):
@@ -106,6 +117,8 @@ def _declared(
         apply=apply,
         changes=frozenset(changes),
         beside=beside,
+        measure=measure,
+        beside_reading=beside_reading,
     )
 
 
@@ -121,17 +134,23 @@ def frame_condition(
     tagged: bool = True,
     changes: Iterable[Change] = (),
     beside: str | None = None,
+    measure: Measure = "difference",
+    beside_reading: str = "",
 ) -> Condition:
     """A condition that changes each frame: ``transform(frame, context)`` (module docstring).
 
     The fields are those of vdg's own conditions (``vdg_tasks.vocabulary.conditions.Condition``): ``family`` is its
     tag (``<benchmark>_vdg_<family>``), ``params`` its parameters, ``requires`` what a benchmark's docs must carry,
     ``changes`` what its output may change besides the pixels (``"size"``), ``beside`` a condition the report
-    places it beside (a ladder rung such as ``"single"``, or ``"black"`` as ``mute``).
+    places it beside (a ladder rung such as ``"single"``, or ``"black"`` as ``mute``). How the report reads it:
+    ``measure`` (``DECLARABLE_MEASURES``: ``difference`` against orig in table ``added_conditions``, or a probe's
+    measure in table ``probes``) and ``beside_reading``, what its two differences mean beside the other condition
+    (a template of ``own`` and ``beside``).
     """
     return _declared(
-        name, "video", "frames", transform, description, family, params, requires, protocols, tagged, changes, beside
-    )
+        name, "video", "frames", transform, description, family, params, requires, protocols, tagged, changes, beside,
+        measure, beside_reading,
+    )  # fmt: skip
 
 
 def container_condition(
@@ -146,11 +165,15 @@ def container_condition(
     tagged: bool = True,
     changes: Iterable[Change] = (),
     beside: str | None = None,
+    measure: Measure = "difference",
+    beside_reading: str = "",
 ) -> Condition:
-    """A condition that writes a whole file: ``transform(source, destination, context)`` (module docstring)."""
+    """A condition that writes a whole file: ``transform(source, destination, context)`` (module docstring); the
+    fields as ``frame_condition``'s."""
     return _declared(
-        name, "video", "container", transform, description, family, params, requires, protocols, tagged, changes, beside
-    )
+        name, "video", "container", transform, description, family, params, requires, protocols, tagged, changes,
+        beside, measure, beside_reading,
+    )  # fmt: skip
 
 
 def text_condition(
@@ -164,9 +187,12 @@ def text_condition(
     protocols: Iterable[str] = (),
     tagged: bool = True,
     beside: str | None = None,
+    measure: Measure = "difference",
+    beside_reading: str = "",
 ) -> Condition:
     """A condition that changes the question: ``transform(doc, context) -> doc`` (module docstring); the video is
-    the source's."""
+    the source's; the fields as ``frame_condition``'s."""
     return _declared(
-        name, "text", "identity", transform, description, family, params, requires, protocols, tagged, (), beside, "doc"
-    )
+        name, "text", "identity", transform, description, family, params, requires, protocols, tagged, (), beside,
+        measure, beside_reading, "doc",
+    )  # fmt: skip

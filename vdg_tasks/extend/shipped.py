@@ -111,5 +111,6 @@ CONDITIONS = [
         family="audio",
         requires={"audio"},
         beside="black",
+        beside_reading="the sound carries {own:+.3f} of the accuracy, the pictures {beside:+.3f} (black keeps it)",
     ),
 ]

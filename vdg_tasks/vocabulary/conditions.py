@@ -56,6 +56,38 @@ Requirement = Literal["options", "characters", "outfit_windows", "title", "subti
 Change = Literal["size", "duration", "frames"]
 CHANGES: tuple[str, ...] = get_args(Change)
 AnswerFormat = Literal["letter", "number", "open"]
+#: How the report reads a condition (``Condition.measure``): which comparison its table makes. The report names no
+#: condition but orig and black; it finds the others by what they declare here.
+#: ``difference``: its accuracy change against orig (table ``added_conditions``; ``beside`` adds a second arm).
+#: ``rung``: a rung of the diagnostic ladder (``LADDER``); ``compression``: a rung of the compression ladder
+#: (``crf``/``jpeg``, tables ``crf``, ``crf_flips``). ``no_vision``: the arm with no visual input at all, read beside
+#: ``black`` (table ``no_vision``). The probes (table ``probes``, column ``measure``): ``content_share`` (the share of
+#: moved choices that follow the option's text), ``none_rate`` (the share choosing the "None" that replaced the
+#: answer), ``question_dependency`` and ``format_gap`` (orig - the condition), ``above_chance`` (accuracy - chance).
+#: The character-tracking protocol (``tracking_*`` tables): ``window_frames`` and ``text_context`` (McNemar against
+#: orig), ``swap_sensitivity`` (name swap), ``abstention`` (an added "cannot tell" option), ``judged_answer``
+#: (free text scored by the judge), ``title_chance`` (the title without the video, against chance).
+Measure = Literal[
+    "difference",
+    "rung",
+    "compression",
+    "no_vision",
+    "content_share",
+    "none_rate",
+    "question_dependency",
+    "above_chance",
+    "format_gap",
+    "window_frames",
+    "text_context",
+    "swap_sensitivity",
+    "abstention",
+    "judged_answer",
+    "title_chance",
+]
+MEASURES: tuple[str, ...] = get_args(Measure)
+#: The measures a condition declared through ``vdg_tasks.extend`` may take: those whose tables read any condition
+#: declaring them (the others name roles in vdg's own ladders and protocols).
+DECLARABLE_MEASURES: tuple[str, ...] = ("difference", "question_dependency", "format_gap", "above_chance")
 
 #: The frame budget the held-key-frame conditions are built for (the most common lmms-eval default).
 DEFAULT_KEY_FRAMES = 32
@@ -123,6 +155,11 @@ class Condition:
         changes: what its output may change besides its pixels or sound (``Change``); the output is checked for the
             rest (``vdg_tasks.perturb.video.probe.check_output``).
         beside: a condition the report places it beside (``mute`` beside ``black``).
+        measure: how the report reads it (``Measure``): ``difference`` against orig unless declared otherwise.
+        beside_reading: what the two differences of a ``beside`` comparison mean, said in the report's reading
+            column: a ``str.format`` template of ``own`` (orig - this condition) and ``beside`` (orig - the other),
+            both on the questions answered under all three ("" says nothing more).
+        aliases: other names of it in prediction files of other harnesses (``single_frame`` for ``single``).
     """
 
     name: str
@@ -143,6 +180,9 @@ class Condition:
     source_digest: str = ""
     changes: frozenset[Change] = frozenset()
     beside: str | None = None
+    measure: Measure = "difference"
+    beside_reading: str = ""
+    aliases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -186,9 +226,14 @@ def _ladder(
     description: str,
     protocols: tuple[str, ...] = (),
     tagged: bool = True,
+    measure: Measure = "rung",
+    aliases: tuple[str, ...] = (),
     **params: Any,
 ) -> Condition:
-    return Condition(name, "video", transform, description, "ladder", params, protocols=protocols, tagged=tagged)
+    return Condition(
+        name, "video", transform, description, "ladder", params, protocols=protocols, tagged=tagged, measure=measure,
+        aliases=aliases,
+    )  # fmt: skip
 
 
 def crf(level: int, preset: str = "medium") -> Condition:
@@ -200,6 +245,7 @@ def crf(level: int, preset: str = "medium") -> Condition:
         f"The source re-encoded with libx264 at CRF {level} (preset {preset}); same size, rate, duration and audio.",
         "crf",
         {"crf": level, "preset": preset},
+        measure="compression",
     )
 
 
@@ -218,6 +264,7 @@ def jpeg(quality: int) -> Condition:
         "crf",
         {"quality": quality},
         requires=frozenset({"frames"}),
+        measure="compression",
     )
 
 
@@ -241,22 +288,28 @@ PROBE = "probe"
 
 
 def _probe(
-    name: str, text: TextTransform, description: str, answer_format: AnswerFormat = "letter", **params: Any
+    name: str,
+    text: TextTransform,
+    description: str,
+    measure: Measure,
+    answer_format: AnswerFormat = "letter",
+    **params: Any,
 ) -> Condition:
     """A probe: a question transform on a benchmark with options, in family ``probe``."""
     return Condition(
         name, "text", "identity", description, PROBE, params, text=text, requires=frozenset({"options"}),
-        answer_format=answer_format,
+        answer_format=answer_format, measure=measure,
     )  # fmt: skip
 
 
 _DECLARED: tuple[Condition, ...] = (
-    _ladder("orig", "identity", "The source video, untouched.", protocols=(TRACKING,)),
+    _ladder("orig", "identity", "The source video, untouched.", protocols=(TRACKING,), aliases=("original",)),
     _ladder(
         "black",
         "black",
         "Every pixel black, with the source's duration, size and audio, on the held conditions' timeline.",
         protocols=(TRACKING,),
+        aliases=("blackscreen", "black_screen"),
     ),
     _ladder(
         "blind",
@@ -264,6 +317,7 @@ _DECLARED: tuple[Condition, ...] = (
         "No visual input at all (the task's doc_to_visual gives an empty list), the question and options "
         "unchanged: the text-only baseline of lmms-eval's no_visual variants (run by name: in no tag).",
         tagged=False,
+        measure="no_vision",
     ),
     _ladder(
         "single",
@@ -271,6 +325,7 @@ _DECLARED: tuple[Condition, ...] = (
         "The middle of K uniformly placed key frames (K = frame count on shorter sources) held for the whole duration.",
         k=DEFAULT_KEY_FRAMES,
         order="single",
+        aliases=("singleframe", "single_frame"),
     ),
     _ladder(
         "shuffled",
@@ -278,6 +333,7 @@ _DECLARED: tuple[Condition, ...] = (
         "The K key frames of `ordered`, each held for duration/K, in a seeded non-identity permutation.",
         k=DEFAULT_KEY_FRAMES,
         order="shuffled",
+        aliases=("shuffle",),
     ),
     _ladder(
         "ordered",
@@ -285,6 +341,7 @@ _DECLARED: tuple[Condition, ...] = (
         "K key frames at segment centres, each held for duration/K, in their original order.",
         k=DEFAULT_KEY_FRAMES,
         order="ordered",
+        aliases=("order",),
     ),
     _ladder(
         "reversed",
@@ -306,6 +363,7 @@ _DECLARED: tuple[Condition, ...] = (
         {"pick": "midpoint of each outfit's longest window"},
         requires=frozenset({"outfit_windows"}),
         protocols=(TRACKING,),
+        measure="window_frames",
     ),
     Condition(
         "nameswap",
@@ -317,6 +375,7 @@ _DECLARED: tuple[Condition, ...] = (
         text="name_swap",
         requires=frozenset({"characters"}),
         protocols=(TRACKING,),
+        measure="swap_sensitivity",
     ),
     Condition(
         "open",
@@ -329,6 +388,7 @@ _DECLARED: tuple[Condition, ...] = (
         answer_format="open",
         max_new_tokens=512,
         protocols=(TRACKING,),
+        measure="judged_answer",
     ),
     Condition(
         "abstain",
@@ -340,6 +400,7 @@ _DECLARED: tuple[Condition, ...] = (
         text="abstain",
         requires=frozenset({"options"}),
         protocols=(TRACKING,),
+        measure="abstention",
     ),
     _probe(
         "options_shuffled",
@@ -347,12 +408,14 @@ _DECLARED: tuple[Condition, ...] = (
         "The options in a permutation seeded by the question id that always moves the correct option to "
         "another letter, the answer moved with its text (logged as shuffled_from): does the model follow an "
         "option's content or its position? (lmms-eval's random_choice, without its per-process hash() seed.)",
+        "content_share",
     ),
     _probe(
         "none_option",
         "none_option",
         f"The correct option's text replaced by \"{NONE_OPTION}\", its letter still the answer (lmms-eval's "
         "gt_none_option): does the model see that the right answer is missing, or pick the nearest distractor?",
+        "none_rate",
         option=NONE_OPTION,
     ),
     _probe(
@@ -360,12 +423,14 @@ _DECLARED: tuple[Condition, ...] = (
         "no_question",
         "The video and the lettered options without the question text: the mirror of VDG (question dependency = "
         "correct(orig) - correct(no_question)).",
+        "question_dependency",
     ),
     _probe(
         "video_only",
         "video_only",
         "The video and an instruction to guess the option letter, with neither question nor options (lmms-eval's "
         "video_only_abcd): the answer-key prior the video alone reveals.",
+        "above_chance",
         instruction=VIDEO_ONLY_INSTRUCTION,
     ),
     _probe(
@@ -374,6 +439,7 @@ _DECLARED: tuple[Condition, ...] = (
         "The options labelled 1-N instead of A-N in the task's own layout, and its instructions and prompt settings "
         "(lmms_eval_specific_kwargs) that name letters naming numbers (lmms-eval's number_option); the number read "
         "from the reply is logged as its option's letter: the format-sensitivity gap per question.",
+        "format_gap",
         answer_format="number",
     ),
     Condition(
@@ -386,6 +452,7 @@ _DECLARED: tuple[Condition, ...] = (
         text="metadata",
         requires=frozenset({"title"}),
         protocols=(TRACKING,),
+        measure="title_chance",
     ),
     Condition(
         "subtitles",
@@ -398,6 +465,7 @@ _DECLARED: tuple[Condition, ...] = (
         text="subtitles",
         requires=frozenset({"subtitles"}),
         protocols=(TRACKING,),
+        measure="text_context",
     ),
 )
 
@@ -421,6 +489,9 @@ LADDER_DELTAS: tuple[tuple[str, str, str], ...] = (
     ("sampling", "orig", "ordered"),
     ("direction", "ordered", "reversed"),
 )
+#: Ladder deltas taken in place of one whose rung is missing: (column name, upper, lower, the missing rung). Without
+#: ``ordered``, temporal is orig - shuffled.
+LADDER_FALLBACKS: tuple[tuple[str, str, str, str], ...] = (("temporal", "orig", "shuffled", "ordered"),)
 
 
 #: The conditions that ask vdg's own open-ended question (free text, judged) instead of the benchmark's.
@@ -521,6 +592,15 @@ def declaration_problem(condition: Any, taken: Mapping[str, Condition], tags: se
         return f"condition {name!r}: its params are not JSON (they are part of its cache key): {exc}"
     if condition.beside is not None and condition.beside not in taken:
         return f"condition {name!r} is to be placed beside {condition.beside!r}, which is not declared"
+    if condition.measure not in DECLARABLE_MEASURES:
+        return (
+            f"condition {name!r}: measure {condition.measure!r} is not one a declared condition may take "
+            f"({', '.join(DECLARABLE_MEASURES)})"
+        )
+    try:
+        condition.beside_reading.format(own=0.0, beside=0.0)
+    except (KeyError, IndexError, ValueError) as exc:
+        return f"condition {name!r}: beside_reading is not a template of own and beside ({exc!r})"
     return None
 
 
@@ -631,6 +711,28 @@ def get_condition(name: str) -> Condition:
         near = difflib.get_close_matches(name, list(CONDITIONS), n=3)
         hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         raise KeyError(f"Unknown condition {name!r}.{hint} Declared: {', '.join(CONDITIONS)}.") from None
+
+
+def measured(measure: Measure) -> list[str]:
+    """The registered conditions the report reads by ``measure`` (``Condition.measure``), in registry order."""
+    return [c.name for c in CONDITIONS.values() if c.measure == measure]
+
+
+def core_measured(measure: Measure) -> str:
+    """The one core condition the report reads by ``measure`` (a role in one of vdg's own protocols).
+
+    Raises:
+        LookupError: no core condition, or more than one, declares it.
+    """
+    found = [c.name for c in CORE.values() if c.measure == measure]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} core conditions declare measure {measure!r}, not one")
+    return found[0]
+
+
+def aliases() -> dict[str, str]:
+    """Every declared alias (``Condition.aliases``) -> its condition's name."""
+    return {alias: c.name for c in CONDITIONS.values() for alias in c.aliases}
 
 
 def protocol_conditions(protocol: str) -> list[str]:

@@ -118,6 +118,8 @@ BASE_RUN_KEY = "vdg_base_run"
 #: ``open``: a free-text answer, scored later by a judge.
 Status = Literal["ok", "unparsed", "error", "open"]
 STATUSES: tuple[str, ...] = get_args(Status)
+#: The status of a free-text answer (no letter, no ``correct`` flag until a judge scores it).
+OPEN_STATUS = "open"
 
 _Unset = msgspec.UnsetType
 
