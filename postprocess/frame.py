@@ -1,15 +1,18 @@
 """The tidy frame ``postprocess.io.load_frame`` builds and the analyses read: its columns, its key, and
 what the reader records in ``frame.attrs`` (the input files, the alignment's drops).
 
-One row per (model, benchmark, condition, question): ``KEY``. The columns are ``SAMPLE_COLUMNS``, the
-last of them (``EXTRA_COLUMNS``) those of the text conditions, the character-tracking protocol, the
-judge and provenance; ``docs/report-schema.md`` describes the tables computed from it.
+One row per (model, benchmark, condition, question): ``KEY``. Its columns are declared once, each with its
+meaning, how the reader fills it and whether the multiple-choice analyses get it (``FRAME_COLUMNS``); their
+names (``SAMPLE_COLUMNS``), the reader's lists of record fields and the analyses' column filter follow from that,
+and ``docs/report-schema.md`` prints them with the tables computed from the frame. A new logged text field reaches
+the frame and every analysis by one ``Column`` here (``from_record="text"``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from vdg_tasks.vocabulary.scoring import LETTER
 
@@ -17,47 +20,99 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-SAMPLE_COLUMNS: tuple[str, ...] = (
-    "model",
-    "model_settings",
-    "benchmark",
-    "condition",
-    "question_id",
-    "video_id",
-    "task_type",
-    "duration",
-    "n_options",
-    "n_options_rule",
-    "answer",
-    "pred",
-    "status",
-    "error",
-    "correct",
-    "score",
-    "scoring",
-    "source",
-    "character",
-    "swap_to",
-    "swap_gender",
-    "abstain_letter",
-    "shuffled_from",
-    "idk_letter",
-    "question",
-    "response",
-    "truth",
-    "duration_s",
-    "frames",
-    "judge_score",
-    "judge",
-    "precision",
-    "export",
-    "domain",
-    "sub_category",
-    "question_set",
-    "sampling",
-)
-#: The columns of the text conditions and the character-tracking protocol (module docstring).
-EXTRA_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("source") + 1 :]
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the tidy frame, declared once: the reader fills it, the schema document lists it, and the
+    multiple-choice analyses get it or not, from this.
+
+    Attributes:
+        name: the column's name.
+        meaning: what it holds (docs/report-schema.md prints it).
+        from_record: how the reader fills it from the logged record (``vdg_tasks.vocabulary.record``) and a
+            prediction file's field of the same name: ``text`` (as logged; "" when absent), ``stripped`` (the same,
+            its edges' blanks removed), or "" (made by the reader: its meaning says how).
+        read_by_choices: whether the multiple-choice analyses get it; False leaves it out of their frame unless
+            ``--by`` names it, so that taking a group's rows skips it and forked workers never copy its objects.
+        extra: whether it is one of the text conditions', the tracking protocol's, the judge's or provenance's
+            (``EXTRA_COLUMNS``: "" / NaN / <NA> where they do not apply, and for prediction files that lack them).
+    """
+
+    name: str
+    meaning: str
+    from_record: Literal["", "text", "stripped"] = ""
+    read_by_choices: bool = True
+    extra: bool = False
+
+
+def _extra(name: str, meaning: str, from_record: Literal["", "text", "stripped"] = "", read: bool = False) -> Column:
+    return Column(name, meaning, from_record, read, extra=True)
+
+
+#: The frame's columns, in order (``load_frame``'s; each file's reader fills them, ``postprocess.io``).
+FRAME_COLUMNS: tuple[Column, ...] = (
+    Column("model", "the run's label (NAME=DIR on the command line, else lmms-eval's model name and the basename of "
+           "its pretrained= argument)"),
+    Column("model_settings", "model_args and gen_kwargs of the run; one label must have one setting",
+           read_by_choices=False),
+    Column("benchmark", "the benchmark, from the logged record"),
+    Column("condition", "the condition, from the logged record"),
+    Column("question_id", "the question's id, the join key (lmms-eval's doc_id is a row position)"),
+    Column("video_id", "the video's id"),
+    Column("task_type", "the question's task type"),
+    Column("duration", "the video's duration class (Video-MME's short, medium, long)"),
+    Column("n_options", "the question's number of options (postprocess.choices)"),
+    Column("n_options_rule", "the rule that gave n_options: options file (--options-file), record (the record's "
+           "own), benchmark declares or inferred per task type"),
+    Column("answer", "the ground-truth letter (as asked)"),
+    Column("pred", "the parsed letter, or None"),
+    Column("status", "ok (a letter among the question's options was read), unparsed (answered, no such letter: scored "
+           "wrong), error (no answer: a missing or undecodable video) or open (a free-text answer)"),
+    Column("error", "the reason for an error row", read_by_choices=False),
+    Column("correct", "True/False for ok and unparsed rows, <NA> for error and open rows; a graded answer is correct "
+           "when its score is at least vdg_tasks.vocabulary.scoring.CORRECT_AT"),
+    Column("score", "the question's score in [0, 1] (correct as 1.0 / 0.0 for a letter; a graded answer's own); NaN "
+           "for error rows and answers not yet judged; a logged score outside [0, 1] or contradicting correct is an "
+           "error naming its file:line"),
+    Column("scoring", "how score was made: letter, judge, metric:<key>"),
+    Column("source", "file:line the row came from", read_by_choices=False),
+    _extra("character", "the character the original question names", "text"),
+    _extra("swap_to", "nameswap rows: the name put in the question", "text"),
+    _extra("swap_gender", "nameswap rows: same or cross, the replacement's gender against the original's", "text"),
+    _extra("abstain_letter", "abstain rows: the letter of the option vdg added", "text"),
+    _extra("shuffled_from", "options_shuffled rows: the original letter of each option as asked, in order (CADB: "
+           "the option asked as A was C); answer and pred are letters as asked", "text", read=True),
+    _extra("idk_letter", "the letter of the benchmark's own \"I don't know\" option", "text"),
+    _extra("question", "open rows (status open, no letter, correct <NA>): the question asked", "text"),
+    _extra("response", "open rows: the reply", "text"),
+    _extra("truth", "open rows: the ground truth the reply is judged against", "text"),
+    _extra("duration_s", "the source video's duration in seconds"),
+    _extra("frames", "frames per video the model was run with, read from its settings (max_num_frames, "
+           "max_frames_num, nframes, ...)", read=True),
+    _extra("judge_score", "open rows once judged (postprocess.judge): 0, 0.5 or 1"),
+    _extra("judge", "open rows once judged: the judge"),
+    _extra("precision", "the model's quantization (nf4, int8: its label is marked †nf4) or dtype (bf16...) as its "
+           "settings state it; \"\" when they state neither"),
+    _extra("export", "name@revision of the export a sample was evaluated from (\"\" when built from the cache)"),
+    _extra("domain", "the question's domain (Video-MME's domain) as the record or prediction file gives it; \"\" "
+           "when not given (vdg report --by domain)", "stripped"),
+    _extra("sub_category", "the question's sub-category (Video-MME's sub_category); \"\" when not given",
+           "stripped"),
+    _extra("question_set", "the digest of the fixed question set (vdg subset, VDG_QUESTION_SET) the run was "
+           "restricted to; \"\" when it ran on every question (runs of one benchmark on different sets are "
+           "refused)", "stripped"),
+    _extra("sampling", "the frame-sampling setting of a sweep run (frames:16, fps:0.5); \"\" when not logged. A "
+           "prediction file states it per record in sampling or setting (frames:16, 16f, 0.5fps), frames or fps; "
+           "such a record's model is labelled <model>@<N>f / <model>@<F>fps like a sweep run", "stripped", read=True),
+)  # fmt: skip
+SAMPLE_COLUMNS: tuple[str, ...] = tuple(c.name for c in FRAME_COLUMNS)
+#: The columns of the text conditions, the character-tracking protocol, the judge and provenance (``Column.extra``).
+EXTRA_COLUMNS: tuple[str, ...] = tuple(c.name for c in FRAME_COLUMNS if c.extra)
+#: The record's text fields the reader carries as they are ("" when absent), then those it strips.
+RECORD_TEXT_AS_LOGGED: tuple[str, ...] = tuple(c.name for c in FRAME_COLUMNS if c.from_record == "text")
+RECORD_TEXT_STRIPPED: tuple[str, ...] = tuple(c.name for c in FRAME_COLUMNS if c.from_record == "stripped")
+#: Columns the multiple-choice analyses do not get (``Column.read_by_choices``).
+UNREAD_BY_CHOICES: tuple[str, ...] = tuple(c.name for c in FRAME_COLUMNS if not c.read_by_choices)
 #: The row key of the frame and of every analysis.
 KEY = ("model", "benchmark", "condition", "question_id")
 

@@ -1,56 +1,12 @@
 """lmms-eval output folders -> one tidy frame, one row per (model, benchmark, condition, question).
 
 The join key is the question id that vdg's ``process_results`` hook logs (``doc_id`` is a row
-position and ``doc_hash`` is constant in lmms-eval 0.7.3). Columns of the frame (``SAMPLE_COLUMNS``):
-
-- model: the run's label (``NAME=DIR`` on the command line, else lmms-eval's model name and the
-  basename of its ``pretrained=`` argument)
-- model_settings: model_args and gen_kwargs of the run; one label must have one setting
-- benchmark, condition, question_id, video_id, task_type, duration: from the logged record
-- n_options: the question's number of options; n_options_rule: the rule that gave it (``postprocess.choices``:
-  ``options file`` (``--options-file``), ``record`` (the record's own), ``benchmark declares`` or
-  ``inferred per task type``)
-- answer: ground-truth letter; pred: parsed letter or None
-- status: ``ok`` (a letter among the question's options was read), ``unparsed`` (answered, no such
-  letter: scored wrong) or ``error`` (no answer: missing or undecodable video); error: the reason
-  for ``error``
-- correct: True/False for ok and unparsed rows, <NA> for error and open rows; a graded answer is correct when
-  its score is at least ``vdg_tasks.vocabulary.scoring.CORRECT_AT``
-- score: the question's score in [0, 1] (``correct`` as 1.0 / 0.0 for a letter; a graded answer's own); NaN for
-  error rows and answers not yet judged. scoring: how it was made (``letter``, ``judge``, ``metric:<key>``). A logged
-  score that is not a finite number in [0, 1] (text, a boolean, NaN, an infinity), or that contradicts ``correct``,
-  is an error naming its ``file:line`` (``_check_scores``, ``_first_score_against_correct``)
-- a samples log may be gzip-compressed, whatever its name (``*_samples_*.jsonl.gz`` is found beside the plain
-  ones; ``postprocess.reading.samples_logs`` says which of a log held both ways is read)
-- source: ``file:line`` the row came from
-
-Columns of the text conditions and the character-tracking protocol (``EXTRA_COLUMNS``; "" / NaN /
-<NA> where they do not apply, and for prediction files that lack them):
-
-- character: the character the original question names; idk_letter: the letter of the benchmark's
-  own "I don't know" option
-- swap_to, swap_gender (``same``/``cross``): ``nameswap`` rows: the name put in the question
-- abstain_letter: ``abstain`` rows: the letter of the option vdg added
-- shuffled_from: ``options_shuffled`` rows: the original letter of each option as asked, in order (``CADB``: the
-  option asked as A was C); answer and pred are letters as asked
-- question, response, truth: ``open`` rows (status ``open``, no letter, correct <NA>): the question
-  asked, the reply and the ground truth it is judged against
-- duration_s: the source video's duration in seconds; frames: frames per video the model was run
-  with, read from its settings (``max_num_frames``, ``max_frames_num``, ``nframes``, ...)
-- judge_score, judge: open rows once judged (``postprocess.judge``): 0, 0.5 or 1, and the judge
-- precision: the model's quantization (``nf4``, ``int8``: its label is marked ``†nf4``) or dtype
-  (``bf16``...) as its settings state it; "" when they state neither
-- export: ``name@revision`` of the export a sample was evaluated from ("" when built from the cache)
-- question_set: the digest of the fixed question set (``vdg subset``, ``VDG_QUESTION_SET``) the run was
-  restricted to; "" when it ran on every question. Runs of one benchmark made on different sets (or one
-  on a set, one on every question) are refused: their question lists differ
-- domain, sub_category: the question's domain and sub-category (Video-MME's ``domain`` / ``sub_category``)
-  as the record or prediction file gives them; "" when not given (``vdg report --by domain``)
-- sampling: the frame-sampling setting of a sweep run (``frames:16``, ``fps:0.5``); "" when not logged.
-  A prediction file states it per record in ``sampling`` or ``setting`` (``frames:16``, ``16f``,
-  ``0.5fps``), ``frames`` (a number of frames) or ``fps`` (a frame rate); such a record's model is labelled
-  ``<model>@<N>f`` / ``<model>@<F>fps`` like a sweep run (``<model>@<setting>`` for another setting), so
-  one question answered at two settings is two runs, not a duplicate
+position and ``doc_hash`` is constant in lmms-eval 0.7.3). The frame's columns, each with its meaning and how it is
+read, are declared once in ``postprocess.frame.FRAME_COLUMNS`` (docs/report-schema.md lists them). A samples log may
+be gzip-compressed, whatever its name (``*_samples_*.jsonl.gz`` is found beside the plain ones;
+``postprocess.reading.samples_logs`` says which of a log held both ways is read). A logged score that is not a
+finite number in [0, 1] (text, a boolean, NaN, an infinity), or that contradicts ``correct``, is an error naming its
+``file:line`` (``_check_scores``, ``_first_score_against_correct``).
 
 Any other field of a prediction file (a scalar) is kept as a column of its own ("" where another file
 lacks it), to stratify by (``vdg report --by FIELD``).
@@ -92,6 +48,8 @@ from postprocess.choices import (
 )
 from postprocess.frame import (
     ALIGNMENT_ATTR,
+    RECORD_TEXT_AS_LOGGED,
+    RECORD_TEXT_STRIPPED,
     SAMPLE_COLUMNS,
     SOURCES_ATTR,
     is_graded,
@@ -115,10 +73,8 @@ from postprocess.reading import (
     ARROW_TEXT,
     OWN_COUNT,
     PLAIN_RUN_KIND,
-    RECORD_TEXT,
     SOURCE_ATTR,
     TEXT_DTYPE,
-    TEXT_EXTRAS,
     LogError,
     check_utf8,
     declared_counts,
@@ -217,8 +173,8 @@ def _log_counts(own: _Field | None, benchmark: _Field) -> tuple[pd.Series, list[
 _SAMPLE_FIELDS = (
     *_RECORD_FIELDS,
     *("video_id", "task_type", "duration", "n_options", "correct", "score", "scoring", "duration_s", "provenance"),
-    *TEXT_EXTRAS,
-    *RECORD_TEXT,
+    *RECORD_TEXT_AS_LOGGED,
+    *RECORD_TEXT_STRIPPED,
 )
 
 

@@ -18,7 +18,6 @@ from postprocess.analyses._paired import ordered_conditions
 from postprocess.choices import (
     declared_option_count,
 )
-from postprocess.frame import SAMPLE_COLUMNS
 from vdg_tasks.vocabulary.record import LogTooLarge, log_bytes
 
 
@@ -26,19 +25,11 @@ class LogError(ValueError):
     """An lmms-eval output that cannot be joined, with the file (and line) that says why."""
 
 
-#: The text conditions' columns of the frame (``character`` ... ``truth``), as ``postprocess.frame`` declares them.
-TEXT_EXTRAS = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("character") : SAMPLE_COLUMNS.index("truth") + 1]
-
-
 #: pandas' default text dtype (``str``); from pandas 3 on, arrow strings, which a reader's ``_packed`` arrays join as.
 TEXT_DTYPE = pd.Series([""], dtype=str).dtype
 
 
 ARROW_TEXT = isinstance(TEXT_DTYPE, pd.StringDtype) and TEXT_DTYPE.storage == "pyarrow"
-
-
-#: Text fields of the record carried as they are ("" when absent).
-RECORD_TEXT = ("domain", "sub_category", "question_set", "sampling")
 
 
 def declared_counts(table: pd.DataFrame, benchmark: pd.Series) -> tuple[pd.Series, pd.Series]:

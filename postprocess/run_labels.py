@@ -15,8 +15,10 @@ import pandas as pd
 
 from postprocess.frame import (
     QUANTIZED_MARK,
+    RECORD_TEXT_AS_LOGGED,
+    RECORD_TEXT_STRIPPED,
 )
-from postprocess.reading import ARROW_TEXT, RECORD_TEXT, TEXT_DTYPE, TEXT_EXTRAS, LogError, per_distinct
+from postprocess.reading import ARROW_TEXT, TEXT_DTYPE, LogError, per_distinct
 from vdg_tasks.vocabulary.record import SAMPLES_FILE
 
 logger = logging.getLogger(__name__)
@@ -123,7 +125,7 @@ def frames_setting(settings: str) -> int | None:
 def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str, pd.Series]:
     """``EXTRA_COLUMNS`` from a table of records (absent fields: "" / NaN / <NA>)."""
     out: dict[str, pd.Series] = {}
-    out.update(text_columns(raw, TEXT_EXTRAS))
+    out.update(text_columns(raw, RECORD_TEXT_AS_LOGGED))
     duration = raw["duration_s"] if "duration_s" in raw.columns else pd.Series(np.nan, index=raw.index)
     out["duration_s"] = pd.to_numeric(duration, errors="coerce").astype(float)
     per_row = settings if isinstance(settings, pd.Series) else pd.Series(settings, index=raw.index, dtype=object)
@@ -134,7 +136,7 @@ def extra_columns(raw: pd.DataFrame, settings: str | pd.Series = "") -> dict[str
     out["export"] = (
         raw["provenance"].map(_export_label) if "provenance" in raw.columns else pd.Series("", index=raw.index)
     ).astype(object)
-    for key, column in text_columns(raw, RECORD_TEXT).items():
+    for key, column in text_columns(raw, RECORD_TEXT_STRIPPED).items():
         out[key] = column.str.strip()
     return out
 

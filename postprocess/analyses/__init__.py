@@ -35,7 +35,7 @@ from postprocess.analyses import collective, findings, selection, skipped, summa
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
 from postprocess.analyses.registry import ANALYSES
-from postprocess.frame import EXTRA_COLUMNS
+from postprocess.frame import UNREAD_BY_CHOICES
 from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
 from vdg_tasks.vocabulary.record import OPEN_STATUS
@@ -54,21 +54,11 @@ FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
 #: Analyses given every column of the multiple-choice frame: collective accuracy groups questions by the column
 #: ``--group-by`` names, and its messages name a row's source and the frame's columns.
 EVERY_COLUMN: frozenset[str] = frozenset(a.name for a in collective.ANALYSES)
-#: Columns no other multiple-choice analysis reads (where a row came from, the free-text protocol's, the judge's,
-#: provenance): left out of the frame those analyses get unless ``--by`` names one, so that taking a group's rows
-#: skips them and forked workers never touch (and so copy) their per-row objects. ``frames`` and ``sampling``
-#: stay: the sampling axis reads them when present; so does ``shuffled_from``: the probes table maps an
-#: ``options_shuffled`` letter back to its option.
-UNREAD_BY_CHOICES: tuple[str, ...] = (
-    "model_settings",
-    "error",
-    "source",
-    *(column for column in EXTRA_COLUMNS if column not in ("frames", "sampling", "shuffled_from")),
-)
 
 
 def _choices_columns(choices: pd.DataFrame, options: Options) -> pd.DataFrame:
-    """``choices`` without ``UNREAD_BY_CHOICES`` (those ``--by`` names kept); ``attrs`` are kept."""
+    """``choices`` without the columns no multiple-choice analysis reads (``postprocess.frame.UNREAD_BY_CHOICES``,
+    from each column's declaration; those ``--by`` names kept); ``attrs`` are kept."""
     unread = [c for c in UNREAD_BY_CHOICES if c in choices.columns and c not in options.by]
     out = choices.drop(columns=unread)
     out.attrs = dict(choices.attrs)

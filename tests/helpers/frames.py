@@ -7,8 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from postprocess.frame import SAMPLE_COLUMNS
-from postprocess.reading import TEXT_EXTRAS
+from postprocess.frame import RECORD_TEXT_AS_LOGGED, SAMPLE_COLUMNS
 
 _DEFAULTS: dict[str, Any] = {
     "model_settings": "",
@@ -16,7 +15,7 @@ _DEFAULTS: dict[str, Any] = {
     "answer": "A",
     "error": None,
     "source": "test",
-    **dict.fromkeys(TEXT_EXTRAS, ""),
+    **dict.fromkeys(RECORD_TEXT_AS_LOGGED, ""),
     "duration_s": float("nan"),
     "frames": pd.NA,
     "judge_score": float("nan"),

@@ -10,6 +10,7 @@ import pandas as pd
 from postprocess.frame import (
     ALIGNMENT_ATTR,
     EXTRA_COLUMNS,
+    FRAME_COLUMNS,
     KEY,
     SAMPLE_COLUMNS,
     SOURCES_ATTR,
@@ -34,6 +35,37 @@ def test_the_extra_columns_are_every_column_after_source():
         "domain", "sub_category", "question_set", "sampling",
     )  # fmt: skip
     assert SAMPLE_COLUMNS[-len(EXTRA_COLUMNS) - 1] == "source"
+
+
+def test_every_column_read_from_the_record_is_a_field_it_logs():
+    from vdg_tasks.vocabulary.record import FIELDS
+
+    carried = [c.name for c in FRAME_COLUMNS if c.from_record]
+    assert len(carried) == 13 and set(carried) <= set(FIELDS)
+
+
+def test_a_column_read_from_the_record_reaches_the_frame_as_its_declaration_says(tmp_path):
+    """Each declared record column, logged with a value of its own (blanks around the stripped ones), is in the
+    frame: as logged, or stripped."""
+    from postprocess.io import load_frame
+    from tests.helpers.fakelogs import sample, write_run
+
+    record = sample("q1-1", "orig", "A")
+    for column in FRAME_COLUMNS:
+        if column.from_record:
+            record["vdg"][column.name] = f"  {column.name} value "
+    frame = load_frame([write_run(tmp_path / "run", "m", {"vdgsynth_vdg_orig": [record]})])
+    for column in FRAME_COLUMNS:
+        if column.from_record:
+            expected = f"  {column.name} value " if column.from_record == "text" else f"{column.name} value"
+            assert frame[column.name].iloc[0] == expected, column.name
+
+
+def test_the_multiple_choice_analyses_get_the_columns_declared_for_them():
+    from postprocess import analyses
+
+    assert set(analyses.UNREAD_BY_CHOICES) == {c.name for c in FRAME_COLUMNS if not c.read_by_choices}
+    assert {"frames", "sampling", "shuffled_from", "answer"}.isdisjoint(analyses.UNREAD_BY_CHOICES)
 
 
 def test_video_id_fields_are_distinct_and_start_with_video_id():
