@@ -20,6 +20,8 @@ Public names (``__all__``):
 - ``compute_tables`` and ``write_report(tables, out)``: the two halves of ``vdg report``;
   ``build_report(run_dirs_or_frame, out, ...)`` reads ``vdg report``'s inputs and does both, writing the files
   ``vdg report`` writes. ``WrittenReport`` is what they return.
+- ``Analysis``: a table of your own, declared in a module named by ``$VDG_ANALYSES`` or an entry point of group
+  ``vdg.analyses`` (``postprocess.analyses.registry``); the report computes and writes it with vdg's.
 - ``LogError`` (unreadable inputs) and ``ReportError`` (``out`` cannot take a report), both ``ValueError``.
 
 Every name is imported on first use (PEP 562), so ``import postprocess`` (which also runs before any
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from postprocess.analyses import run_all
-    from postprocess.analyses.base import skip_reason
+    from postprocess.analyses.base import Analysis, skip_reason
     from postprocess.api import analysis_names, build_report, run_analysis
     from postprocess.inputs import ReportInputs, load_inputs
     from postprocess.io import load_frame
@@ -52,6 +54,7 @@ _ORIGIN = {
     "LogError": "postprocess.reading",
     "Options": "postprocess.options",
     "skip_reason": "postprocess.analyses.base",
+    "Analysis": "postprocess.analyses.base",
     "run_all": "postprocess.analyses",
     "analysis_names": "postprocess.api",
     "run_analysis": "postprocess.api",
@@ -63,6 +66,7 @@ _ORIGIN = {
 }
 
 __all__ = [
+    "Analysis",
     "LogError",
     "Options",
     "ReportError",

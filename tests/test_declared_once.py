@@ -2,12 +2,17 @@
 
 A user's module, written only against the public API outside vdg's tree, declares two conditions with their
 readings; with no other change they get their tasks, their cache keys and their rows in the report's tables. An AST
-walk over postprocess/ finds no string literal naming any other condition.
+walk over postprocess/ finds no string literal naming any other condition. A user's module of analyses, named in
+$VDG_ANALYSES, gets its table written by `vdg report` beside vdg's.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +20,7 @@ import pytest
 
 from postprocess.analyses import Options, run_all
 from tests.helpers.condition_modules import condition_modules
+from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
 from vdg_tasks.data.benchmarks import BENCHMARKS, task_name
 from vdg_tasks.lmms.yamlgen import render_all
@@ -127,3 +133,50 @@ def test_postprocess_names_no_condition_but_orig_and_black():
         for line, name in condition_literals(path.read_text(encoding="utf-8"), names)
     ]
     assert found == [], "postprocess names conditions; read them from their declarations (Condition.measure)"
+
+
+#: A user's module of analyses: a table over columns the frame already has.
+ANALYSIS_MODULE = """
+from postprocess import Analysis
+
+COLUMNS = {"model": "model label", "benchmark": "benchmark", "n_questions": "questions answered under orig"}
+
+def questions_per_model(frame, options):
+    orig = frame[frame["condition"] == "orig"]
+    counts = orig.groupby(["model", "benchmark"])["question_id"].nunique()
+    return counts.rename("n_questions").reset_index()[list(COLUMNS)]
+
+ANALYSES = [Analysis(NAME, "Questions each model answered under orig.", COLUMNS, questions_per_model)]
+"""
+
+
+def _report(tmp_path: Path, name: str) -> subprocess.CompletedProcess[str]:
+    """`vdg report` in a fresh process with a module of analyses declaring the table ``name``."""
+    (tmp_path / "my_tables.py").write_text(f"NAME = {name!r}\n{ANALYSIS_MODULE}")
+    logs = {
+        f"vdgsynth_vdg_{c}": [sample(f"v{i}-1", c, "A", answer="AB"[i % 2]) for i in range(7)]
+        for c in ("orig", "black")
+    }
+    run = write_run(tmp_path / "run", "m", logs)
+    env = {**os.environ, "VDG_ANALYSES": "my_tables", "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    args = ["report", str(run), "--out", str(tmp_path / "out"), "--no-plots", "--workers", "1", "--resamples", "100"]
+    return subprocess.run([sys.executable, "-m", "vdg_tasks.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+
+
+def test_a_users_analysis_named_in_the_environment_is_written_with_the_report(tmp_path):
+    done = _report(tmp_path, "questions_per_model")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(tmp_path / "out" / "questions_per_model.csv")
+    assert table.to_dict("records") == [{"model": "m", "benchmark": "vdgsynth", "n_questions": 7}]
+    written = json.loads((tmp_path / "out" / "report.json").read_text())["tables"]["questions_per_model"]
+    assert written["n_rows"] == 1 and written["columns"]["n_questions"] == "questions answered under orig"
+    assert "questions_per_model" in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize(("name", "why"), [("vdg", "already a table's"), ("summary", "already a table's"),
+                                           ("../escape", "is not lower-case letters")])  # fmt: skip
+def test_a_users_analysis_that_cannot_join_stops_the_report_naming_its_module(tmp_path, name, why):
+    done = _report(tmp_path, name)
+    assert done.returncode == 2 and "my_tables" in done.stderr and why in done.stderr
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("escape*"))

@@ -34,7 +34,7 @@ import pandas as pd
 from postprocess.analyses import collective, findings, selection, skipped, summary, tracking
 from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
-from postprocess.analyses.registry import ANALYSES
+from postprocess.analyses.registry import CORE, ENTRY_POINT_GROUP, MODULES_ENV, declared
 from postprocess.frame import UNREAD_BY_CHOICES
 from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
@@ -45,6 +45,9 @@ logger = logging.getLogger(__name__)
 #: Tables computed from the others, after them, in this order (``summary`` reads ``skipped``; ``findings`` reads
 #: the analyses' tables).
 DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DIGESTS, *findings.DIGESTS)
+#: Every analysis: vdg's own, then those of the modules named in $VDG_ANALYSES or entry points of group
+#: vdg.analyses; and why any of theirs was left out (``run_all`` refuses to run with one).
+ANALYSES, REGISTRY_PROBLEMS = declared(CORE, reserved=[d.name for d in DIGESTS])
 #: Every table the report writes.
 TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
 #: Analyses given the whole frame, free-text (``open``) answers included; the others never see them.
@@ -241,6 +244,11 @@ def run_all(
     ``on_computed(name, table)`` is called in the process that computed the table (a forked worker, or
     this one) before it is handed back: writing each table there spreads the writing over the workers.
     """
+    if REGISTRY_PROBLEMS:
+        raise ValueError(
+            f"the analyses named in ${MODULES_ENV} or entry points of {ENTRY_POINT_GROUP} cannot all be read: "
+            + "; ".join(REGISTRY_PROBLEMS)
+        )
     computed: dict[str, pd.DataFrame] = {}
 
     def keep(name: str, table: pd.DataFrame) -> None:
@@ -278,6 +286,7 @@ __all__ = [
     "DIGESTS",
     "EVERY_COLUMN",
     "FULL_FRAME",
+    "REGISTRY_PROBLEMS",
     "TABLES",
     "UNREAD_BY_CHOICES",
     "Analysis",

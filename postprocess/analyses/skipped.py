@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
-from postprocess.analyses.registry import ANALYSES
+from postprocess.analyses.registry import CORE
 from vdg_tasks.vocabulary.catalogue import offered_conditions
 
 COLUMNS: dict[str, str] = {
@@ -83,11 +83,11 @@ def skipped_table(
     options: Options = Options(),
     analyses: Sequence[Analysis] | None = None,
 ) -> pd.DataFrame:
-    """Every skipped table and left-out model of the tables computed so far, by ``analyses`` (default: every
-    analysis of the report); columns as in ``COLUMNS``."""
+    """Every skipped table and left-out model of the tables computed so far, by ``analyses`` (default: vdg's own;
+    ``run_all`` passes every analysis of the report, a named module's too); columns as in ``COLUMNS``."""
     rows: list[dict[str, str]] = []
     runs = conditions_run(frame) if len(frame) else {}
-    for analysis in ANALYSES if analyses is None else analyses:
+    for analysis in CORE if analyses is None else analyses:
         if analysis.name not in tables:
             continue
         reason = skip_reason(tables[analysis.name])

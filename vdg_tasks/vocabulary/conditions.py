@@ -18,10 +18,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
-import importlib
 import inspect
 import json
-import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, get_args
+
+from vdg_tasks.vocabulary.plugins import import_named, named_modules
 
 Modality = Literal["video", "text"]
 #: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
@@ -522,17 +522,7 @@ class Registry:
 
 def condition_modules() -> list[tuple[str, str]]:
     """(module, where it was named) for every module of conditions: shipped, entry points, then ``$VDG_CONDITIONS``."""
-    # importlib.metadata (~25 ms) only when the registry is built, not on import of the vocabulary
-    import importlib.metadata
-
-    named = [(m, "vdg") for m in SHIPPED_MODULES]
-    for point in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        named.append((point.value.split(":")[0].strip(), f"entry point {point.name!r} ({ENTRY_POINT_GROUP})"))
-    for module in os.environ.get(MODULES_ENV, "").split(","):
-        if module.strip():
-            named.append((module.strip(), f"${MODULES_ENV}"))
-    seen: set[str] = set()
-    return [(m, where) for m, where in named if not (m in seen or seen.add(m))]
+    return named_modules(ENTRY_POINT_GROUP, MODULES_ENV, SHIPPED_MODULES)
 
 
 def source_digest(module: Any, functions: list[Callable[..., Any]]) -> str:
@@ -607,10 +597,9 @@ def declaration_problem(condition: Any, taken: Mapping[str, Condition], tags: se
 def _module_conditions(module_name: str, where: str, taken: dict[str, Condition]) -> list[str]:
     """Add ``module_name``'s conditions to ``taken``; the problems, one sentence each."""
     hooks_before = _HOOKS in sys.modules
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        return [f"module {module_name!r} ({where}) failed to import: {type(exc).__name__}: {exc}"]
+    module, problem = import_named(module_name, where)
+    if module is None:
+        return [str(problem)]
     if _HOOKS in sys.modules and not hooks_before:  # built from the registry while it was being built: core only
         return [
             f"module {module_name!r} ({where}) imports vdg's hooks ({_HOOKS}) on import, which then lack every "

@@ -16,7 +16,7 @@ import pytest
 import postprocess.analyses
 from postprocess.analyses import DIGESTS
 from postprocess.analyses.base import Analysis, Options
-from postprocess.analyses.registry import ANALYSES
+from postprocess.analyses.registry import CORE as ANALYSES
 from tests.helpers.frames import make_frame
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 
