@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
 
 from vdg_tasks.vocabulary.scoring import LETTER
-
-if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -148,8 +147,6 @@ def is_graded(scoring: Any) -> bool:
 
 def graded_rows(frame: pd.DataFrame) -> np.ndarray:
     """``is_graded`` of every row (all False for a frame without ``scoring``)."""
-    import numpy as np  # this schema module imports no numpy or pandas until a frame is read
-
     if "scoring" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
     return (~frame["scoring"].astype(object).map(str).isin(_LETTER_SCORINGS)).to_numpy(dtype=bool)
@@ -216,9 +213,6 @@ def with_text_scores(frame: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
 
 def shortcut_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The ``SHORTCUT_FIELDS`` rows ``with_text_scores`` gave, and ``chance`` (1 / n_options); empty without."""
-    # pandas (~0.8 s) only to build this table, not on import of postprocess.frame
-    import pandas as pd
-
     text = frame.attrs.get(TEXT_SCORES_ATTR)
     table = pd.DataFrame(json.loads(text) if isinstance(text, str) else [], columns=list(SHORTCUT_FIELDS))
     table["chance"] = 1.0 / table["n_options"].astype(float)

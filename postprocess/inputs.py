@@ -22,6 +22,7 @@ import pandas as pd
 
 from postprocess.frame import SHORTCUT_FIELDS, with_named_sets, with_text_scores
 from postprocess.io import load_frame
+from postprocess.judge import judge_frame, make_judge
 from postprocess.options import Options
 from postprocess.reading import samples_logs
 from postprocess.run_labels import RunDir, results_of
@@ -208,9 +209,6 @@ def load_inputs(
     if scores is not None:
         frame = with_text_scores(frame, scores)
     if inputs.judge:
-        # the judge (asyncio, an HTTP client) only when answers are to be judged
-        from postprocess.judge import judge_frame, make_judge
-
         return judge_frame(frame, make_judge(inputs.judge))
     waiting = unjudged_benchmarks(frame)
     if waiting:

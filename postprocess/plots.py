@@ -438,19 +438,6 @@ def _first(tables: Mapping[str, pd.DataFrame], *names: str) -> pd.DataFrame | No
     return next((tables[n] for n in names if n in tables and len(tables[n])), None)
 
 
-def warm_up() -> None:
-    """Draw and discard a small figure: loads the fonts and text-layout caches the first real plot would
-    (what ``postprocess.plot_worker`` does while it waits for its tables)."""
-    fig, ax = plt.subplots(figsize=(3, 2))
-    ax.bar([0, 1], [1.0, 2.0], yerr=[0.1, 0.2], label="a")
-    ax.set_xticks([0, 1], ["x", "y"], rotation=30, ha="right")
-    ax.set_title("warm-up")
-    _legend_beside(ax)
-    fig.tight_layout()
-    fig.canvas.draw()
-    plt.close(fig)
-
-
 @dataclass(frozen=True)
 class Plot:
     """One figure of the report: the tables it is drawn from, and ``draw(tables, out_dir)`` (its path, or
@@ -460,7 +447,7 @@ class Plot:
     draw: Callable[[Mapping[str, pd.DataFrame], Path], Path | None]
 
 
-#: The report's figures, in the order they are listed. Their ``needs`` are ``plot_worker.PLOT_TABLES``.
+#: The report's figures, in the order they are listed.
 PLOTS: tuple[Plot, ...] = (
     Plot(("vdg",), lambda tables, out: plot_vdg_by_task(tables.get("vdg"), out)),
     Plot(("ladder",), lambda tables, out: plot_ladder(tables.get("ladder"), out)),
@@ -471,8 +458,8 @@ PLOTS: tuple[Plot, ...] = (
 
 
 def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
-    """Every plot the tables allow, in ``PLOTS`` order; the paths written. Reads only the tables named in
-    ``postprocess.plot_worker.PLOT_TABLES`` (what the plot worker is sent)."""
+    """Every plot the tables allow, in ``PLOTS`` order; the paths written. Reads only the tables its plots
+    declare they need (``Plot.needs``)."""
     out_dir = Path(out_dir)
     made = [plot.draw(tables, out_dir) for plot in PLOTS]
     return [p for p in made if p is not None]

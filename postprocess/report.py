@@ -53,7 +53,7 @@ import pandas as pd
 import postprocess.analyses as _analyses
 from postprocess.analyses.base import Options
 from postprocess.parallel import can_fork, cpus
-from postprocess.plot_worker import BackgroundPlots
+from postprocess.plots import write_plots
 from postprocess.render import html_layout, html_with_plots, markdown_layout, markdown_with_plots, render_json
 
 #: Version of the report.json layout.
@@ -260,24 +260,15 @@ def _write_files(
     folder: Path,
     options: Options | None,
     inputs: Mapping[str, Any] | None,
-    plots: bool | BackgroundPlots,
+    plots: bool,
     kept: Mapping[str, tuple[Path, pd.DataFrame]],
 ) -> str:
-    if isinstance(plots, BackgroundPlots):
-        plots.submit(tables)  # drawn while the files below are written (or already, from offered tables)
     for name, table in tables.items():
         _write_table(name, table, folder / f"{name}.csv", kept)
     json_writer = _JsonWriter(tables, options, inputs, folder / "report.json")
-    markdown, page = markdown_layout(tables), html_layout(tables)  # while the worker draws (and the JSON's)
+    markdown, page = markdown_layout(tables), html_layout(tables)  # while report.json is written
     json_writer.join()
-    written: list[Path] = []
-    if isinstance(plots, BackgroundPlots):
-        written = plots.result(folder / "plots")
-    elif plots:
-        # postprocess.plots (matplotlib, ~1.7 s) only when plots are drawn here, not for a report without
-        from postprocess.plots import write_plots
-
-        written = write_plots(tables, folder / "plots")
+    written = write_plots(tables, folder / "plots") if plots else []
     text = markdown_with_plots(markdown, written)
     (folder / "report.md").write_text(text)
     (folder / "report.html").write_text(html_with_plots(page, written))
@@ -346,12 +337,11 @@ def write_report(
     *,
     options: Options | None = None,
     inputs: Mapping[str, Any] | None = None,
-    plots: bool | BackgroundPlots = True,
+    plots: bool = True,
     kept: bool = False,
 ) -> WrittenReport:
     """Write every table as CSV plus report.md/.html/.json and plots/*.png into ``out``; return the markdown
-    (``.path``: the report's folder, absolute). ``plots``: False for none, True to draw them here, or a
-    started ``postprocess.plot_worker.BackgroundPlots`` to have its process draw them meanwhile. ``kept``:
+    (``.path``: the report's folder, absolute). ``plots``: False for none. ``kept``:
     the tables are ``compute_tables(..., out)``'s, not modified since (as in ``vdg report``): the CSVs it kept
     are moved into the report rather than written again (a table it did not keep is written).
 

@@ -16,7 +16,7 @@ Each scores every option of a held-out question; the scores are normalised over 
 (probabilities summing to 1) and the highest is the answerer's pick. ``combined`` is the mean of the two
 answerers' distributions. Every random choice (fold assignment, the forest) takes a seed from the benchmark,
 the task type and the question ids (``vdg_tasks.vocabulary.seeding``), so the scores are a function of the
-questions alone. scikit-learn is imported when scores are computed, never on import.
+questions alone.
 
 Input (``questions``): one row per question, columns ``QUESTION_INPUT``: the option texts without their
 letters and the index of the right one.
@@ -31,6 +31,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import hstack
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
 
 from postprocess.stats import binom_sf, wilson
 from vdg_tasks.vocabulary.seeding import stable_seed
@@ -180,11 +184,6 @@ def _pair_texts(questions: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 def _linear_scores(texts: tuple[list[str], list[str]], labels: np.ndarray, train: np.ndarray) -> np.ndarray:
-    # scikit-learn (~1 s to import) only when scores are computed, never on import of the report
-    from scipy.sparse import hstack
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-
     options, shared = texts
     blocks_train, blocks_all = [], []
     for documents, ngrams in ((options, (1, 2)), (shared, (1, 1))):
@@ -203,9 +202,6 @@ def _linear_scores(texts: tuple[list[str], list[str]], labels: np.ndarray, train
 
 
 def _forest_scores(features: np.ndarray, labels: np.ndarray, train: np.ndarray, seed: int) -> np.ndarray:
-    # scikit-learn (~1 s to import) only when scores are computed, never on import of the report
-    from sklearn.ensemble import RandomForestClassifier
-
     if len(set(labels[train])) < 2:
         return np.full(len(labels), 0.5)
     model = RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=3, random_state=seed % (2**32), n_jobs=1)

@@ -41,9 +41,9 @@ def test_a_failed_write_leaves_the_previous_report_untouched(tmp_path, monkeypat
     def fail(*args, **kwargs):
         raise OSError("disk full")
 
-    import postprocess.plots
+    import postprocess.report
 
-    monkeypatch.setattr(postprocess.plots, "write_plots", fail)
+    monkeypatch.setattr(postprocess.report, "write_plots", fail)
     with pytest.raises(OSError, match="disk full") as info:
         write_report(_tables(tmp_path, "second"), out, plots=True)
     assert _snapshot(out) == before

@@ -1,10 +1,9 @@
-"""postprocess.pipeline.make_report: one in-process report from a tiny tidy frame, with and without the plot
-worker, and what it writes (no lmms-eval run)."""
+"""postprocess.pipeline.make_report: one in-process report from a tiny tidy frame, with and without plots, and
+what it writes (no lmms-eval run)."""
 
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import re
 
 import pandas as pd
@@ -13,7 +12,6 @@ import pytest
 from postprocess.analyses import TABLES
 from postprocess.options import Options
 from postprocess.pipeline import make_report
-from postprocess.plot_worker import BackgroundPlots
 from postprocess.reading import LogError
 from postprocess.report import ReportError, partial_dir
 from postprocess.stats import paired_difference_ci
@@ -27,10 +25,6 @@ def _frame() -> pd.DataFrame:
     """One model, one task type, 4 questions: right under orig on v0, v1, v2; under black on v0 only."""
     outcomes = {"orig": [True, True, True, False], "black": [True, False, False, False]}
     return make_frame([("m", c, f"v{i}-q", "T1", o) for c, outs in outcomes.items() for i, o in enumerate(outs)])
-
-
-def _plot_workers() -> list[str]:
-    return [p.name for p in mp.active_children() if p.name == "vdg-plots"]
 
 
 def test_make_report_writes_every_table_and_the_three_pages(tmp_path):
@@ -70,31 +64,10 @@ def test_a_frame_given_as_a_function_is_called_once(tmp_path):
     assert json.loads((written.path / "report.json").read_text())["inputs"] is None
 
 
-@pytest.mark.skipif(not BackgroundPlots.useful(), reason="the plot worker needs a second CPU")
-def test_the_plot_worker_is_started_before_the_frame_is_read(tmp_path):
-    seen = []
-
-    def frame() -> pd.DataFrame:
-        seen.extend(_plot_workers())
-        return _frame()
-
-    written = make_report(frame, tmp_path / "out", options=OPTIONS)
-    assert seen == ["vdg-plots"] and _plot_workers() == []  # started first, stopped at the end
+def test_the_plots_the_report_shows_are_the_ones_drawn(tmp_path):
+    written = make_report(_frame(), tmp_path / "out", options=OPTIONS)
     drawn = {p.name for p in (written.path / "plots").iterdir()}
     assert drawn and drawn == set(re.findall(r"\]\(plots/([^)]+)\)", written))  # report.md shows each PNG
-
-
-def test_one_worker_draws_the_plots_in_this_process(tmp_path):
-    seen = []
-
-    def frame() -> pd.DataFrame:
-        seen.extend(_plot_workers())
-        return _frame()
-
-    written = make_report(frame, tmp_path / "out", options=OPTIONS, workers=1)
-    assert seen == []
-    drawn = {p.name for p in (written.path / "plots").iterdir()}
-    assert drawn and drawn == set(re.findall(r"\]\(plots/([^)]+)\)", written))
 
 
 def test_a_folder_with_other_files_is_refused_and_left_as_it_was(tmp_path):
@@ -112,4 +85,4 @@ def test_what_reading_the_frame_raises_stops_the_report(tmp_path):
 
     with pytest.raises(LogError, match="run.jsonl:3: not JSON"):
         make_report(unreadable, tmp_path / "out", options=OPTIONS)
-    assert not (tmp_path / "out").exists() and _plot_workers() == []
+    assert not (tmp_path / "out").exists()

@@ -13,8 +13,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from postprocess.debias import (
+    bias_pruning,
+    kept_ids,
+    proportional_counts,
+    random_pruning,
+    removal_total,
+    removed_per_type,
+    type_sizes,
+)
+from postprocess.shortcuts import shortcut_scores
 from vdg_tasks.cli.common import fail
 from vdg_tasks.data import question_sets
+from vdg_tasks.data.text_questions import text_questions
 
 #: The files ``vdg shortcuts`` writes into its folder.
 SHORTCUTS_CSV = "shortcuts.csv"
@@ -26,10 +39,7 @@ DEBIASED = "debiased"
 
 def _questions(args: argparse.Namespace) -> Any:
     """The benchmark's questions as the answerers' input frame."""
-    # pandas (~0.8 s) and the benchmarks' loaders only for these commands, not vdg --help
-    import pandas as pd
-
-    from vdg_tasks.data.text_questions import text_questions
+    # the benchmarks' loaders (vdg_tasks.jobs.materialize: the model side's, lmms-eval) only for these commands
     from vdg_tasks.jobs.materialize import load_docs
 
     if args.docs:
@@ -71,9 +81,6 @@ def _markdown(table: Any) -> str:
 
 
 def cmd_shortcuts(args: argparse.Namespace) -> int:
-    # scikit-learn and pandas (~1.5 s) only for this command, not vdg --help
-    from postprocess.shortcuts import shortcut_scores
-
     try:
         questions = _questions(args)
         scores, types = shortcut_scores(questions)
@@ -94,17 +101,6 @@ def _write_set(benchmark: str, ids: list[str], path: Path, description: str, cou
 
 
 def cmd_debias(args: argparse.Namespace) -> int:
-    # scikit-learn and pandas (~1.5 s) only for this command, not vdg --help
-    from postprocess.debias import (
-        bias_pruning,
-        kept_ids,
-        proportional_counts,
-        random_pruning,
-        removal_total,
-        removed_per_type,
-        type_sizes,
-    )
-
     try:
         if args.rounds < 1 or args.controls < 0:
             raise ValueError(

@@ -60,8 +60,7 @@ def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     # vdg_tasks.jobs.materialize.default_workers and vdg_tasks.lmms.yamlgen.YAML_ROOT, without importing those
-    # modules (with vdg_tasks.data.benchmarks and vdg_tasks.lmms.hooks: ~0.3 s every command would pay);
-    # tests/vdg_tasks/cli/test_cli_imports.py checks.
+    # modules of the model side, which vdg --help does not load (tests/vdg_tasks/cli/test_cli_imports.py checks).
     def default_workers() -> int:
         try:
             return max(1, len(os.sched_getaffinity(0)))

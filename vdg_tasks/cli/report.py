@@ -8,7 +8,16 @@ import json
 import sys
 from pathlib import Path
 
+from postprocess import leaderboard as lb
+from postprocess import stats
+from postprocess.inputs import ReportInputs, load_inputs
+from postprocess.judge import JudgeError
+from postprocess.leaderboard import MergeError, merge_leaderboard
 from postprocess.options import Options
+from postprocess.pipeline import make_report
+from postprocess.report import compute_tables
+from postprocess.schema import SCHEMA_PATH, schema_is_current, write_schema
+from postprocess.stats import json_ready as json_value
 from vdg_tasks.cli.common import fail
 
 
@@ -87,11 +96,8 @@ def _options(args: argparse.Namespace):
     )
 
 
-def _inputs(args: argparse.Namespace):  # noqa: ANN202 (postprocess.inputs.ReportInputs, imported lazily)
+def _inputs(args: argparse.Namespace) -> ReportInputs:
     """The report's inputs named on the command line (--question-set's rules go to the settings, not here)."""
-    # postprocess.inputs (pandas, the reader; ~0.9 s) only for the commands that read runs, not vdg --help
-    from postprocess.inputs import ReportInputs
-
     return ReportInputs(
         runs=tuple(args.runs or ()),
         predictions=tuple(_predictions(args.predictions)),
@@ -107,17 +113,7 @@ def _inputs(args: argparse.Namespace):  # noqa: ANN202 (postprocess.inputs.Repor
     )
 
 
-def _judge_errors() -> tuple[type[Exception], ...]:
-    """JudgeError once the judge is loaded (only --judge loads it, and only it raises one); not imported otherwise."""
-    judge = sys.modules.get("postprocess.judge")
-    return (judge.JudgeError,) if judge is not None else ()
-
-
 def cmd_report(args: argparse.Namespace) -> int:
-    # postprocess.pipeline and postprocess.inputs (the reader, pandas; ~1 s) only for vdg report, not vdg --help
-    from postprocess.inputs import load_inputs
-    from postprocess.pipeline import make_report
-
     if args.workers is not None and args.workers < 1:
         return fail("report", ValueError(f"--workers {args.workers}: give at least 1"))
     try:
@@ -130,7 +126,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             plots=not args.no_plots,
             workers=args.workers,
         )
-    except (ValueError, *_judge_errors()) as exc:  # postprocess.io.LogError is a ValueError
+    except (ValueError, JudgeError) as exc:  # postprocess.io.LogError is a ValueError
         return fail("report", exc)
     print(written)
     print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
@@ -139,9 +135,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _merge_leaderboard(args: argparse.Namespace, theirs, table, names):
     """merge_leaderboard, its refusal naming the file at fault."""
-    # postprocess.leaderboard (pandas, scipy; ~1.2 s) only for vdg leaderboard --merge, not vdg --help
-    from postprocess.leaderboard import MergeError, merge_leaderboard
-
     try:
         return merge_leaderboard(theirs, table, args.on, names)
     except MergeError as exc:
@@ -152,11 +145,6 @@ def _merge_leaderboard(args: argparse.Namespace, theirs, table, names):
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    # postprocess.leaderboard and postprocess.report (pandas, scipy; ~1.3 s) only for vdg leaderboard, not vdg --help
-    from postprocess import leaderboard as lb
-    from postprocess.inputs import load_inputs
-    from postprocess.report import compute_tables
-
     merge = getattr(args, "merge", None)
     try:
         if Path(args.out).suffix.lower() not in (".md", ".csv", ".json"):
@@ -205,10 +193,6 @@ def _stat_float(text: str, name: str) -> float:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    # postprocess.stats (~0.04 s over the parser's imports) only for vdg stats, not vdg --help
-    from postprocess import stats
-    from postprocess.stats import json_ready as json_value
-
     try:
         if args.test == "wilson":
             result = stats.wilson(_stat_int(args.k, "K"), _stat_int(args.n, "N"), level=args.level).as_dict()
@@ -229,9 +213,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    # postprocess.schema (pandas and the analyses, ~1.5 s) only for vdg schema, not vdg --help
-    from postprocess.schema import SCHEMA_PATH, schema_is_current, write_schema
-
     path = Path(args.out) if args.out else SCHEMA_PATH
     if args.check:
         if not schema_is_current(path):

@@ -11,40 +11,31 @@ import sys
 from pathlib import Path
 
 from vdg_tasks.cli.common import fail
-from vdg_tasks.data import question_sets
+from vdg_tasks.data import infinibench, question_sets
+from vdg_tasks.synthetic import episodes, synth
 from vdg_tasks.vocabulary.conditions import SHIPPED_MODULES, registry
 from vdg_tasks.vocabulary.paths import CacheUnwritable
 from vdg_tasks.vocabulary.untrusted import redact
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    # vdg_tasks.synthetic.synth (PyAV, ~0.25 s) only for vdg synth, not vdg --help
-    from vdg_tasks.synthetic.synth import generate
-
-    path = generate(Path(args.out), n_videos=args.videos, seed=args.seed)
+    path = synth.generate(Path(args.out), n_videos=args.videos, seed=args.seed)
     print(path)
     return 0
 
 
 def cmd_synth_episodes(args: argparse.Namespace) -> int:
-    # data.infinibench (PyYAML) and synthetic.episodes (PyAV; ~0.25 s) only for this command, not vdg --help
-    from vdg_tasks.data.infinibench import prepare
-    from vdg_tasks.synthetic.episodes import generate_episodes
-
     out = Path(args.out)
-    annotations = generate_episodes(out, n_episodes=args.episodes, seed=args.seed)
-    path, n = prepare(annotations, out / "videos", Path(args.questions), subtitles_root=out / "subtitles")
+    annotations = episodes.generate_episodes(out, n_episodes=args.episodes, seed=args.seed)
+    path, n = infinibench.prepare(annotations, out / "videos", Path(args.questions), subtitles_root=out / "subtitles")
     print(path)
     print(f"{n} questions over {args.episodes} synthetic episodes", file=sys.stderr)
     return 0
 
 
 def cmd_infinibench(args: argparse.Namespace) -> int:
-    # vdg_tasks.data.infinibench (PyYAML, ~0.06 s) only for vdg infinibench, not vdg --help
-    from vdg_tasks.data.infinibench import prepare
-
     try:
-        path, n = prepare(
+        path, n = infinibench.prepare(
             Path(args.annotations),
             Path(args.videos),
             Path(args.out),
@@ -60,7 +51,8 @@ def cmd_infinibench(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    # vdg_tasks.jobs.sweep (data.benchmarks, lmms.yamlgen; ~0.25 s) only for vdg sweep, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.jobs.sweep import sampling_sweep
 
     try:
@@ -99,7 +91,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks_path(args: argparse.Namespace) -> int:
-    # vdg_tasks.lmms.yamlgen (lmms.hooks, loguru, PyYAML; ~0.28 s) only for this command, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
     print(YAML_ROOT)
@@ -107,7 +100,8 @@ def cmd_tasks_path(args: argparse.Namespace) -> int:
 
 
 def cmd_register(args: argparse.Namespace) -> int:
-    # lmms.register and lmms.yamlgen (lmms.hooks, loguru, PyYAML; ~0.3 s) only for vdg register, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.lmms.register import RegisterError, lmms_eval_tasks_dir, problems, register, unregister
     from vdg_tasks.lmms.yamlgen import YAML_ROOT
 
@@ -157,7 +151,8 @@ def conditions_refused() -> int:
 
 
 def cmd_write_yamls(args: argparse.Namespace) -> int:
-    # vdg_tasks.lmms.yamlgen (lmms.hooks, loguru, PyYAML; ~0.28 s) only for this command, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.lmms.yamlgen import INFINIBENCH_DATA, SYNTH_DATA, YAML_ROOT, render_all, write_all
 
     yours = [c.name for c in registry().conditions.values() if c.declared_in and c.declared_in not in SHIPPED_MODULES]
@@ -196,7 +191,8 @@ def cmd_write_yamls(args: argparse.Namespace) -> int:
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:
-    # jobs.materialize (data.benchmarks, lmms.yamlgen, filelock; ~0.3 s) only for vdg materialize, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.jobs.materialize import (
         TaskError,
         parse_shard,
@@ -244,7 +240,8 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    # vdg_tasks.jobs.export (lmms.hooks, loguru, PyYAML; ~0.3 s) only for vdg export, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.jobs.export import export, push_to_hub
 
     try:
@@ -269,7 +266,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_export_tasks(args: argparse.Namespace) -> int:
-    # vdg_tasks.jobs.export (lmms.hooks, loguru, PyYAML; ~0.3 s) only for this command, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.jobs.export import write_export_tasks
 
     try:
@@ -288,7 +286,8 @@ def cmd_export_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    # vdg_tasks.lmms.derive (lmms.hooks, loguru, PyYAML; ~0.3 s) only for vdg derive, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.lmms.derive import DeriveError, derive
 
     fields = ("question_id", "options", "answer", "video_id", "task_type", "question")
@@ -337,7 +336,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    # jobs.materialize (data.benchmarks, lmms.yamlgen, filelock; ~0.3 s) only for this command, not vdg --help
+    # the model side's modules only for this command (tests/vdg_tasks/cli/test_cli_imports.py: vdg --help and the
+    # report side load none of them)
     from vdg_tasks.jobs.materialize import load_docs
 
     try:
