@@ -8,6 +8,7 @@ resamples items by index only, so it would also draw other numbers from the same
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Literal
 
@@ -40,6 +41,7 @@ BootstrapMethod = Literal["exact", "resample"]
 # ------------------------------------------------------------------------------------ intervals
 
 
+@functools.lru_cache(maxsize=64)
 def two_sided_z(level: float) -> float:
     """Two-sided normal quantile for a confidence level: ``scipy.stats.norm.isf((1 - level) / 2)``, the critical
     value statsmodels' intervals use."""

@@ -8,7 +8,7 @@ asserts they are equal, so edit the declarations and run ``vdg write-yamls``, ne
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -156,20 +156,43 @@ def tags(benchmark: str, cond: Condition) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def condition_task(
+    cond: Condition,
+    include: str,
+    task: str,
+    tag: list[str],
+    hook: Callable[[str], str],
+    generation: Callable[[], Mapping[str, Any]],
+    metadata: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A condition's task YAML, built-in or derived: its template (``include``), name and tags (none for an
+    untagged condition), the hooks (``hook(kind)``: the dotted name of ``doc_to_text``, ``doc_to_visual`` or
+    ``process_results``; doc_to_text only for a text condition), the template's ``generation()`` settings with the
+    condition's token budget where it sets one, and ``metadata``."""
+    doc: dict[str, Any] = {"include": include, "task": task}
+    if tag:
+        doc["tag"] = tag
+    if cond.modality == "text":
+        doc["doc_to_text"] = YamlFunction(hook("doc_to_text"))
+    doc["doc_to_visual"] = YamlFunction(hook("doc_to_visual"))
+    doc["process_results"] = YamlFunction(hook("process_results"))
+    if cond.max_new_tokens is not None:
+        doc["generation_kwargs"] = {**dict(generation() or {}), "max_new_tokens": cond.max_new_tokens}
+    return {**doc, "metadata": dict(metadata)}
+
+
 def leaf(benchmark: str, condition: str, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One task's YAML; ``base`` is the benchmark's template (for settings a condition overrides)."""
     cond = CONDITIONS[condition]
-    doc: dict[str, Any] = {"include": template_file(benchmark), "task": task_name(benchmark, condition)}
-    if tags(benchmark, cond):  # an untagged condition (blind) of a benchmark without sub-tasks has none
-        doc["tag"] = tags(benchmark, cond)
-    if cond.modality == "text":
-        doc["doc_to_text"] = YamlFunction(f"vdg_tasks.hooks.{hook_name(benchmark, condition, 'doc_to_text')}")
-    doc["doc_to_visual"] = YamlFunction(f"vdg_tasks.hooks.{hook_name(benchmark, condition, 'doc_to_visual')}")
-    doc["process_results"] = YamlFunction(f"vdg_tasks.hooks.{hook_name(benchmark, condition, 'process_results')}")
-    if cond.max_new_tokens is not None:
-        generation = dict((base or template(benchmark)).get("generation_kwargs") or {})
-        doc["generation_kwargs"] = {**generation, "max_new_tokens": cond.max_new_tokens}
-    return {**doc, "metadata": condition_metadata(cond)}
+    return condition_task(
+        cond,
+        template_file(benchmark),
+        task_name(benchmark, condition),
+        tags(benchmark, cond),
+        lambda kind: f"vdg_tasks.hooks.{hook_name(benchmark, condition, kind)}",
+        lambda: (base or template(benchmark)).get("generation_kwargs") or {},
+        condition_metadata(cond),
+    )
 
 
 def condition_metadata(cond: Condition) -> dict[str, Any]:
