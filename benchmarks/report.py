@@ -131,7 +131,7 @@ FLOOR = "import pandas, scipy.stats, statsmodels.api, sklearn.linear_model, matp
 def _measure(root: str, out: str, queue) -> None:
     """What `vdg report` does, stage by stage: imports, load, analyses, files."""
     start = time.perf_counter()
-    from postprocess.analyses import Options, worker_count
+    from postprocess.analyses import ReportSettings, worker_count
     from postprocess.io import load_frame
     from postprocess.report import compute_tables, write_report
 
@@ -139,7 +139,7 @@ def _measure(root: str, out: str, queue) -> None:
     runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
     frame = load_frame(runs)
     t1 = time.perf_counter()
-    tables = compute_tables(frame, Options(n_resamples=2000), Path(out))
+    tables = compute_tables(frame, ReportSettings(n_resamples=2000), Path(out))
     t2 = time.perf_counter()
     write_report(tables, Path(out), kept=True)
     t3 = time.perf_counter()

@@ -2,10 +2,10 @@
 
 ::
 
-    from postprocess import Options, build_report, load_frame, run_analysis
+    from postprocess import ReportSettings, build_report, load_frame, run_analysis
 
     frame = load_frame(predictions=[("qwen2vl", "orig.json"), ("qwen2vl", "black.json")], benchmark="videomme")
-    vdg = run_analysis("vdg", frame, Options(n_resamples=500))
+    vdg = run_analysis("vdg", frame, ReportSettings(n_resamples=500))
     build_report(frame, "report/")
 
 Public names (``__all__``):
@@ -16,7 +16,7 @@ Public names (``__all__``):
   runs as orig, question sets to compare, ``vdg shortcuts``' scores, open answers judged).
 - ``run_analysis(name, frame, options=None)``: one table by name (``analysis_names()``);
   ``run_all(frame, options, names=None)``: every table, by name; ``skip_reason(table)``: why a
-  table was skipped (``None`` when it was computed). ``Options``: the conventions they share.
+  table was skipped (``None`` when it was computed). ``ReportSettings``: the conventions they share.
 - ``compute_tables`` and ``write_report(tables, out)``: the two halves of ``vdg report``;
   ``build_report(run_dirs_or_frame, out, ...)`` reads ``vdg report``'s inputs and does both, writing the files
   ``vdg report`` writes. ``WrittenReport`` is what they return.
@@ -40,10 +40,10 @@ if TYPE_CHECKING:
     from postprocess.api import analysis_names, build_report, run_analysis
     from postprocess.inputs import ReportInputs, load_inputs
     from postprocess.io import load_frame
-    from postprocess.options import Options
     from postprocess.predictions import read_predictions
     from postprocess.reading import LogError
     from postprocess.report import ReportError, WrittenReport, compute_tables, write_report
+    from postprocess.settings import ReportSettings
 
 #: Public name -> the module defining it.
 _ORIGIN = {
@@ -52,7 +52,7 @@ _ORIGIN = {
     "ReportInputs": "postprocess.inputs",
     "read_predictions": "postprocess.predictions",
     "LogError": "postprocess.reading",
-    "Options": "postprocess.options",
+    "ReportSettings": "postprocess.settings",
     "skip_reason": "postprocess.analyses.base",
     "Analysis": "postprocess.analyses.base",
     "run_all": "postprocess.analyses",
@@ -68,7 +68,7 @@ _ORIGIN = {
 __all__ = [
     "Analysis",
     "LogError",
-    "Options",
+    "ReportSettings",
     "ReportError",
     "ReportInputs",
     "WrittenReport",
@@ -85,7 +85,14 @@ __all__ = [
 ]
 
 
+#: Former public names -> the names they stand for (``Options`` was the report's settings, a name the answer options
+#: also took).
+_FORMER = {"Options": "ReportSettings"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _FORMER:
+        return __getattr__(_FORMER[name])
     origin = _ORIGIN.get(name)
     if origin is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

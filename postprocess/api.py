@@ -19,7 +19,7 @@ from typing import Literal
 import pandas as pd
 
 from postprocess.analyses import DIGESTS, TABLES, run_all
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.inputs import ReportInputs, load_inputs
 from postprocess.pipeline import make_report
 from postprocess.report import WrittenReport
@@ -32,7 +32,7 @@ def analysis_names() -> list[str]:
     return [t.name for t in TABLES]
 
 
-def run_analysis(name: str, frame: pd.DataFrame, options: Options | None = None) -> pd.DataFrame:
+def run_analysis(name: str, frame: pd.DataFrame, options: ReportSettings | None = None) -> pd.DataFrame:
     """The table ``name`` (one of ``analysis_names()``) computed from the tidy ``frame``.
 
     Columns are exactly those the analysis declares (``docs/report-schema.md``). A digest
@@ -46,7 +46,7 @@ def run_analysis(name: str, frame: pd.DataFrame, options: Options | None = None)
         near = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         raise KeyError(f"Unknown analysis {name!r}.{hint} Known: {', '.join(names)}.")
-    opts = Options() if options is None else options
+    opts = ReportSettings() if options is None else options
     if name in {d.name for d in DIGESTS}:
         return run_all(frame, opts)[name]
     return run_all(frame, opts, names=[name])[name]
@@ -56,7 +56,7 @@ def build_report(
     data: pd.DataFrame | ReportInputs | str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     *,
-    options: Options | None = None,
+    options: ReportSettings | None = None,
     plots: bool = True,
     workers: int | None = None,
     predictions: Iterable[tuple[str, str | os.PathLike[str]]] = (),
@@ -86,7 +86,7 @@ def build_report(
         postprocess.judge.JudgeError: an answer could not be judged.
         TypeError: input keywords given with a frame or with a ``ReportInputs``.
     """
-    opts = Options() if options is None else options
+    opts = ReportSettings() if options is None else options
     given = ReportInputs(
         predictions=tuple((m, os.fspath(p)) for m, p in predictions),
         benchmark=benchmark,

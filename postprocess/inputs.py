@@ -1,6 +1,6 @@
 """What a report is computed from, and the one function that turns it into the tidy frame.
 
-``ReportInputs`` holds everything ``vdg report`` takes besides its settings (``Options``): lmms-eval output
+``ReportInputs`` holds everything ``vdg report`` takes besides its settings (``ReportSettings``): lmms-eval output
 folders, prediction files, the ``--options-file`` counts, question sets to compare, ``vdg shortcuts``' scores,
 the judge of open-ended answers and where a plain base-task run's task is declared. ``load_inputs`` reads them
 into one frame: a plain run of a base task is read as its orig (``vdg_tasks.jobs.base_runs``), the named
@@ -23,9 +23,9 @@ import pandas as pd
 from postprocess.frame import SHORTCUT_FIELDS, with_named_sets, with_text_scores
 from postprocess.io import load_frame
 from postprocess.judge import judge_frame, make_judge
-from postprocess.options import Options
 from postprocess.reading import samples_logs
 from postprocess.run_labels import RunDir, results_of
+from postprocess.settings import ReportSettings
 from vdg_tasks.data import question_sets
 from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
 from vdg_tasks.vocabulary.record import OPEN_STATUS, holds_vdg_records
@@ -180,7 +180,7 @@ def _runs_as_orig(inputs: ReportInputs, work: Path, notify: Callable[[str], None
 
 
 def load_inputs(
-    inputs: ReportInputs, options: Options | None = None, notify: Callable[[str], None] = _to_stderr
+    inputs: ReportInputs, options: ReportSettings | None = None, notify: Callable[[str], None] = _to_stderr
 ) -> pd.DataFrame:
     """The tidy frame of ``inputs`` as ``vdg report`` reads it (``options.align`` decides how conditions holding
     different questions are joined); ``notify`` gets each line the reading has to say (default: stderr, as
@@ -191,7 +191,7 @@ def load_inputs(
             endpoint configured.
         postprocess.judge.JudgeError: an answer could not be judged.
     """
-    opts = Options() if options is None else options
+    opts = ReportSettings() if options is None else options
     with tempfile.TemporaryDirectory(prefix="vdg-base-runs-") as work:
         frame = load_frame(
             runs=_runs_as_orig(inputs, Path(work), notify),

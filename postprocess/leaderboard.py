@@ -31,8 +31,8 @@ from postprocess.formatting import (
     markdown_table,
     merge_intervals,
 )
-from postprocess.options import natural_key
 from postprocess.render import json_value, table_records
+from postprocess.settings import natural_key
 
 #: A model whose Overall VDG is below this is flagged ``low-vdg``: its score barely needs the video.
 LOW_VDG_FLAG = 0.10

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from postprocess.options import Options
 from postprocess.report import WrittenReport, compute_tables, write_report
+from postprocess.settings import ReportSettings
 
 __all__ = ["make_report"]
 
@@ -23,7 +23,7 @@ def make_report(
     frame: pd.DataFrame | Callable[[], pd.DataFrame],
     out: str | os.PathLike[str],
     *,
-    options: Options,
+    options: ReportSettings,
     inputs: Mapping[str, Any] | None = None,
     plots: bool = True,
     workers: int | None = None,

@@ -22,7 +22,7 @@ from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from postprocess.options import natural_key, natural_sorted  # noqa: E402
+from postprocess.settings import natural_key, natural_sorted  # noqa: E402
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_FALLBACKS  # noqa: E402
 
 DPI = 100

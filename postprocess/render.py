@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 import postprocess.analyses as _analyses
-from postprocess.analyses.base import Options, skip_reason
+from postprocess.analyses.base import ReportSettings, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
 from postprocess.choices import RULE_INFERRED
 from postprocess.formatting import (
@@ -661,14 +661,14 @@ def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)] if len(table) else []
 
 
-def options_dict(options: Options | None) -> dict[str, Any] | None:
+def options_dict(options: ReportSettings | None) -> dict[str, Any] | None:
     if options is None:
         return None
     return {f.name: json_value(getattr(options, f.name)) for f in dataclasses.fields(options)}
 
 
 def render_json(
-    tables: Mapping[str, pd.DataFrame], options: Options | None = None, inputs: Mapping[str, Any] | None = None
+    tables: Mapping[str, pd.DataFrame], options: ReportSettings | None = None, inputs: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """report.json as a dict (see the module docstring)."""
     info = _analysis_info()

@@ -51,7 +51,7 @@ import orjson
 import pandas as pd
 
 import postprocess.analyses as _analyses
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.parallel import can_fork, cpus
 from postprocess.plots import write_plots
 from postprocess.render import html_layout, html_with_plots, markdown_layout, markdown_with_plots, render_json
@@ -150,7 +150,7 @@ def partial_dir(out: Path) -> Path:
 
 def compute_tables(
     frame: pd.DataFrame,
-    options: Options = Options(),
+    options: ReportSettings = ReportSettings(),
     out: Path | None = None,
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
@@ -220,7 +220,7 @@ class WrittenReport(str):
         return str(self)
 
 
-def _write_json(tables: Mapping[str, pd.DataFrame], options: Options | None, inputs: Any, path: Path) -> None:
+def _write_json(tables: Mapping[str, pd.DataFrame], options: ReportSettings | None, inputs: Any, path: Path) -> None:
     # orjson: several times json.dumps' speed on a large report; render_json has already made every NaN a null.
     path.write_bytes(orjson.dumps(render_json(tables, options, inputs)) + b"\n")
 
@@ -230,7 +230,9 @@ class _JsonWriter:
     from ``PARALLEL_TABLE_ROWS`` table rows on, where processes are forked), else here; ``join`` waits for it. A
     child that fails leaves the file to this process, so any error is raised here, with its traceback."""
 
-    def __init__(self, tables: Mapping[str, pd.DataFrame], options: Options | None, inputs: Any, path: Path) -> None:
+    def __init__(
+        self, tables: Mapping[str, pd.DataFrame], options: ReportSettings | None, inputs: Any, path: Path
+    ) -> None:
         self._args = (tables, options, inputs, path)
         self._child: Any = None
         if can_fork() and cpus() > 1 and sum(len(t) for t in tables.values()) >= PARALLEL_TABLE_ROWS:
@@ -258,7 +260,7 @@ PARALLEL_TABLE_ROWS = _analyses.PARALLEL_ROWS
 def _write_files(
     tables: Mapping[str, pd.DataFrame],
     folder: Path,
-    options: Options | None,
+    options: ReportSettings | None,
     inputs: Mapping[str, Any] | None,
     plots: bool,
     kept: Mapping[str, tuple[Path, pd.DataFrame]],
@@ -335,7 +337,7 @@ def write_report(
     tables: Mapping[str, pd.DataFrame],
     out: Path,
     *,
-    options: Options | None = None,
+    options: ReportSettings | None = None,
     inputs: Mapping[str, Any] | None = None,
     plots: bool = True,
     kept: bool = False,

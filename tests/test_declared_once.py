@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from tests.helpers.condition_modules import condition_modules
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
@@ -80,7 +80,9 @@ def test_a_users_conditions_get_tasks_cache_keys_and_their_report_rows(declared)
     keys = {name: cache_key("source-digest", CONDITIONS[name], 0) for name in ("greyscale", "black", "orig")}
     assert len(set(keys.values())) == 3 and CONDITIONS["greyscale"].source_digest  # its module's text keys it
 
-    tables = run_all(_frame({"orig": 36, "black": 12, "greyscale": 30, "stem_removed": 20}), Options(min_stratum=10))
+    tables = run_all(
+        _frame({"orig": 36, "black": 12, "greyscale": 30, "stem_removed": 20}), ReportSettings(min_stratum=10)
+    )
     added = tables["added_conditions"].set_index("condition")
     assert list(added.index.unique()) == ["greyscale"], "a question condition read otherwise is not an added one"
     grey = added[added.task_type == "Overall"].loc["greyscale"]

@@ -32,12 +32,12 @@ from typing import Any
 import pandas as pd
 
 from postprocess.analyses import collective, findings, selection, skipped, summary, tracking
-from postprocess.analyses.base import Analysis, Digest, Options, skip_reason
+from postprocess.analyses.base import Analysis, Digest, ReportSettings, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
 from postprocess.analyses.registry import CORE, ENTRY_POINT_GROUP, MODULES_ENV, declared
 from postprocess.frame import UNREAD_BY_CHOICES
-from postprocess.options import natural_key
 from postprocess.parallel import can_fork, cpus
+from postprocess.settings import natural_key
 from vdg_tasks.vocabulary.record import OPEN_STATUS
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ FULL_FRAME: frozenset[str] = frozenset(a.name for a in tracking.ANALYSES)
 EVERY_COLUMN: frozenset[str] = frozenset(a.name for a in collective.ANALYSES)
 
 
-def _choices_columns(choices: pd.DataFrame, options: Options) -> pd.DataFrame:
+def _choices_columns(choices: pd.DataFrame, options: ReportSettings) -> pd.DataFrame:
     """``choices`` without the columns no multiple-choice analysis reads (``postprocess.frame.UNREAD_BY_CHOICES``,
     from each column's declaration; those ``--by`` names kept); ``attrs`` are kept."""
     unread = [c for c in UNREAD_BY_CHOICES if c in choices.columns and c not in options.by]
@@ -119,7 +119,7 @@ _WORK: (
         pd.DataFrame,
         pd.DataFrame,
         pd.DataFrame,
-        Options,
+        ReportSettings,
         Callable[[str, pd.DataFrame], None] | None,
     ]
     | None
@@ -185,7 +185,7 @@ def _run_analyses(
     analyses: dict[str, Analysis],
     frame: pd.DataFrame,
     choices: pd.DataFrame,
-    options: Options,
+    options: ReportSettings,
     workers: int,
     on_computed: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
@@ -225,7 +225,7 @@ def _run_analyses(
 
 def run_all(
     frame: pd.DataFrame,
-    options: Options = Options(),
+    options: ReportSettings = ReportSettings(),
     names: Sequence[str] | None = None,
     on_table: Callable[[str, pd.DataFrame], None] | None = None,
     workers: int | None = None,
@@ -291,7 +291,7 @@ __all__ = [
     "UNREAD_BY_CHOICES",
     "Analysis",
     "Digest",
-    "Options",
+    "ReportSettings",
     "multiple_choice_frame",
     "run_all",
     "skip_reason",

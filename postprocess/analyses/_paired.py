@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses.base import MissingPolicy, Options, memo_by_frame
+from postprocess.analyses.base import MissingPolicy, ReportSettings, memo_by_frame
 from postprocess.frame import graded_rows
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 from vdg_tasks.vocabulary.scoring import CORRECT_AT
@@ -164,7 +164,7 @@ CELL_KEYS: tuple[str, ...] = ("model", "benchmark", "condition")
 
 
 @memo_by_frame
-def cell_index(frame: pd.DataFrame, options: Options = Options()) -> tuple[np.ndarray, pd.DataFrame]:
+def cell_index(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> tuple[np.ndarray, pd.DataFrame]:
     """``group_index(frame, CELL_KEYS)``, once per frame (``options`` unused: ``memo_by_frame``'s signature). Callers
     must not mutate it."""
     return group_index(frame, list(CELL_KEYS))
@@ -174,9 +174,9 @@ def cell_index(frame: pd.DataFrame, options: Options = Options()) -> tuple[np.nd
 # One question set per comparison: rows of a table that are compared with each other (models, conditions) are
 # computed on one set of questions, named by the table's ``question_rule`` column.
 
-#: ``Options.question_set``: ``shared``: a benchmark's rows are compared on the questions no compared model has an
-#: error for under the compared conditions; ``per-model``: each model on its own answered questions (the published
-#: paper's convention, kept for reproduction).
+#: ``ReportSettings.question_set``: ``shared``: a benchmark's rows are compared on the questions no compared model has
+#: an error for under the compared conditions; ``per-model`` (the default): each model on its own answered questions (so
+#: adding a model moves no other model's numbers).
 QUESTION_SET_SHARED = "shared"
 QUESTION_SET_PER_MODEL = "per-model"
 
@@ -240,7 +240,7 @@ def question_set_digest(question_ids: Iterable[object]) -> str:
 
 
 def question_set_seed(
-    options: Options, analysis: str, benchmark: str, *parts: object, question_ids: Iterable[object]
+    options: ReportSettings, analysis: str, benchmark: str, *parts: object, question_ids: Iterable[object]
 ) -> int:
     """The seed of one resampling procedure: from the analysis, the benchmark, further stable parts (a task type,
     a condition) and the question set it resamples; never from a model label."""

@@ -9,10 +9,10 @@ wrong. ``n_error`` counts those questions either way. No pairing across conditio
 question's option count, ``postprocess.choices``), so a task type of 3-option questions has chance
 1/3 next to one of 5-option questions at 1/5.
 
-The models of a benchmark are scored on one question set per condition (``Options.question_set="shared"``,
+The models of a benchmark are scored on one question set per condition (``ReportSettings.question_set="shared"``,
 ``shared_rows``): the questions no model has an error for under that condition, so one model's failures never
 change another model's row (and a pair's accuracies are on the questions McNemar compares them on);
-``"per-model"`` scores each model on its own answered questions. Strata below ``Options.min_stratum``
+``"per-model"`` scores each model on its own answered questions. Strata below ``ReportSettings.min_stratum``
 questions keep n, correct and acc but no interval (``too_small``).
 """
 
@@ -30,7 +30,7 @@ from postprocess.analyses._paired import (
     ordered_conditions,
     question_rule,
 )
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.choices import option_counts
 from postprocess.stats import wilson
 
@@ -78,12 +78,12 @@ def _check(frame: pd.DataFrame) -> None:
         )
 
 
-def _per_model(options: Options) -> bool:
+def _per_model(options: ReportSettings) -> bool:
     return options.question_set == QUESTION_SET_PER_MODEL or options.missing == "incorrect"
 
 
 @memo_by_frame
-def shared_rows(frame: pd.DataFrame, options: Options = Options()) -> np.ndarray:
+def shared_rows(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> np.ndarray:
     """Per row of ``frame``: whether its (benchmark, condition, question) is in the condition's shared question
     set, i.e. no model has an error row for it (``_paired.shared_questions`` of that one condition, for every
     benchmark and condition at once). All True when each model keeps its own questions (question_set=per-model,
@@ -100,12 +100,12 @@ def shared_rows(frame: pd.DataFrame, options: Options = Options()) -> np.ndarray
     return ~np.isin(cell, np.unique(cell[error]))
 
 
-def condition_rule(condition: str, options: Options) -> str:
+def condition_rule(condition: str, options: ReportSettings) -> str:
     """The ``question_rule`` of a condition's rows (``shared_rows``' set)."""
     return question_rule([condition], options.missing, options.question_set)
 
 
-def accuracy_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def accuracy_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Accuracy per (model, benchmark, condition, task type) with Overall rows; columns as in ``COLUMNS``."""
     if frame.empty:
         return empty(COLUMNS)

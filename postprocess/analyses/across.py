@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import condition_sort_key, question_set_digest, question_set_seed
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.letters import letters_table
 from postprocess.analyses.vdg import UNIT_QUESTION, UNIT_VIDEO, ci_clusters, per_question
 from postprocess.choices import option_counts
@@ -83,7 +83,7 @@ def _bootstrap_diff(
     b: np.ndarray,
     clusters_a: np.ndarray | None,
     clusters_b: np.ndarray | None,
-    options: Options,
+    options: ReportSettings,
     seed: int,
 ) -> tuple[float, float]:
     """Percentile CI of mean(a) - mean(b) with a and b resampled independently from one stream."""
@@ -93,7 +93,7 @@ def _bootstrap_diff(
     return percentile_interval(means_a - means_b, options.ci_level)
 
 
-def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def vdg_across_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each model's VDG difference between each pair of benchmarks; columns as in ``VDG_COLUMNS``."""
     questions = per_question(frame, options)
     kept = questions[~questions["excluded"].astype(bool)]
@@ -144,7 +144,7 @@ def vdg_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return pd.DataFrame(rows, columns=list(VDG_COLUMNS))
 
 
-def _count_ranges(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+def _count_ranges(frame: pd.DataFrame, options: ReportSettings) -> pd.DataFrame:
     """(min, max) option count per (model, condition, benchmark) over the questions the letters table counts."""
     counted = frame["status"].to_numpy(dtype=object) != "error" if options.missing == "exclude" else slice(None)
     rows = frame.loc[counted, ["model", "condition", "benchmark"]].assign(_k=option_counts(frame)[counted].to_numpy())
@@ -165,7 +165,7 @@ def _why_not(bench_a: str, range_a: tuple[int, int], bench_b: str, range_b: tupl
     return ""
 
 
-def letters_across_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def letters_across_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Chi-square test of each model's predicted letters between benchmarks with the same option count;
     columns as in ``LETTER_COLUMNS``."""
     if frame.empty or frame["benchmark"].nunique() < 2:

@@ -1,9 +1,9 @@
 """The added conditions, each against orig, per question: those declared through ``vdg_tasks.extend`` (vdg's own
 ``downscale*``, ``blur`` and ``mute``, and a user's), and any condition in the logs that vdg's core does not declare.
 
-Each is paired with ``orig`` per (model, benchmark, task type), on the questions answered under both (shared across
-the benchmark's models as the vdg table's, ``Options.question_set``): its accuracy change ``diff`` = condition - orig
-with the vdg table's paired bootstrap CI, and how often the model chose the same option under both. A condition
+Each is paired with ``orig`` per (model, benchmark, task type), on the questions answered under both (as the vdg
+table's, ``ReportSettings.question_set``): its accuracy change ``diff`` = condition - orig with the vdg table's paired
+CI, and how often the model chose the same option under both. A condition
 declared to sit ``beside`` another (``mute`` beside ``black``) is also compared, with that one, on the questions
 answered under all three (``n_beside``): ``diff_same_questions`` (condition - orig) beside ``diff_beside``
 (the other - orig). For ``mute``, -diff is what the sound carries and -diff_beside what the pictures carry (``black``
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import CONDITIONS, measured
 
@@ -106,7 +106,7 @@ def _same_letter(letters: pd.DataFrame, condition: str, ids: np.ndarray) -> np.n
 
 
 def _beside_columns(
-    frame: pd.DataFrame, group: pd.DataFrame, benchmark: str, condition: str, beside: str, options: Options
+    frame: pd.DataFrame, group: pd.DataFrame, benchmark: str, condition: str, beside: str, options: ReportSettings
 ) -> dict[str, dict[str, object]]:
     """task type -> the beside columns, on the questions answered under orig, ``condition`` and ``beside``."""
     arms = paired_arms(frame, group, benchmark, ["orig", condition, beside], options)
@@ -144,7 +144,7 @@ _NO_BESIDE: dict[str, object] = {
 
 
 @memo_by_frame
-def added_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def added_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each added condition against orig per (model, benchmark, task type); columns as in ``COLUMNS``."""
     rows = []
     for (model, benchmark), group in by_model_benchmark(frame):

@@ -47,7 +47,7 @@ import pandas as pd
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from postprocess.analyses._paired import QUESTION_SET_PER_MODEL, condition_sort_key, question_rule, question_set_seed
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.categories import CATEGORIES
 from postprocess.analyses.mcnemar import pair_tests, pair_tests_and_sets, paired_wides
 from postprocess.analyses.vdg import per_question
@@ -187,7 +187,7 @@ def _check_unique(group: pd.DataFrame, keys: list[str]) -> None:
         )
 
 
-def kappa_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def kappa_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Cohen's kappa of every pair of models per (benchmark, condition); columns as in ``KAPPA_COLUMNS``.
 
     The pair's questions and 2x2 counts are ``mcnemar.pair_tests``' (one rule decides a pair's questions), so a
@@ -271,7 +271,7 @@ def _too_small(sizes: pd.Series, minimum: int) -> str:
     return "; ".join(f"{t} (n={int(k)})" for t, k in sizes.items() if k < minimum)
 
 
-def category_test_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def category_test_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Chi-square test of categories I-IV against task type per (model, benchmark); ``CATEGORY_TEST_COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:
@@ -344,12 +344,12 @@ def poisson_binomial_pmf(probabilities: np.ndarray) -> np.ndarray:
 
 
 @memo_by_frame
-def _shared_counts(frame: pd.DataFrame, options: Options) -> list[tuple[str, list[str], np.ndarray, np.ndarray]]:
+def _shared_counts(frame: pd.DataFrame, options: ReportSettings) -> list[tuple[str, list[str], np.ndarray, np.ndarray]]:
     """``_each_shared_count`` as a list, built once per frame for both models-right tables."""
     return list(_each_shared_count(frame, options))
 
 
-def _each_shared_count(frame: pd.DataFrame, options: Options):
+def _each_shared_count(frame: pd.DataFrame, options: ReportSettings):
     """Per benchmark: (models, question x model right under black, under orig) on the models_right set."""
     sub = frame[frame["condition"].isin([ORIG, BLACK])]
     for benchmark, group in sub.groupby("benchmark", sort=True):
@@ -414,7 +414,7 @@ def _independence_test(right: np.ndarray) -> dict:
     return out | {"chi2": test.chi2, "df": test.df, "p": test.p, "p_method": method}
 
 
-def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def models_right_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """How many models are right per question, against independence; ``MODELS_RIGHT_COLUMNS``."""
     rows = []
     rule = question_rule([ORIG, BLACK], options.missing)
@@ -448,7 +448,7 @@ def models_right_table(frame: pd.DataFrame, options: Options = Options()) -> pd.
     return pd.DataFrame(rows, columns=list(MODELS_RIGHT_COLUMNS))
 
 
-def transition_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def transition_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Questions by (models right under black, under orig); columns as in ``TRANSITION_COLUMNS``."""
     rows = []
     rule = question_rule([ORIG, BLACK], options.missing)

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from postprocess.frame import graded_rows
-from postprocess.options import AlignPolicy as AlignPolicy  # re-exported: the analyses import them from here
-from postprocess.options import MissingPolicy as MissingPolicy
-from postprocess.options import Options as Options
+from postprocess.settings import AlignPolicy as AlignPolicy  # re-exported: the analyses import them from here
+from postprocess.settings import MissingPolicy as MissingPolicy
+from postprocess.settings import ReportSettings as ReportSettings
 
 #: What a model must have run for an analysis to include it: its conditions -> None (it can be
 #: included) or the reason it cannot ("black not run").
@@ -74,12 +74,12 @@ class Analysis:
     name: str
     description: str
     columns: Mapping[str, str]
-    compute: Callable[[pd.DataFrame, Options], pd.DataFrame]
+    compute: Callable[[pd.DataFrame, ReportSettings], pd.DataFrame]
     needs: Needs | None = None
     min_models: int = 1
     shares: tuple[Callable[..., Any], ...] = ()
 
-    def run(self, frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    def run(self, frame: pd.DataFrame, options: ReportSettings) -> pd.DataFrame:
         return _check_columns("analysis", self.name, self.compute(frame, options), self.columns)
 
 
@@ -101,7 +101,7 @@ class Digest:
         self,
         tables: Mapping[str, pd.DataFrame],
         frame: pd.DataFrame,
-        options: Options,
+        options: ReportSettings,
         analyses: Sequence[Analysis] = (),
     ) -> pd.DataFrame:
         extra = (analyses,) if self.reads_analyses else ()
@@ -132,8 +132,8 @@ _Result = TypeVar("_Result")
 
 
 def memo_by_frame(
-    fn: Callable[[pd.DataFrame, Options], _Result],
-) -> Callable[[pd.DataFrame, Options], _Result]:
+    fn: Callable[[pd.DataFrame, ReportSettings], _Result],
+) -> Callable[[pd.DataFrame, ReportSettings], _Result]:
     """Compute ``fn(frame, options)`` once per (frame object, options) while the frame lives.
 
     Several tables build on the same intermediate (per-question VDG, the VDG table, the CRF blocks);
@@ -142,7 +142,7 @@ def memo_by_frame(
     """
 
     @functools.wraps(fn)
-    def wrapper(frame: pd.DataFrame, options: Options = Options()) -> _Result:
+    def wrapper(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> _Result:
         key = (fn.__qualname__, id(frame), repr(options))
         hit = _MEMO.get(key)
         if hit is not None and hit[0]() is frame:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import by_task_type
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
 
 #: The ``model`` label of rows that pool every model of a benchmark.
@@ -77,7 +77,7 @@ def _category_flags(questions: pd.DataFrame) -> dict[str, pd.Series]:
     return {"I": o & ~b, "II": o & b, "III": ~o & b, "IV": ~o & ~b}
 
 
-def categories_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def categories_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Categories I-IV per (model, benchmark, task type), then pooled rows; columns as in ``COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:
@@ -108,7 +108,7 @@ def categories_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return out[list(COLUMNS)]
 
 
-def hard_core_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def hard_core_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Share of questions in category I for every model, per (benchmark, task type); ``HARD_CORE_COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:

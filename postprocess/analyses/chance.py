@@ -14,7 +14,7 @@ One table, ``above_chance``: one row per (model, benchmark, condition, task type
   binomial per distinct option count (``Binomial(n_k, 1 / k)``), so the p-value is the exact
   Poisson-binomial tail P(X >= n_correct). When every question has the same k it is the plain
   binomial tail and equals ``scipy.stats.binomtest(n_correct, n, 1 / k, alternative="greater")``.
-- Strata below ``Options.min_stratum`` questions keep n, acc and chance but get no interval and no
+- Strata below ``ReportSettings.min_stratum`` questions keep n, acc and chance but get no interval and no
   test (``too_small``) and stay out of the Holm family.
 - Holm family: every tested row of one (model, benchmark, condition): its task types and its Overall
   row, Overall counted once when it holds the same questions as the one task type (a benchmark with
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, cell_index, condition_sort_key
-from postprocess.analyses.base import Analysis, Options, empty, letter_rows
+from postprocess.analyses.base import Analysis, ReportSettings, empty, letter_rows
 from postprocess.choices import option_counts, rule_codes, rules_label
 from postprocess.stats import binom_pmf, binom_sf, holm, wilson
 
@@ -108,7 +108,7 @@ def _adjust_family(rows: list[dict], family: list[int], one_task_type: bool, alp
         rows[i]["above_chance"] = bool(p < alpha)
 
 
-def chance_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def chance_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Accuracy against chance per (model, benchmark, condition, task type); columns as in ``COLUMNS``."""
     frame = letter_rows(frame)  # a graded answer has no letter and no options
     if frame.empty:

@@ -25,7 +25,7 @@ from postprocess.analyses._paired import (
     ordered_conditions,
     question_rule,
 )
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.frame import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
 
@@ -77,7 +77,7 @@ class _Groups:
 
 
 @memo_by_frame
-def _groups(frame: pd.DataFrame, options: Options = Options()) -> _Groups:
+def _groups(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> _Groups:
     """Per (cell, group) counts, once per frame and options for both tables."""
     column = options.group_by
     if column not in frame.columns:
@@ -127,7 +127,7 @@ def _groups(frame: pd.DataFrame, options: Options = Options()) -> _Groups:
     )
 
 
-def _excluded(frame: pd.DataFrame, is_error: np.ndarray, options: Options) -> np.ndarray:
+def _excluded(frame: pd.DataFrame, is_error: np.ndarray, options: ReportSettings) -> np.ndarray:
     """Per row: is its question left out (``question_rule``)? Under exclude, a question with an error for any
     model and condition of the benchmark (shared set) or for this model under any of its conditions
     (per-model); nothing under incorrect."""
@@ -150,7 +150,7 @@ def _order(table: pd.DataFrame, *extra: str) -> pd.DataFrame:
     return table.iloc[sorted(range(len(table)), key=keys.__getitem__)].reset_index(drop=True)
 
 
-def collective_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def collective_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Plain and collective accuracy per (model, benchmark, condition)."""
     if frame.empty:
         return empty(COLUMNS)
@@ -188,7 +188,7 @@ def collective_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return _order(table)[list(COLUMNS)]
 
 
-def collective_distribution(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def collective_distribution(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Groups by size and number of right answers, per (model, benchmark, condition)."""
     if frame.empty:
         return empty(DISTRIBUTION_COLUMNS)

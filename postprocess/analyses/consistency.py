@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import question_set_seed
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.vdg import per_question
-from postprocess.options import natural_sorted
+from postprocess.settings import natural_sorted
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
 
 #: Random half splits per model for the split-half stability (a fixed design constant, so that
@@ -47,7 +47,7 @@ from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
 N_SPLITS = 200
 #: Fewest values a question-level Spearman correlation is computed on.
 MIN_POINTS = MIN_CORRELATION_POINTS
-#: Fewest task types (each with at least ``Options.min_stratum`` questions) a correlation across task types is
+#: Fewest task types (each with at least ``ReportSettings.min_stratum`` questions) a correlation across task types is
 #: computed on.
 MIN_TASK_TYPES = 5
 
@@ -135,7 +135,7 @@ def _exact_floats(values: list[Fraction]) -> np.ndarray:
     return np.array([float(v) for v in values], dtype=np.float64)
 
 
-def consistency_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def consistency_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Task- and question-level VDG agreement per pair of models; columns as in ``COLUMNS``."""
     questions = per_question(frame, options)
     rows = []
@@ -238,7 +238,7 @@ def split_half_correlations(
     return _row_spearman(vdg_a, vdg_b)
 
 
-def split_half_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def split_half_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Split-half stability of each model's task-type VDG profile; ``SPLIT_HALF_COLUMNS``."""
     questions = per_question(frame, options)
     rows = []

@@ -1,6 +1,6 @@
 """Which task types need the video more than others: every pair of task types of a model, compared on VDG.
 
-Per (model, benchmark), each task type with at least ``Options.min_stratum`` questions (and at least 2, for
+Per (model, benchmark), each task type with at least ``ReportSettings.min_stratum`` questions (and at least 2, for
 a variance) enters (smaller ones have no CI in the ``vdg`` table and none here). For every pair the difference of
 their mean per-question VDG is tested with Welch's t-test (the questions of two task types are different
 questions, so the comparison is two-sample; each question's own orig and black answers are paired in
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, task_type_masks
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.vdg import (
     ARMS,
     compared_questions,
@@ -87,7 +87,7 @@ def bonferroni_level(alpha: float, n_family: int) -> float:
     return 1.0 - alpha / n_family
 
 
-def _tested_types(table: pd.DataFrame, kept: np.ndarray, options: Options) -> dict[str, np.ndarray]:
+def _tested_types(table: pd.DataFrame, kept: np.ndarray, options: ReportSettings) -> dict[str, np.ndarray]:
     """Per-question VDG values of each task type (not Overall) with at least min_stratum (and 2) kept questions."""
     gaps = table["vdg"].fillna(0).to_numpy(dtype=float)
     out = {}
@@ -99,7 +99,7 @@ def _tested_types(table: pd.DataFrame, kept: np.ndarray, options: Options) -> di
 
 
 @memo_by_frame
-def contrast_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def contrast_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Every pair of task types of a (model, benchmark), compared on VDG; columns as in ``COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Options
+from postprocess.analyses.base import Analysis, ReportSettings
 
 #: Above this share of unparsed answers a run measures format compliance, not comprehension.
 UNPARSED_FLAG = 0.05
@@ -23,7 +23,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def coverage_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def coverage_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     counts = (
         frame.assign(
             ok=frame["status"] == "ok",

@@ -73,7 +73,7 @@ from postprocess.analyses._paired import (
     correct_scales,
     question_rule,
 )
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.consistency import MIN_TASK_TYPES, correlation_reason, too_small_note
 from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
 from postprocess.frame import graded_rows
@@ -260,7 +260,7 @@ def _position(values: np.ndarray, value: str) -> int:
 
 
 @memo_by_frame
-def _blocks(frame: pd.DataFrame, options: Options = Options()) -> list[_Block]:
+def _blocks(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> list[_Block]:
     """``_each_block`` as a list, built once per frame for the CRF tables (``options`` unused)."""
     return list(_each_block(frame))
 
@@ -355,7 +355,7 @@ def _raise_row(frame: pd.DataFrame, row: int, what: str) -> None:
 
 
 def _compared(
-    blocks: list[_Block], options: Options, *, black: bool, missing: str
+    blocks: list[_Block], options: ReportSettings, *, black: bool, missing: str
 ) -> Iterator[tuple[_Block, list[str], np.ndarray, str]]:
     """Each block compared, its conditions, the questions dropped from every arm, and their ``question_rule``.
 
@@ -401,7 +401,7 @@ def _tally(block: _Block, excluded: np.ndarray, columns: dict[str, np.ndarray]) 
     return out
 
 
-def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def crf_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Accuracy at orig and every CRF level per (model, benchmark, task type); columns as in ``COLUMNS``."""
     rows = []
     for block, conditions, excluded, rule in _compared(_blocks(frame), options, black=False, missing=options.missing):
@@ -440,7 +440,7 @@ def crf_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
     return table
 
 
-def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def flips_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Correctness flips between orig and each CRF level; columns as in ``FLIPS_COLUMNS``."""
     rows = []
     for block, conditions, excluded, rule in _compared(_blocks(frame), options, black=False, missing=options.missing):
@@ -482,7 +482,7 @@ def flips_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
     return table
 
 
-def stability_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def stability_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Share of questions with one prediction at orig and every CRF level; columns as in ``STABILITY_COLUMNS``.
 
     A prediction is the parsed letter (a graded answer's: its score), or "error" / "unparsed" when there is none,
@@ -523,7 +523,7 @@ def _fisher_columns(a: int, b: int, c: int, d: int, suffix: str = "") -> dict[st
     return dict(zip(names, (test.odds_ratio, test.p_greater, test.p_two_sided), strict=True))
 
 
-def enrichment_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def enrichment_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Fisher test of VDG = +1 among compression-sensitive questions; columns as in ``ENRICHMENT_COLUMNS``.
 
     The test always runs on a complete set (``options.missing`` unused; see the module docstring). The headline
@@ -575,7 +575,7 @@ def enrichment_table(frame: pd.DataFrame, options: Options = Options()) -> pd.Da
     return pd.DataFrame(rows, columns=list(ENRICHMENT_COLUMNS))
 
 
-def crf_vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def crf_vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Spearman correlation of task types' CRF flip counts with their VDG, per model; ``VDG_COLUMNS``.
 
     Task types with fewer than ``options.min_stratum`` questions in the flips or the VDG are left out (listed in

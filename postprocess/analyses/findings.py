@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
-from postprocess.analyses.base import Digest, Options, empty, skip_reason
+from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
 from postprocess.formatting import CI_METHODS
 
 COLUMNS: dict[str, str] = {
@@ -336,7 +336,7 @@ _WRITERS = (_video, _task_types, _temporal, _compression, _letters)
 
 
 def findings_table(
-    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: Options = Options()
+    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: ReportSettings = ReportSettings()
 ) -> pd.DataFrame:
     """One row per finding, per (model, benchmark) in name order and topic order; columns as in ``COLUMNS``."""
     if frame.empty:

@@ -3,9 +3,9 @@
 Probes (``reversed``) sit beside a rung: ``direction`` = ordered - reversed, the same key frames
 with the time direction flipped.
 
-A model's rungs are compared on one question set per benchmark (``Options.question_set="shared"``): the
+A model's rungs are compared on one question set per benchmark (``ReportSettings.question_set="shared"``): the
 questions no model that ran the same rungs has an error for under any of them (``vdg.compared_questions``);
-``"per-model"`` keeps each model on its own answered questions. Strata below ``Options.min_stratum`` keep
+``"per-model"`` keeps each model on its own answered questions. Strata below ``ReportSettings.min_stratum`` keep
 their accuracies and deltas but no CI (``too_small``); CIs as the vdg table's (``vdg.ci_or_none``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_FALLBACKS, LADDER_PROBES
 
@@ -73,7 +73,7 @@ def _ladder_needs(present: frozenset[str]) -> str | None:
 
 
 @memo_by_frame
-def ladder_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def ladder_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Accuracy at each rung and the deltas with CIs, per (model, benchmark, task type)."""
     rows = []
     for (model, benchmark), group in by_model_benchmark(frame):

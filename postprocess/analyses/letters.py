@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import cell_index, condition_sort_key
-from postprocess.analyses.base import Analysis, Options, empty, letter_rows
+from postprocess.analyses.base import Analysis, ReportSettings, empty, letter_rows
 from postprocess.choices import RULES, option_counts, rule_codes, rules_label
 from postprocess.stats import chi2_counts
 from vdg_tasks.vocabulary.parse import LETTERS
@@ -96,7 +96,7 @@ def _raise_at(frame: pd.DataFrame, mask: np.ndarray, message: str) -> None:
         )
 
 
-def letters_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def letters_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Predicted and ground-truth letter counts per (model, benchmark, condition), with bias tests."""
     frame = letter_rows(frame)  # a graded answer has no letter and no options
     if frame.empty:

@@ -69,9 +69,9 @@ from postprocess.analyses._paired import (
     question_rule,
     question_set_seed,
 )
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_clusters, ci_columns, ci_or_none
-from postprocess.options import natural_sorted
+from postprocess.settings import natural_sorted
 from postprocess.stats import (
     BootstrapCI,
     DifferenceCI,
@@ -267,7 +267,7 @@ _WIDE_COLUMNS = ["model", "benchmark", "condition", "question_id", "video_id", "
 
 
 @memo_by_frame
-def paired_wides(frame: pd.DataFrame, options: Options = Options()) -> list[tuple[str, dict[str, _Wide]]]:
+def paired_wides(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> list[tuple[str, dict[str, _Wide]]]:
     """Per benchmark (sorted), each model's ``_Wide`` (``options`` unused: ``memo_by_frame``'s signature)."""
     return [
         (str(benchmark), {str(m): _wide(g) for m, g in bench.groupby("model", sort=True)})
@@ -351,7 +351,7 @@ _TEST_COLUMNS = [
 
 @memo_by_frame
 def pair_tests_and_sets(
-    frame: pd.DataFrame, options: Options = Options()
+    frame: pd.DataFrame, options: ReportSettings = ReportSettings()
 ) -> tuple[pd.DataFrame, list[tuple[_Pair, np.ndarray]]]:
     """Every model pair x shared condition: its question set (``_Pair.keep``), the four cells, McNemar and Holm
     within its family; with each row's (pair, kept-question mask). The one source of ``mcnemar``,
@@ -391,7 +391,7 @@ def pair_tests_and_sets(
     return table[_TEST_COLUMNS], keeps
 
 
-def pair_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def pair_tests(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Every model pair x shared condition of the frame: question set (n, n_excluded, question_rule), cells
     b00..b11, accuracies and McNemar with Holm (columns as ``COLUMNS`` without the CI ones). Other analyses that
     compare a pair (kappa) read their question sets and counts here. Callers must not mutate it."""
@@ -415,7 +415,7 @@ def _ci_fields(ci: BootstrapCI | DifferenceCI | None) -> dict[str, object]:
     return ci_columns([ci])
 
 
-def mcnemar_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def mcnemar_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Every model pair x shared condition: accuracies, paired CI of the difference, McNemar with Holm."""
     tests, keeps = pair_tests_and_sets(frame, options)
     if tests.empty:
@@ -506,7 +506,7 @@ def _pattern(orig: bool, black: bool) -> str:
     return {(True, True): "both", (True, False): "orig only", (False, True): "black only"}.get((orig, black), "neither")
 
 
-def _tost_or_nan(ca: np.ndarray, cb: np.ndarray, options: Options) -> tuple[float, bool]:
+def _tost_or_nan(ca: np.ndarray, cb: np.ndarray, options: ReportSettings) -> tuple[float, bool]:
     d = ca.astype(float) - cb.astype(float)
     if d.size < 2 or np.all(d == d[0]):
         return np.nan, False
@@ -583,7 +583,9 @@ def holm_pattern_stability(
     return hits / total if total else np.full(len(patterns), np.nan)
 
 
-def _stability_units(question_ids: np.ndarray, video_id: np.ndarray, options: Options) -> tuple[int, np.ndarray | None]:
+def _stability_units(
+    question_ids: np.ndarray, video_id: np.ndarray, options: ReportSettings
+) -> tuple[int, np.ndarray | None]:
     """(number of resampling units, unit of each question or None when the unit is the question): the video where
     ``vdg.ci_clusters`` clusters these questions."""
     clusters = ci_clusters(video_id, question_ids, options)
@@ -593,7 +595,7 @@ def _stability_units(question_ids: np.ndarray, video_id: np.ndarray, options: Op
     return int(unit.max()) + 1 if unit.size else 0, unit.reshape(-1)
 
 
-def _interaction(pair: _Pair, keep: np.ndarray, options: Options) -> dict[str, object]:
+def _interaction(pair: _Pair, keep: np.ndarray, options: ReportSettings) -> dict[str, object]:
     """Mean of d = (a_orig - b_orig) - (a_black - b_black) over the kept questions, its CI and sign-flip test."""
     ao, bo = pair.arms("orig", keep)
     ab, bb = pair.arms("black", keep)
@@ -628,7 +630,7 @@ def _interaction(pair: _Pair, keep: np.ndarray, options: Options) -> dict[str, o
     return out
 
 
-def dissociation_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def dissociation_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Per pair: do the models differ with the video, without it, or both, is that difference itself
     reliable (the interaction), and how stable is the pattern."""
     tests, keeps = pair_tests_and_sets(frame, options)
@@ -722,7 +724,7 @@ def _pattern_stability(
     tests: pd.DataFrame,
     keeps: list[tuple[_Pair, np.ndarray]],
     members: np.ndarray,
-    options: Options,
+    options: ReportSettings,
 ) -> None:
     """Fill ``share_pattern`` per benchmark: resample its questions, re-run the orig+black family's Holm rule."""
     for benchmark in table["benchmark"].unique():

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.analyses.no_vision import BLIND
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms
 from postprocess.frame import named_sets
@@ -51,7 +51,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def question_set_comparison(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def question_set_comparison(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each named set's accuracies and VDGs per (model, benchmark); columns ``COLUMNS``."""
     sets = named_sets(frame)
     if not sets:

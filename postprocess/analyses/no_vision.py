@@ -6,7 +6,7 @@
 (the vdg table's VDG), ``vdg_blind`` = orig - blind, and ``black_blind`` = black - blind, what a screen of
 black frames itself changes. A model's contrasts are computed on one set of questions, those answered under
 every arm it ran, shared across the benchmark's models as the vdg table's are
-(``Options.question_set``); CIs are the vdg table's paired bootstrap CIs (``vdg.ci_or_none``).
+(``ReportSettings.question_set``); CIs are the vdg table's paired bootstrap CIs (``vdg.ci_or_none``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import core_measured
 
@@ -70,7 +70,7 @@ def _needs(present: frozenset[str]) -> str | None:
 
 
 @memo_by_frame
-def no_vision_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def no_vision_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each no-vision contrast per (model, benchmark, task type); columns as in ``COLUMNS``."""
     rows = []
     for (model, benchmark), group in by_model_benchmark(frame):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.choices import MAX_OPTIONS, RULES, option_counts, rule_codes, task_type_codes
 
 COLUMNS: dict[str, str] = {
@@ -24,7 +24,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def option_counts_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def option_counts_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Questions per (benchmark, task type, option count, rule); columns as in ``COLUMNS``."""
     if frame.empty:
         return empty(COLUMNS)

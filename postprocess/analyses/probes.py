@@ -3,7 +3,7 @@ the options themselves change.
 
 Each probe of the ``probe`` family (``vdg_tasks.vocabulary.conditions``) is paired with ``orig`` per (model,
 benchmark, task type), on the questions answered under both (shared across the benchmark's models as the vdg
-table's, ``Options.question_set``): its accuracy change with the vdg table's paired bootstrap CI, how often the
+table's, ``ReportSettings.question_set``): its accuracy change with the vdg table's paired bootstrap CI, how often the
 model chose the same option under both, and the probe's own measure with a Wilson CI:
 
 - ``options_shuffled`` -> ``content_share``: of the questions whose orig choice was moved by the shuffle (so that
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from postprocess.frame import original_letter
 from postprocess.stats import wilson
@@ -120,7 +120,7 @@ def _content_counts(orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> t
     return content, content + position
 
 
-def _share(k: int, n: int, options: Options) -> tuple[float, float, float]:
+def _share(k: int, n: int, options: ReportSettings) -> tuple[float, float, float]:
     """k / n with its Wilson CI (none below ``min_stratum``)."""
     if n == 0:
         return np.nan, np.nan, np.nan
@@ -156,7 +156,7 @@ def _reading(measure: str, value: float, low: float, high: float, n_measure: int
 
 
 @memo_by_frame
-def probes_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def probes_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each probe against orig per (model, benchmark, task type); columns as in ``COLUMNS``."""
     rows = []
     for (model, benchmark), group in by_model_benchmark(frame):

@@ -1,7 +1,7 @@
 """What one question set per comparison costs: the questions the VDG comparison's rule drops, and whether they differ.
 
 The tables that compare rows (models, conditions) compute them on one question set per benchmark
-(``Options.question_set``; ``postprocess.analyses._paired.question_rule`` names it in each table's
+(``ReportSettings.question_set``; ``postprocess.analyses._paired.question_rule`` names it in each table's
 ``question_rule`` column). Under ``missing=exclude`` that set leaves out every question some compared model
 has an error for, so a model loses questions for another model's failures. Errors are not random (a video
 that fails to decode may hold harder questions), so this table says, per model and anchor condition (orig,
@@ -20,7 +20,7 @@ from postprocess.analyses._paired import (
     question_rule,
     shared_questions,
 )
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.stats import fisher
 
 #: The comparison whose question set this table accounts for: VDG's.
@@ -46,7 +46,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def question_sets_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def question_sets_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Per (model, benchmark, anchor condition): what the VDG comparison's question rule dropped (``COLUMNS``)."""
     rule = question_rule(ANCHORS, options.missing, options.question_set)
     kept_by_benchmark: dict[str, set] = {}

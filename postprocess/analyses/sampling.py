@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import CI_COLUMNS, per_question, vdg_table
 from postprocess.frame import QUANTIZED_MARK
@@ -163,7 +163,7 @@ def run_settings(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def sampling_axis(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def sampling_axis(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Accuracy and VDG per sampling setting of each swept model; columns as in ``COLUMNS``.
 
     Sorted by model, benchmark, axis (frames, then fps) and value; empty when no (model, benchmark, axis)

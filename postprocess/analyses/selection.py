@@ -1,6 +1,6 @@
 """Which questions the report compares: task-type selection, alignment of conditions, stratification.
 
-Three options of ``Options`` choose the questions every table is computed on (``select``, applied by
+Three options of ``ReportSettings`` choose the questions every table is computed on (``select``, applied by
 ``run_all`` before any table):
 
 - ``task_types``: only these task types (an unknown name is an error listing the known ones);
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from postprocess.analyses import accuracy, ladder, vdg
-from postprocess.analyses.base import Analysis, Digest, Options, empty
+from postprocess.analyses.base import Analysis, Digest, ReportSettings, empty
 from postprocess.frame import ALIGNMENT_ATTR
 
 #: Key of ``select``'s notes in ``frame.attrs`` (a JSON list of ``COLUMNS`` rows).
@@ -105,7 +105,7 @@ def _notes(frame: pd.DataFrame) -> list[dict[str, object]]:
     return list(json.loads(text)) if isinstance(text, str) else []
 
 
-def select(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def select(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """``frame`` restricted to ``options.task_types``, with the task types below ``options.min_stratum``
     questions noted (not dropped); both in ``attrs`` (the ``selection`` table). The frame itself when there is
     nothing to note. Raises ValueError for an unknown task type or ``--by`` field."""
@@ -169,7 +169,7 @@ def _note(
 
 
 def selection_table(
-    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: Options = Options()
+    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: ReportSettings = ReportSettings()
 ) -> pd.DataFrame:
     """What the selection options left out (``COLUMNS``): intersect drops, then task types."""
     rows: list[dict[str, object]] = []
@@ -199,7 +199,7 @@ def _stratified(base: Analysis, field: str) -> Analysis:
         for c, text in base.columns.items()
     }
 
-    def compute(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    def compute(frame: pd.DataFrame, options: ReportSettings) -> pd.DataFrame:
         values = frame[field].astype(object).where(frame[field].notna(), "").astype(str).str.strip()
         table = base.run(frame.assign(task_type=values.where(values != "", NONE_VALUE)), options)
         return table.rename(columns={"task_type": field})
@@ -214,7 +214,7 @@ def _stratified(base: Analysis, field: str) -> Analysis:
     )
 
 
-def by_field_analyses(options: Options = Options()) -> tuple[Analysis, ...]:
+def by_field_analyses(options: ReportSettings = ReportSettings()) -> tuple[Analysis, ...]:
     """``vdg_by_<field>``, ``accuracy_by_<field>``, ``ladder_by_<field>`` per field of ``options.by``."""
     for field in options.by:
         clash = [a.name for a in STRATIFIED if field != "task_type" and field in a.columns]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import by_model_benchmark, paired
-from postprocess.analyses.base import Analysis, Options, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none
 from postprocess.frame import shortcut_table, text_scores
 from postprocess.shortcuts import TYPE_COLUMNS, type_summary
@@ -78,7 +78,7 @@ def _scored(frame: pd.DataFrame) -> pd.DataFrame:
     return terciles(text_scores(frame)).set_index(["benchmark", "question_id"])
 
 
-def shortcut_links(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def shortcut_links(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """s(q) against correctness per (model, benchmark, arm); columns ``LINK_COLUMNS``."""
     scored = _scored(frame)
     if scored.empty:
@@ -114,7 +114,7 @@ def shortcut_links(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
 
 
 @memo_by_frame
-def vdg_by_shortcut(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def vdg_by_shortcut(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """VDG per (model, benchmark, s(q) tercile); columns ``TERCILE_COLUMNS``."""
     scored = _scored(frame)
     if scored.empty:
@@ -166,7 +166,7 @@ def vdg_by_shortcut(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
     return pd.DataFrame(rows, columns=list(TERCILE_COLUMNS)) if rows else empty(TERCILE_COLUMNS)
 
 
-def shortcut_types(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def shortcut_types(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """The text-only answerers' accuracy per (benchmark, task type, answerer) from the scores the frame carries
     (``postprocess.shortcuts.type_summary``); empty without scores."""
     table = shortcut_table(frame)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Digest, Options, empty, memo_by_frame, skip_reason
+from postprocess.analyses.base import Analysis, Digest, ReportSettings, empty, memo_by_frame, skip_reason
 from postprocess.analyses.registry import CORE
 from vdg_tasks.vocabulary.catalogue import offered_conditions
 
@@ -31,7 +31,9 @@ COLUMNS: dict[str, str] = {
 
 
 @memo_by_frame
-def conditions_run(frame: pd.DataFrame, options: Options = Options()) -> dict[str, dict[str, frozenset[str]]]:
+def conditions_run(
+    frame: pd.DataFrame, options: ReportSettings = ReportSettings()
+) -> dict[str, dict[str, frozenset[str]]]:
     """benchmark -> model -> the conditions it ran, benchmarks and models sorted; once per frame for this table
     and the summary (``options`` unused: ``memo_by_frame``'s signature). Callers must not mutate it."""
     out: dict[str, dict[str, frozenset[str]]] = {}
@@ -80,7 +82,7 @@ def _left_out(analysis: Analysis, runs: dict[str, dict[str, frozenset[str]]]) ->
 def skipped_table(
     tables: Mapping[str, pd.DataFrame],
     frame: pd.DataFrame,
-    options: Options = Options(),
+    options: ReportSettings = ReportSettings(),
     analyses: Sequence[Analysis] | None = None,
 ) -> pd.DataFrame:
     """Every skipped table and left-out model of the tables computed so far, by ``analyses`` (default: vdg's own;

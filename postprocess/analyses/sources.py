@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.frame import sources
 from vdg_tasks.vocabulary.untrusted import redact
 
@@ -33,7 +33,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def sources_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def sources_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     rows = sources(frame)
     if not rows:
         return empty(COLUMNS)

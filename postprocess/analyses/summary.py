@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_conditions
-from postprocess.analyses.base import Digest, Options, empty, skip_reason
+from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
 from postprocess.analyses.skipped import conditions_run
 from postprocess.analyses.vdg import CI_COLUMNS
@@ -115,7 +115,7 @@ def _coverage_flags(cov: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 def summary_table(
-    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: Options = Options()
+    tables: Mapping[str, pd.DataFrame], frame: pd.DataFrame, options: ReportSettings = ReportSettings()
 ) -> pd.DataFrame:
     """One row per (model, benchmark): Overall VDG with CI, tier, flags and their details."""
     if frame.empty:

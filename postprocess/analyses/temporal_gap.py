@@ -12,7 +12,7 @@ an empty duration appear only under ``all``).
 
 The models of a condition are counted on one question set (``accuracy.shared_rows``: no model has an error
 for the question under that condition; ``question_set="per-model"``: each model's own answered questions). A
-bucket with fewer than ``Options.min_stratum`` questions keeps its count and accuracy but no interval, and the
+bucket with fewer than ``ReportSettings.min_stratum`` questions keeps its count and accuracy but no interval, and the
 gap then has none either (``too_small``).
 """
 
@@ -26,7 +26,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.accuracy import condition_rule, shared_rows
-from postprocess.analyses.base import Analysis, Options, empty
+from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.stats import wilson
 
 SINGLE_FRAME, TEMPORAL, NONE = "single-frame", "temporal", "none"
@@ -76,7 +76,7 @@ VDGSYNTH_MAP: Mapping[str, str] = MappingProxyType(
     }
 )
 
-#: The built-in map; ``Options.temporal_map`` extends and overrides it.
+#: The built-in map; ``ReportSettings.temporal_map`` extends and overrides it.
 DEFAULT_MAP: Mapping[str, str] = MappingProxyType({**VIDEO_MME_MAP, **VDGSYNTH_MAP})
 
 COLUMNS: dict[str, str] = {
@@ -108,7 +108,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def task_type_map(options: Options) -> dict[str, str]:
+def task_type_map(options: ReportSettings) -> dict[str, str]:
     """The built-in map, extended and overridden by ``options.temporal_map``; values checked."""
     bad = {t: b for t, b in options.temporal_map.items() if b not in BUCKETS}
     if bad:
@@ -133,7 +133,7 @@ def _newcombe(k1: int, n1: int, k2: int, n2: int, level: float) -> tuple[float, 
     return a.low, a.high, b.low, b.high, float(low), float(high)
 
 
-def temporal_gap_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def temporal_gap_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Single-frame vs temporal accuracy per (model, benchmark, condition), overall and per duration."""
     mapping = task_type_map(options)
     if frame.empty:

@@ -36,12 +36,12 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, SCALE_CORRECT
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
 
 TIERS = ("high", "mid", "low")
-#: The tier of a stratum with fewer than ``Options.min_stratum`` questions.
+#: The tier of a stratum with fewer than ``ReportSettings.min_stratum`` questions.
 TOO_SMALL = "too small"
 #: ``tier_basis`` values.
 BASIS_CI, BASIS_NO_CI = "CI", "no CI, so no tier (point_tier is descriptive)"
@@ -92,7 +92,7 @@ AGREEMENT_COLUMNS: dict[str, str] = {
 }
 
 
-def tier_of(vdg: Fraction | float, options: Options) -> str | None:
+def tier_of(vdg: Fraction | float, options: ReportSettings) -> str | None:
     """The tier of one VDG under ``options`` (None for NaN).
 
     The thresholds are read as the decimals they print as (``0.3`` is 3/10), and a Fraction VDG
@@ -109,7 +109,7 @@ def tier_of(vdg: Fraction | float, options: Options) -> str | None:
     return "mid"
 
 
-def spanned_tiers(low: float, high: float, options: Options) -> tuple[str, ...]:
+def spanned_tiers(low: float, high: float, options: ReportSettings) -> tuple[str, ...]:
     """The tiers an interval [low, high] spans, from high to low (empty when an end is NaN)."""
     top, bottom = tier_of(high, options), tier_of(low, options)
     if top is None or bottom is None:
@@ -121,7 +121,7 @@ def _threshold_text(value: float) -> str:
     return f"{value:.2f}" if round(value, 2) == value else repr(float(value))
 
 
-def tier_label(spanned: tuple[str, ...], options: Options) -> str:
+def tier_label(spanned: tuple[str, ...], options: ReportSettings) -> str:
     """One tier, or the tiers spanned and the threshold(s) straddled: ``high/mid (CI straddles 0.30)``."""
     if len(spanned) == 1:
         return spanned[0]
@@ -133,7 +133,7 @@ def tier_label(spanned: tuple[str, ...], options: Options) -> str:
     return f"{'/'.join(spanned)} (CI straddles {' and '.join(dict.fromkeys(straddled))})"
 
 
-def _decide(exact: Fraction | None, low: float, high: float, n_smallest: int, options: Options):
+def _decide(exact: Fraction | None, low: float, high: float, n_smallest: int, options: ReportSettings):
     """(tier, tier_basis, tiers spanned) of one row: too small, by the CI, or none without a CI."""
     if exact is None:
         return None, None, ()
@@ -161,7 +161,7 @@ def _check_map(tier_map: Mapping[str, str]) -> None:
             )
 
 
-def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def tiers_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each (model, benchmark, task type) VDG with its tier, then pooled rows; columns as in ``COLUMNS``."""
     _check_map(options.tier_map)
     vdg = vdg_table(frame, options)
@@ -235,7 +235,7 @@ def tiers_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFra
     return out[list(COLUMNS)]
 
 
-def agreement_from_tiers(tiers: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def agreement_from_tiers(tiers: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """The ``tier_agreement`` table from a ``tiers`` table (task types only, Overall left out)."""
     if not options.tier_map or tiers.empty:
         return empty(AGREEMENT_COLUMNS)
@@ -267,7 +267,7 @@ def agreement_from_tiers(tiers: pd.DataFrame, options: Options = Options()) -> p
     return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
 
 
-def tier_agreement_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def tier_agreement_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """How many mapped task types land in their predicted tier; columns as in ``AGREEMENT_COLUMNS``."""
     _check_map(options.tier_map)
     if not options.tier_map:

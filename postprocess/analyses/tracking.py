@@ -46,7 +46,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.choices import option_counts
 from postprocess.stats import binomial_test, cohen_h, mcnemar, wilson
 from vdg_tasks.vocabulary.conditions import core_measured
@@ -261,7 +261,7 @@ def _protocol_rows(frame: pd.DataFrame) -> np.ndarray:
 
 
 @memo_by_frame
-def _prepared(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def _prepared(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """The rows of ``PROTOCOL_CONDITIONS`` on the benchmarks of ``tracking_benchmarks`` and the columns the tables
     read, the protocol's columns filled in and normalised (``options`` unused: ``memo_by_frame``'s signature; every
     tracking table reads this copy)."""
@@ -358,7 +358,7 @@ def _tests_needs(present: frozenset[str]) -> str | None:
     return None
 
 
-def tracking_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def tracking_tests(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each perturbed condition against orig (orig against black) on the same questions, on the benchmarks of
     ``tracking_benchmarks``; columns ``TESTS_COLUMNS``."""
     if frame.empty:
@@ -408,7 +408,7 @@ def tracking_tests(frame: pd.DataFrame, options: Options = Options()) -> pd.Data
 # -------------------------------------------------------------------------------- metadata_chance
 
 
-def metadata_chance(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def metadata_chance(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Accuracy with only the show/episode title and the question, against chance; columns ``METADATA_COLUMNS``."""
     if frame.empty or not (frame["condition"] == TITLE_ONLY).any():
         return empty(METADATA_COLUMNS)
@@ -487,7 +487,7 @@ def _swap_runs(frame: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
             yield model, benchmark, _swap_pairs(run)
 
 
-def name_swap(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def name_swap(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Name-swap sensitivity per (model, benchmark, split); columns ``NAME_SWAP_COLUMNS``."""
     rows: list[dict[str, object]] = []
     for model, benchmark, pairs in _swap_runs(frame):
@@ -512,7 +512,7 @@ def name_swap(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame
     return _table(rows, NAME_SWAP_COLUMNS, ("n", "n_excluded", "changed"))
 
 
-def name_swap_pairs(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def name_swap_pairs(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Sensitivity per (character, replacement), most sensitive first; columns ``PAIRS_COLUMNS``."""
     rows: list[dict[str, object]] = []
     for model, benchmark, pairs in _swap_runs(frame):
@@ -543,7 +543,7 @@ def name_swap_pairs(frame: pd.DataFrame, options: Options = Options()) -> pd.Dat
 # ------------------------------------------------------------------------------------ open ended
 
 
-def open_ended(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def open_ended(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Judged free-text answers against orig multiple choice on the same questions; columns ``OPEN_COLUMNS``."""
     if frame.empty or not (frame["condition"] == OPEN).any():
         return empty(OPEN_COLUMNS)
@@ -602,7 +602,7 @@ def open_ended(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFram
 # ------------------------------------------------------------------------------------ abstention
 
 
-def abstention(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def abstention(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """How often the model abstains when it may, and how it does when it commits; columns ``ABSTAIN_COLUMNS``."""
     if frame.empty or not (frame["condition"] == ABSTAIN).any():
         return empty(ABSTAIN_COLUMNS)
@@ -656,7 +656,7 @@ def abstention(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFram
 # ----------------------------------------------------------------------------------- frame budget
 
 
-def frame_budget(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def frame_budget(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Orig accuracy (and name-swap sensitivity) by frames per video; columns ``BUDGET_COLUMNS``.
 
     Empty when no orig run states its frames (the ``frames`` column, parsed from the model settings), and no row

@@ -1,11 +1,11 @@
 """Visual Dependency Gap: VDG(q) = score(orig) - score(black): in {-1, 0, +1} for a letter (score = correct), in
 [-1, 1] for a graded task (``vdg_tasks.vocabulary.scoring``; the ``scale`` column says which).
 
-The models of one benchmark are compared on one question set (``Options.question_set="shared"``, the
+The models of one benchmark are compared on one question set (``ReportSettings.question_set="shared"``, the
 default): the questions no model has an error for under orig or black (``compared_questions``), so one
 model's failed videos (whose black accuracy need not be typical) never change another model's rows;
 ``"per-model"`` keeps each model on its own answered questions (the published paper's convention). A
-stratum with fewer than ``Options.min_stratum`` questions keeps its descriptive values (n, accuracies,
+stratum with fewer than ``ReportSettings.min_stratum`` questions keeps its descriptive values (n, accuracies,
 vdg, d, c) but no CI (``too_small``). CIs are exact where the bootstrap distribution has a closed form
 (``postprocess.stats.bootstrap_mean(method="exact")``) and seeded from the benchmark, the task type and
 the question set otherwise (``_paired.question_set_seed``): never from a model label.
@@ -31,7 +31,7 @@ from postprocess.analyses._paired import (
     shared_questions,
     task_type_masks,
 )
-from postprocess.analyses.base import Analysis, Options, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.stats import BootstrapCI, DifferenceCI, bootstrap_mean, paired_difference_ci
 
 #: The conditions a VDG compares.
@@ -99,7 +99,7 @@ COLUMNS: dict[str, str] = {
 
 
 @memo_by_frame
-def per_question(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def per_question(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """One row per (model, benchmark, question) with its VDG; columns as in ``PER_QUESTION_COLUMNS``."""
     parts = []
     for (model, benchmark), group in by_model_benchmark(frame):
@@ -140,13 +140,15 @@ def _dc_ratio(d: int, c: int) -> float:
 
 
 @memo_by_frame
-def question_set_cache(frame: pd.DataFrame, options: Options = Options()) -> dict[tuple[object, ...], frozenset]:
+def question_set_cache(
+    frame: pd.DataFrame, options: ReportSettings = ReportSettings()
+) -> dict[tuple[object, ...], frozenset]:
     """One cache per (frame, options) that ``compared_questions`` fills (its own, so mutated only there)."""
     return {}
 
 
 def compared_questions(
-    frame: pd.DataFrame, benchmark: str, conditions: Sequence[str], options: Options
+    frame: pd.DataFrame, benchmark: str, conditions: Sequence[str], options: ReportSettings
 ) -> frozenset[str] | None:
     """The question ids (as text) every row of ``benchmark`` compared under ``conditions`` is computed on:
     ``_paired.shared_questions``, once per (frame, benchmark, conditions); None when each model keeps its
@@ -160,7 +162,7 @@ def compared_questions(
     return cache[key]
 
 
-def rule_of(conditions: Sequence[str], options: Options) -> str:
+def rule_of(conditions: Sequence[str], options: ReportSettings) -> str:
     """The ``question_rule`` value of a table comparing ``conditions`` under ``options``."""
     return question_rule(list(conditions), options.missing, options.question_set)
 
@@ -191,7 +193,7 @@ class Arms:
 
 
 def paired_arms(
-    frame: pd.DataFrame, group: pd.DataFrame, benchmark: str, conditions: Sequence[str], options: Options
+    frame: pd.DataFrame, group: pd.DataFrame, benchmark: str, conditions: Sequence[str], options: ReportSettings
 ) -> Arms:
     """``Arms`` of one model's rows ``group`` of ``frame`` over ``conditions`` (every one present in ``group``)."""
     table = paired(group, list(conditions), options.missing)
@@ -211,7 +213,7 @@ def paired_arms(
 
 def ci_or_none(
     values: np.ndarray,
-    options: Options,
+    options: ReportSettings,
     seed_parts: tuple[object, ...],
     question_ids: np.ndarray,
     videos: np.ndarray | None,
@@ -251,7 +253,7 @@ def is_paired_binary(values: np.ndarray) -> bool:
     return bool(np.isin(values, (-1.0, 0.0, 1.0)).all())
 
 
-def ci_clusters(videos: np.ndarray | None, question_ids: np.ndarray, options: Options) -> np.ndarray | None:
+def ci_clusters(videos: np.ndarray | None, question_ids: np.ndarray, options: ReportSettings) -> np.ndarray | None:
     """The cluster id of each question a CI treats as its unit, or None when the unit is the question.
 
     ``cluster="video"``: the question's video; ``"auto"``: the same, where some video holds more than one of these
@@ -290,7 +292,7 @@ def ci_columns(cis: Sequence[BootstrapCI | DifferenceCI | None]) -> dict[str, ob
 
 
 @memo_by_frame
-def vdg_table(frame: pd.DataFrame, options: Options = Options()) -> pd.DataFrame:
+def vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """VDG per (model, benchmark, task type) with Overall rows; columns as in ``COLUMNS``."""
     questions = per_question(frame, options)
     if questions.empty:

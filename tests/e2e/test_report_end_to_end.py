@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postprocess.analyses import ANALYSES, Options, skip_reason
+from postprocess.analyses import ANALYSES, ReportSettings, skip_reason
 from postprocess.io import load_frame
 from postprocess.report import compute_tables, write_report
 from tests.helpers.prediction_files import five_option_records, letter_counts, write_records
 from tests.helpers.reference_data import ORIG_BLACK, reference_predictions
 
-FAST = Options(n_resamples=200, stability_resamples=50)
+FAST = ReportSettings(n_resamples=200, stability_resamples=50)
 VDG = Path(sys.executable).with_name("vdg")
 
 

@@ -23,7 +23,7 @@ def _postprocess_api(out: Path) -> None:
     frame = postprocess.load_frame(predictions=[("m", "orig.json")], benchmark="videomme")
     assert_type(frame, pd.DataFrame)
     assert_type(postprocess.read_predictions(Path("orig.json")), pd.DataFrame)
-    options = postprocess.Options(n_resamples=100)
+    options = postprocess.ReportSettings(n_resamples=100)
     assert_type(postprocess.run_analysis("vdg", frame, options), pd.DataFrame)
     assert_type(postprocess.analysis_names(), list[str])
     tables = postprocess.run_all(frame, options)

@@ -6,11 +6,11 @@ import functools
 
 import pandas as pd
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from tests.helpers.reference_data import reference_frame
 
 #: Few resamples: these tests check rendering, not the statistics.
-FAST = Options(n_resamples=200, stability_resamples=50)
+FAST = ReportSettings(n_resamples=200, stability_resamples=50)
 
 
 @functools.lru_cache(maxsize=1)

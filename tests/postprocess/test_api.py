@@ -16,7 +16,7 @@ import pytest
 import postprocess
 import vdg_tasks
 from postprocess import analyses
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.api import build_report, run_analysis
 from postprocess.choices import RULE_FILE
 from tests.helpers.fakelogs import sample, write_run
@@ -24,7 +24,7 @@ from tests.helpers.frames import make_frame
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 
 PACKAGES = [postprocess, vdg_tasks]
-FAST = Options(n_resamples=50, stability_resamples=20)
+FAST = ReportSettings(n_resamples=50, stability_resamples=20)
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.__name__)
@@ -159,7 +159,7 @@ def _tiny_run(folder: Path) -> Path:
 
 
 def test_run_analysis_returns_the_declared_columns_computed_from_the_frame() -> None:
-    table = run_analysis("vdg", _tiny_frame(), Options(n_resamples=50, min_stratum=1))
+    table = run_analysis("vdg", _tiny_frame(), ReportSettings(n_resamples=50, min_stratum=1))
     assert list(table.columns) == list(next(t for t in analyses.TABLES if t.name == "vdg").columns)
     overall = table.set_index("task_type").loc["Overall"]
     # 3 of 4 right with the video, 1 of 4 without; d: right only with it (v1, v2), c: only without it (none)
@@ -169,7 +169,7 @@ def test_run_analysis_returns_the_declared_columns_computed_from_the_frame() -> 
 
 def test_run_analysis_without_options_uses_the_defaults() -> None:
     table = run_analysis("vdg", _tiny_frame())
-    # Options(): min_stratum 30 > 4 questions, so the strata are too small for a CI; ci_level 0.95
+    # ReportSettings(): min_stratum 30 > 4 questions, so the strata are too small for a CI; ci_level 0.95
     assert table["too_small"].tolist() == [True, True] and table["ci_low"].isna().all()
     assert table["ci_level"].tolist() == [0.95, 0.95]
 
@@ -199,3 +199,11 @@ def test_build_report_from_one_folder_path_with_benchmark_and_options_file(tmp_p
     # the options file's count reached the frame: T1 has 5 options, by the file's rule
     rows = [(r["task_type"], r["n_options"], r["n_options_rule"]) for r in report["tables"]["option_counts"]["rows"]]
     assert rows == [("T1", 5, RULE_FILE)]
+
+
+def test_the_former_name_of_the_report_settings_still_reads() -> None:
+    """``Options`` was the report's settings before the name was left to the answer options."""
+    import postprocess
+
+    assert postprocess.Options is postprocess.ReportSettings
+    assert "Options" not in postprocess.__all__

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.accuracy import accuracy_table
 from postprocess.analyses.coverage import coverage_table
 from postprocess.analyses.letters import letters_table
@@ -17,7 +17,7 @@ from postprocess.io import load_frame
 from postprocess.reading import LogError
 from tests.helpers.prediction_files import five_option_records, letter_counts, write_records
 
-FAST = Options(n_resamples=100, stability_resamples=20)
+FAST = ReportSettings(n_resamples=100, stability_resamples=20)
 
 
 @pytest.mark.parametrize("benchmark", ["egoschema", "ego5"])

@@ -15,7 +15,7 @@ import pytest
 import postprocess
 import vdg_tasks.jobs.base_runs as base_runs
 import vdg_tasks.lmms.derive as derive
-from postprocess.options import Options
+from postprocess.settings import ReportSettings
 from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main as vdg_main
 from vdg_tasks.data import question_sets
@@ -117,7 +117,7 @@ def test_the_cli_and_build_report_write_the_same_files(inputs, tmp_path, capsys)
     written = postprocess.build_report(
         inputs["runs"],
         tmp_path / "api",
-        options=Options(n_resamples=200, stability_resamples=50, question_set="shared"),
+        options=ReportSettings(n_resamples=200, stability_resamples=50, question_set="shared"),
         workers=1,
         question_sets=[f"half={inputs['named']}"],
         shortcuts=[inputs["shortcuts"]],

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.accuracy import accuracy_table
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.ladder import ladder_table
@@ -46,7 +46,7 @@ def _keyed(table: pd.DataFrame, keys: list[str] | None) -> pd.DataFrame:
     return table.sort_values(keys, kind="stable").set_index(keys)
 
 
-def _tables(frame: pd.DataFrame, options: Options) -> dict[str, pd.DataFrame]:
+def _tables(frame: pd.DataFrame, options: ReportSettings) -> dict[str, pd.DataFrame]:
     tables = run_all(frame, options, names=list(TABLES))
     # a pooled tier row is the mean over the models: it belongs to no model and may move when one is added
     tables["tiers"] = tables["tiers"][tables["tiers"]["model"] != POOLED]
@@ -54,10 +54,10 @@ def _tables(frame: pd.DataFrame, options: Options) -> dict[str, pd.DataFrame]:
 
 
 OPTIONS = [
-    Options(),
-    Options(cluster=True, ci_method="exact", mc_se_target=0.0, n_resamples=300),  # Monte Carlo: the seed matters
-    Options(ci_method="resample", mc_se_target=0.0, n_resamples=300),
-    Options(question_set="per-model", ci_method="resample", mc_se_target=0.0, n_resamples=300),
+    ReportSettings(),
+    ReportSettings(cluster=True, ci_method="exact", mc_se_target=0.0, n_resamples=300),  # Monte Carlo: the seed matters
+    ReportSettings(ci_method="resample", mc_se_target=0.0, n_resamples=300),
+    ReportSettings(question_set="per-model", ci_method="resample", mc_se_target=0.0, n_resamples=300),
 ]
 
 
@@ -95,8 +95,8 @@ def test_one_models_failures_no_longer_change_the_other_models_rows():
     failed = set(frame.loc[frame["status"] == "error", "question_id"])
     every = set(frame["question_id"])
     assert failed and all(frame.loc[frame["model"] == "m2", "status"] != "error")
-    shared = vdg_table(frame, Options(question_set="shared")).set_index(["model", "task_type"])
-    own = vdg_table(frame, Options()).set_index(["model", "task_type"])  # the default: per-model
+    shared = vdg_table(frame, ReportSettings(question_set="shared")).set_index(["model", "task_type"])
+    own = vdg_table(frame, ReportSettings()).set_index(["model", "task_type"])  # the default: per-model
     for model in ("m1", "m2"):  # shared: both on the questions neither failed
         n, gap = _hand_vdg(frame, model, every - failed)
         assert shared.loc[(model, "Overall"), "n"] == n and shared.loc[(model, "Overall"), "vdg"] == pytest.approx(gap)
@@ -111,26 +111,26 @@ def test_one_models_failures_no_longer_change_the_other_models_rows():
     assert own.loc[("m1", "Overall"), "n"] == len(every - failed)
     assert own.loc[("m2", "Overall"), "question_rule"] == "no error under orig, black for this model"
     # the ladder and accuracy follow the same rule, under either convention
-    shared_options = Options(question_set="shared")
+    shared_options = ReportSettings(question_set="shared")
     ladder = ladder_table(frame, shared_options).set_index(["model", "task_type"])
     assert ladder.loc[("m1", "Overall"), "n"] == ladder.loc[("m2", "Overall"), "n"] == len(every - failed)
     accuracy = accuracy_table(frame, shared_options).set_index(["model", "condition", "task_type"])
     assert accuracy.loc[("m2", "black", "Overall"), "n"] == len(every - failed)
     assert accuracy.loc[("m2", "orig", "Overall"), "n"] == len(every)  # nobody failed under orig
-    ladder = ladder_table(frame, Options()).set_index(["model", "task_type"])
+    ladder = ladder_table(frame, ReportSettings()).set_index(["model", "task_type"])
     assert ladder.loc[("m1", "Overall"), "n"] == len(every - failed) and ladder.loc[("m2", "Overall"), "n"] == len(
         every
     )
-    accuracy = accuracy_table(frame, Options()).set_index(["model", "condition", "task_type"])
+    accuracy = accuracy_table(frame, ReportSettings()).set_index(["model", "condition", "task_type"])
     assert accuracy.loc[("m2", "black", "Overall"), "n"] == len(every)
 
 
 @pytest.mark.parametrize(("size", "small"), [(29, True), (30, False)])
 def test_strata_below_min_stratum_keep_descriptive_values_without_inference(size, small):
     frame = _frame(sizes=(40, size), failing=())
-    vdg = vdg_table(frame, Options()).set_index(["model", "task_type"])
-    ladder = ladder_table(frame, Options()).set_index(["model", "task_type"])
-    accuracy = accuracy_table(frame, Options()).set_index(["model", "condition", "task_type"])
+    vdg = vdg_table(frame, ReportSettings()).set_index(["model", "task_type"])
+    ladder = ladder_table(frame, ReportSettings()).set_index(["model", "task_type"])
+    accuracy = accuracy_table(frame, ReportSettings()).set_index(["model", "condition", "task_type"])
     questions = set(frame.loc[frame["task_type"] == "t1", "question_id"])
     for model in ("m1", "m2"):
         row = vdg.loc[(model, "t1")]
@@ -145,17 +145,17 @@ def test_strata_below_min_stratum_keep_descriptive_values_without_inference(size
         acc = accuracy.loc[(model, "orig", "t1")]
         assert acc["n"] == size and acc["too_small"] == small and np.isnan(acc["ci_low"]) == small
         assert not vdg.loc[(model, "t0"), "too_small"] and not vdg.loc[(model, "Overall"), "too_small"]
-    notes = run_all(frame, Options(), names=["selection"])["selection"]
+    notes = run_all(frame, ReportSettings(), names=["selection"])["selection"]
     assert notes["task_type"].tolist() == (["t1"] if small else [])
 
 
 def test_exact_and_monte_carlo_ci_columns():
     frame = _frame()
-    tango = vdg_table(frame, Options()).iloc[0]
+    tango = vdg_table(frame, ReportSettings()).iloc[0]
     assert tango["ci_method"] == "tango score" and tango["n_resamples"] == 0 and tango["mc_se"] == 0
-    exact = vdg_table(frame, Options(ci_method="exact")).iloc[0]
+    exact = vdg_table(frame, ReportSettings(ci_method="exact")).iloc[0]
     assert exact["ci_method"] == "exact" and exact["n_resamples"] == 0 and exact["mc_se"] == 0
-    mc = vdg_table(frame, Options(cluster=True, ci_method="exact", n_resamples=400, mc_se_target=0.0)).iloc[0]
+    mc = vdg_table(frame, ReportSettings(cluster=True, ci_method="exact", n_resamples=400, mc_se_target=0.0)).iloc[0]
     assert mc["ci_method"] == "monte carlo" and mc["n_resamples"] == 400 and 0 < mc["mc_se"] < 0.05
-    ladder = ladder_table(frame, Options()).iloc[0]
+    ladder = ladder_table(frame, ReportSettings()).iloc[0]
     assert ladder["ci_method"] == "tango score" and ladder["n_resamples"] == 0

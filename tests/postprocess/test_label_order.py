@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.plots import plot_ladder, plot_vdg_by_task
 from tests.helpers.reference_data import FILES, reference_frame
 
@@ -17,7 +17,7 @@ NATURAL = ["m@2f", "m@8f", "m@16f"]
 def tables():
     frame = reference_frame(tuple(FILES))
     frame["model"] = frame["model"].astype(str).map(LABELS)
-    return run_all(frame, Options(n_resamples=50, stability_resamples=20), workers=1)
+    return run_all(frame, ReportSettings(n_resamples=50, stability_resamples=20), workers=1)
 
 
 def _first_seen(values) -> list[str]:

@@ -124,7 +124,7 @@ def test_counts_are_written_as_integers(tmp_path):
 
 
 def test_labels_sort_naturally():
-    from postprocess.options import natural_key, natural_sorted
+    from postprocess.settings import natural_key, natural_sorted
 
     labels = ["m@16f", "m@8f", "m@0.5fps", "m@2fps", "m", "a10", "a9"]
     # The numbers inside the labels, compared as numbers.

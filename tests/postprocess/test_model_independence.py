@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.vdg import vdg_table
 from postprocess.stats import paired_difference_ci, two_sided_z
@@ -39,7 +39,7 @@ ORIG_BLACK_TABLES = ("vdg", "categories", "categories_by_task", "split_half", "a
 
 @functools.cache
 def _tables(models: tuple[str, ...]) -> dict[str, pd.DataFrame]:
-    return run_all(reference_frame(models), Options())
+    return run_all(reference_frame(models), ReportSettings())
 
 
 def _rows_of(table: pd.DataFrame, models: set[str]) -> pd.DataFrame | None:
@@ -106,8 +106,8 @@ def _hand_design_effect(gaps: np.ndarray, videos: np.ndarray) -> float:
 def test_default_vdg_cis_cluster_by_video_on_videomme_and_say_so():
     frame = reference_frame(FIRST_TWO)
     assert frame.groupby(["model", "condition"])["video_id"].value_counts().max() == 3  # three questions a video
-    table = vdg_table(frame, Options()).set_index(["model", "task_type"])
-    unclustered = vdg_table(frame, Options(cluster="question")).set_index(["model", "task_type"])
+    table = vdg_table(frame, ReportSettings()).set_index(["model", "task_type"])
+    unclustered = vdg_table(frame, ReportSettings(cluster="question")).set_index(["model", "task_type"])
     z = two_sided_z(0.95)
     for model in FIRST_TWO:
         row = table.loc[(model, "Overall")]
@@ -140,7 +140,7 @@ def test_one_question_per_video_keeps_the_question_level_interval():
         for condition, p in (("orig", 0.7), ("black", 0.4))
     ]
     frame = tidy_frame(rows)
-    default = vdg_table(frame, Options())
-    plain = vdg_table(frame, Options(cluster="question"))
+    default = vdg_table(frame, ReportSettings())
+    plain = vdg_table(frame, ReportSettings(cluster="question"))
     pd.testing.assert_frame_equal(default, plain)
     assert set(default["resample_unit"]) == {"question"} and set(default["ci_method"]) == {"tango score"}

@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.io import load_frame
 from postprocess.report import ReportError, compute_tables, partial_dir, write_report
 from tests.helpers.prediction_files import five_option_records, write_records
 
-FAST = Options(n_resamples=50, stability_resamples=10)
+FAST = ReportSettings(n_resamples=50, stability_resamples=10)
 
 
 def _tables(tmp_path, model="m"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.vdg import vdg_table
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import reference_frame
@@ -20,7 +20,7 @@ PAIRED_TABLES = {
 
 
 def test_every_paired_difference_table_uses_the_score_interval_by_default():
-    tables = run_all(reference_frame(), Options(), names=list(PAIRED_TABLES))
+    tables = run_all(reference_frame(), ReportSettings(), names=list(PAIRED_TABLES))
     for name, (low, high) in PAIRED_TABLES.items():
         table = tables[name]
         with_ci = table[table[low].notna()]
@@ -38,10 +38,10 @@ def test_a_stratum_without_discordant_questions_gets_an_interval_of_width():
         for i in range(150)
         for condition in ("orig", "black")
     ]
-    row = vdg_table(tidy_frame(rows), Options()).set_index("task_type").loc["Overall"]
+    row = vdg_table(tidy_frame(rows), ReportSettings()).set_index("task_type").loc["Overall"]
     assert (row["d"], row["c"], row["vdg"]) == (0, 0, 0.0)
     assert row["ci_low"] < 0 < row["ci_high"]
     # an interval of a few points either side: the data are compatible with a small gap
     assert 0.01 < row["ci_high"] < 0.05 and -0.05 < row["ci_low"] < -0.01
-    exact = vdg_table(tidy_frame(rows), Options(ci_method="exact")).set_index("task_type").loc["Overall"]
+    exact = vdg_table(tidy_frame(rows), ReportSettings(ci_method="exact")).set_index("task_type").loc["Overall"]
     assert (exact["ci_low"], exact["ci_high"]) == (0.0, 0.0)  # the percentile bootstrap's point, kept as an option

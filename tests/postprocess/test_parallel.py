@@ -13,8 +13,8 @@ import pytest
 from postprocess import analyses
 from postprocess.analyses import Analysis, run_all, skip_reason
 from postprocess.io import load_frame
-from postprocess.options import Options
 from postprocess.parallel import can_fork, cpus
+from postprocess.settings import ReportSettings
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.reference_data import reference_frame
 from tests.helpers.report_tables import FAST
@@ -171,10 +171,10 @@ def test_the_columns_left_out_of_the_multiple_choice_analyses_change_none_of_the
 def test_a_field_named_by_by_is_kept_and_collective_accuracy_gets_every_column():
     frame = reference_frame()
     frame["domain"] = ["Knowledge", "Sports"] * (len(frame) // 2) + ["Knowledge"] * (len(frame) % 2)
-    kept = analyses._choices_columns(frame, Options(by=("domain",)))
+    kept = analyses._choices_columns(frame, ReportSettings(by=("domain",)))
     assert "domain" in kept.columns and not {"source", "question"} & set(kept.columns)
     assert kept.attrs == frame.attrs
-    by_domain = Options(n_resamples=200, stability_resamples=50, group_by="domain")
+    by_domain = ReportSettings(n_resamples=200, stability_resamples=50, group_by="domain")
     tables = run_all(frame, by_domain, names=["collective"], workers=1)
     expected = analyses._guarded(
         analyses.collective.ANALYSES[0].columns,

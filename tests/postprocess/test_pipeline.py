@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import TABLES
-from postprocess.options import Options
 from postprocess.pipeline import make_report
 from postprocess.reading import LogError
 from postprocess.report import ReportError, partial_dir
+from postprocess.settings import ReportSettings
 from postprocess.stats import paired_difference_ci
 from tests.helpers.frames import make_frame
 
 #: Few resamples, and strata of any size get their CI.
-OPTIONS = Options(n_resamples=50, stability_resamples=20, min_stratum=1)
+OPTIONS = ReportSettings(n_resamples=50, stability_resamples=20, min_stratum=1)
 
 
 def _frame() -> pd.DataFrame:

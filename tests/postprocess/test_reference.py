@@ -12,7 +12,7 @@ import re
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.mcnemar import mcnemar_table
 from tests.helpers.reference_data import MODEL, expected_rows, reference_frame
 
@@ -26,8 +26,8 @@ def frame() -> pd.DataFrame:
 def tables(frame):
     """missing=exclude (the paper's matched convention) and missing=incorrect (null = incorrect)."""
     return {
-        "exclude": run_all(frame, Options(missing="exclude")),
-        "incorrect": run_all(frame, Options(missing="incorrect")),
+        "exclude": run_all(frame, ReportSettings(missing="exclude")),
+        "incorrect": run_all(frame, ReportSettings(missing="incorrect")),
     }
 
 
@@ -59,15 +59,15 @@ def _rows(table: str, pattern: str) -> list[tuple[dict[str, str], re.Match[str]]
 #   (1/80) below: it needs ci_method="resample" with no MC SE target (the paper's 2,000 resamples).
 # No T1 stratum has fewer than 30 questions, so none needs min_stratum below its default. Every point estimate
 # (VDG, n, D:C) is reproduced by the defaults.
-BOOTSTRAP = Options(missing="exclude", ci_method="exact", cluster="question")
-MONTE_CARLO = Options(missing="exclude", ci_method="resample", cluster="question", mc_se_target=0.0)
+BOOTSTRAP = ReportSettings(missing="exclude", ci_method="exact", cluster="question")
+MONTE_CARLO = ReportSettings(missing="exclude", ci_method="resample", cluster="question", mc_se_target=0.0)
 MONTE_CARLO_ROWS = {"Action Reasoning Qwen CI hi"}
 
 
 @pytest.fixture(scope="module")
 def conventions(frame):
     """The vdg table under the defaults and under each reproducing convention."""
-    options = {"default": Options(missing="exclude"), "bootstrap": BOOTSTRAP, "monte carlo": MONTE_CARLO}
+    options = {"default": ReportSettings(missing="exclude"), "bootstrap": BOOTSTRAP, "monte carlo": MONTE_CARLO}
     return {
         name: run_all(frame, o, names=["vdg"])["vdg"].set_index(["model", "task_type"]) for name, o in options.items()
     }

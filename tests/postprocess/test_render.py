@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import TABLES
-from postprocess.analyses.base import Options, empty, skipped
+from postprocess.analyses.base import ReportSettings, empty, skipped
 from postprocess.analyses.vdg import COLUMNS as VDG_COLUMNS
 from postprocess.choices import RULE_INFERRED
 from postprocess.formatting import CI_METHODS, conventions
@@ -571,8 +571,8 @@ def test_json_values_nan_null_inf_string():
 
 def test_options_are_written_field_by_field():
     assert options_dict(None) is None
-    written = options_dict(Options(n_resamples=7, tier_map={"T1": "high"}, task_types=("T1",)))
-    assert list(written) == [f.name for f in dataclasses.fields(Options)]
+    written = options_dict(ReportSettings(n_resamples=7, tier_map={"T1": "high"}, task_types=("T1",)))
+    assert list(written) == [f.name for f in dataclasses.fields(ReportSettings)]
     assert written["n_resamples"] == 7 and written["tier_map"] == {"T1": "high"} and written["task_types"] == ["T1"]
     assert written["missing"] == "exclude"  # a default
     json.dumps(written, allow_nan=False)
@@ -594,9 +594,9 @@ def test_json_describes_declared_tables_and_lifts_summary_and_skipped():
     ladder = skipped(DECLARED["ladder"].columns, "no shuffled run")
     summary = pd.DataFrame({"model": ["m"], "flags": [""]})
     why = pd.DataFrame({"analysis": ["ladder"], "reason": ["no shuffled run"]})
-    data = render_json({"vdg": vdg, "ladder": ladder, "summary": summary, "skipped": why}, options=Options())
+    data = render_json({"vdg": vdg, "ladder": ladder, "summary": summary, "skipped": why}, options=ReportSettings())
     assert data["format"] == JSON_FORMAT == "vdg-report/2"
-    assert data["options"]["n_resamples"] == Options().n_resamples
+    assert data["options"]["n_resamples"] == ReportSettings().n_resamples
     assert data["summary"] == [{"model": "m", "flags": ""}]
     assert data["skipped"] == [{"analysis": "ladder", "reason": "no shuffled run"}]
     entry = data["tables"]["vdg"]

@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from tests.helpers.reference_data import reference_frame
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reproducing.md"
 #: The conventions the page names: the defaults, and the paper's percentile bootstrap over questions.
-DEFAULT = Options()
-QUESTION_BOOTSTRAP = Options(ci_method="exact", cluster="question")
+DEFAULT = ReportSettings()
+QUESTION_BOOTSTRAP = ReportSettings(ci_method="exact", cluster="question")
 NAMES = ["vdg", "mcnemar", "dissociation", "crf_enrichment"]
 
 

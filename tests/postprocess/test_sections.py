@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import TABLES
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.chance import chance_table
 from postprocess.formatting import CI_METHODS
 from postprocess.render import render_markdown
@@ -206,9 +206,12 @@ def test_the_blind_count_leaves_untested_strata_out_of_its_denominator():
     for i in range(5):
         records += [("m", "black", f"c{i}", "T2", True), ("m", "black", f"d{i}", "T3", True)]
     frame = make_frame(records)
-    table = chance_table(frame, Options())
+    table = chance_table(frame, ReportSettings())
     sizes = frame[frame["condition"] == "black"].groupby("task_type").size()
-    tested, untested = int((sizes >= Options().min_stratum).sum()), int((sizes < Options().min_stratum).sum())
+    tested, untested = (
+        int((sizes >= ReportSettings().min_stratum).sum()),
+        int((sizes < ReportSettings().min_stratum).sum()),
+    )
     assert (tested, untested) == (2, 2)
     above = table[(table["condition"] == "black") & (table["task_type"] != "Overall")]["above_chance"]
     assert int(above.fillna(False).astype(bool).sum()) == 1

@@ -13,10 +13,10 @@ from postprocess import stats
 from postprocess.inputs import ReportInputs, load_inputs
 from postprocess.judge import JudgeError
 from postprocess.leaderboard import MergeError, merge_leaderboard
-from postprocess.options import Options
 from postprocess.pipeline import make_report
 from postprocess.report import compute_tables
 from postprocess.schema import SCHEMA_PATH, schema_is_current, write_schema
+from postprocess.settings import ReportSettings
 from postprocess.stats import json_ready as json_value
 from vdg_tasks.cli.common import fail
 
@@ -73,7 +73,7 @@ def _options(args: argparse.Namespace):
         extra["tier_map"] = _read_mapping(args.tier_map, "--tier-map")
     if getattr(args, "temporal_map", None):
         extra["temporal_map"] = _read_mapping(args.temporal_map, "--temporal-map")
-    return Options(
+    return ReportSettings(
         missing=args.missing,
         n_resamples=args.resamples,
         ci_level=args.ci_level,
@@ -266,7 +266,7 @@ def input_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def option_arguments(p: argparse.ArgumentParser) -> None:
-    d = Options()
+    d = ReportSettings()
     p.add_argument(
         "--missing",
         choices=["exclude", "incorrect"],

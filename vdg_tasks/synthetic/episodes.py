@@ -47,7 +47,7 @@ determine" option) or falls back to its text prior; it never picks the benchmark
 know".
 
 Size: ``N_EPISODES`` (15) episodes, 90 questions. The report gives a stratum a CI or a test only
-from 30 questions (``postprocess.options.Options.min_stratum``), and the name-swap table splits by
+from 30 questions (``postprocess.settings.ReportSettings.min_stratum``), and the name-swap table splits by
 whether the swapped-in name has the question's gender: its seeded draw (``vdg_tasks.perturb.text``) gives
 30 same-gender and 60 cross-gender swaps here (14 episodes would give 28 same-gender ones).
 

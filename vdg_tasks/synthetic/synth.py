@@ -42,7 +42,7 @@ Only ``text_only`` carries a text shortcut, by construction (the question quotes
 options name every scene).
 
 A task type has one question per video, so ``N_VIDEOS`` (30) videos give it the 30 questions the
-report needs before it gives a stratum a CI or a test (``postprocess.options.Options.min_stratum``).
+report needs before it gives a stratum a CI or a test (``postprocess.settings.ReportSettings.min_stratum``).
 More questions per video would only repeat its one border, its one first scene, ...: answers that
 stand or fall together, counted as independent questions, would narrow every question-level CI.
 
@@ -135,7 +135,7 @@ if tuple(EXPECTED_LADDER[t] for t in TASK_TYPES) != LADDER[:4]:  # pragma: no co
 
 LETTERS = ("A", "B", "C", "D")
 #: Videos ``generate`` writes by default: one question per task type each, and 30 questions per
-#: stratum is the report's default minimum for a CI or a test (``Options.min_stratum``).
+#: stratum is the report's default minimum for a CI or a test (``ReportSettings.min_stratum``).
 N_VIDEOS = 30
 _STATIC_NOISE = 6  # +- amplitude of a per-video fixed texture
 _FRAME_NOISE = 3  # +- amplitude of per-frame noise

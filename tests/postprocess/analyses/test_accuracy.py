@@ -11,7 +11,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from postprocess.analyses.accuracy import ANALYSES, COLUMNS, accuracy_table
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from tests.helpers.frames import make_frame, outcome_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import ORIG_BLACK, expected_rows, reference_frame
 
@@ -52,7 +52,9 @@ def naive(records, model, condition, task_type, missing, question_set="per-model
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_counts_match_a_question_by_question_count(missing, question_set):
     records = random_records()
-    table = accuracy_table(make_frame(records), Options(missing=missing, question_set=question_set, min_stratum=1))
+    table = accuracy_table(
+        make_frame(records), ReportSettings(missing=missing, question_set=question_set, min_stratum=1)
+    )
     assert list(table.columns) == list(COLUMNS)
     assert len(table) == 2 * 3 * 4
     for row in table.itertuples():
@@ -69,11 +71,11 @@ def test_counts_match_a_question_by_question_count(missing, question_set):
 def test_policies_differ_only_in_how_errors_count():
     records = random_records()
     frame = make_frame(records)
-    exclude = accuracy_table(frame, Options(missing="exclude", question_set="per-model"))
-    incorrect = accuracy_table(frame, Options(missing="incorrect"))
+    exclude = accuracy_table(frame, ReportSettings(missing="exclude", question_set="per-model"))
+    incorrect = accuracy_table(frame, ReportSettings(missing="incorrect"))
     np.testing.assert_array_equal(incorrect["n"], exclude["n"] + exclude["n_error"])
     np.testing.assert_array_equal(incorrect["correct"], exclude["correct"])
-    shared = accuracy_table(frame, Options(missing="exclude", question_set="shared"))
+    shared = accuracy_table(frame, ReportSettings(missing="exclude", question_set="shared"))
     np.testing.assert_array_equal(exclude["n"], shared["n"] + shared["n_not_shared"])
     assert (shared["n_not_shared"] > 0).any() and (exclude["n_not_shared"] == 0).all()
     assert (exclude["n_error"] > 0).any()
@@ -98,7 +100,7 @@ def test_all_errors_give_empty_accuracy_under_exclude():
 
 
 def test_ci_level_is_passed_through():
-    table = accuracy_table(make_frame(random_records()), Options(ci_level=0.9, min_stratum=1))
+    table = accuracy_table(make_frame(random_records()), ReportSettings(ci_level=0.9, min_stratum=1))
     row = table.iloc[0]
     low, high = proportion_confint(row["correct"], row["n"], alpha=0.1, method="wilson")
     np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [low, high], atol=1e-12)
@@ -128,7 +130,7 @@ def test_answer_without_a_correct_flag_is_rejected():
 def test_analysis_declares_the_table():
     (analysis,) = ANALYSES
     assert analysis.name == "accuracy" and analysis.columns == COLUMNS
-    assert list(analysis.run(make_frame(random_records()), Options()).columns) == list(COLUMNS)
+    assert list(analysis.run(make_frame(random_records()), ReportSettings()).columns) == list(COLUMNS)
 
 
 # ------------------------------------------------------------------------------- reference rows
@@ -137,7 +139,7 @@ def test_analysis_declares_the_table():
 def test_reference_t3_qwen_original_accuracy():
     """expected.csv T3: Qwen2-VL accuracy on the original video, all 600 questions, error = incorrect."""
     frame = reference_frame(files=ORIG_BLACK)
-    table = accuracy_table(frame, Options(missing="incorrect")).set_index(["model", "condition", "task_type"])
+    table = accuracy_table(frame, ReportSettings(missing="incorrect")).set_index(["model", "condition", "task_type"])
     rows = [r for r in expected_rows() if r["table"] == "T3"]
     assert len(rows) == 7
     for row in rows:
@@ -170,7 +172,7 @@ def test_chance_per_task_type_from_each_questions_option_count(missing):
             )
             if outcome != "e" or missing == "incorrect":
                 counted.setdefault(task_type, []).append(n_opt)
-    table = accuracy_table(tidy_frame(rows), Options(missing=missing)).set_index("task_type")
+    table = accuracy_table(tidy_frame(rows), ReportSettings(missing=missing)).set_index("task_type")
     for task_type, counts in counted.items():
         assert math.isclose(table.loc[task_type, "chance"], sum(1 / n for n in counts) / len(counts), rel_tol=1e-12)
     every = [n for counts in counted.values() for n in counts]

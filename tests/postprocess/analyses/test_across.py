@@ -11,7 +11,7 @@ from scipy import stats
 
 from postprocess.analyses import ANALYSES
 from postprocess.analyses.across import LETTER_COLUMNS, VDG_COLUMNS, letters_across_table, vdg_across_table
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from tests.helpers.frames import answer_fields, outcome_fields, tidy_frame, tidy_row
 
 LETTERS = "ABCDE"
@@ -54,7 +54,7 @@ def hand_vdgs(rows, model, bench):
 
 def test_vdg_difference_and_its_bootstrap_ci_against_a_normal_approximation():
     rows = vdg_records()
-    table = vdg_across_table(tidy_frame(rows), Options(n_resamples=20000))
+    table = vdg_across_table(tidy_frame(rows), ReportSettings(n_resamples=20000))
     assert list(table.columns) == list(VDG_COLUMNS)
     assert table[["model", "benchmark_a", "benchmark_b"]].values.tolist() == [["m1", "b1", "b2"], ["m2", "b1", "b2"]]
     for row in table.itertuples():
@@ -71,13 +71,16 @@ def test_vdg_difference_and_its_bootstrap_ci_against_a_normal_approximation():
 
 def test_vdg_across_is_seeded_and_empty_for_one_benchmark():
     frame = tidy_frame(vdg_records())
-    first, again = vdg_across_table(frame, Options(n_resamples=500)), vdg_across_table(frame, Options(n_resamples=500))
+    first, again = (
+        vdg_across_table(frame, ReportSettings(n_resamples=500)),
+        vdg_across_table(frame, ReportSettings(n_resamples=500)),
+    )
     pd.testing.assert_frame_equal(first, again)
-    other = vdg_across_table(frame, Options(n_resamples=500, seed=9))
+    other = vdg_across_table(frame, ReportSettings(n_resamples=500, seed=9))
     assert not np.allclose(first["ci_low"], other["ci_low"])
     one = tidy_frame(vdg_records(sizes=(("b1", 30, 0.7),)))
     assert vdg_across_table(one).empty and letters_across_table(one).empty
-    cluster = vdg_across_table(frame, Options(n_resamples=200, cluster=True))
+    cluster = vdg_across_table(frame, ReportSettings(n_resamples=200, cluster=True))
     assert (cluster["resample_unit"] == "video").all()
 
 
@@ -85,7 +88,7 @@ def test_vdg_across_seed_comes_from_the_question_sets_not_the_model_label():
     rows = [r for r in vdg_records() if r["model"] == "m1"]
     frame = tidy_frame(rows)
     renamed = tidy_frame([dict(r, model="another name") for r in rows])
-    options = Options(n_resamples=500)
+    options = ReportSettings(n_resamples=500)
     first, second = vdg_across_table(frame, options), vdg_across_table(renamed, options)
     cols = ["ci_low", "ci_high"]
     pd.testing.assert_frame_equal(first[cols], second[cols])
@@ -154,6 +157,6 @@ def test_a_graded_benchmark_s_gaps_are_not_cut_to_whole_numbers():
     rows = [graded_row("m", c, f"g{i}-0", "graded", s) for i in range(10) for c, s in (("orig", 1.0), ("black", 0.5))]
     rows += [tidy_row("m", c, f"l{i}-0", "lettered", **outcome_fields(c == "orig")) for i in range(10)
              for c in ("orig", "black")]  # fmt: skip
-    row = vdg_across_table(tidy_frame(rows), Options(n_resamples=200)).iloc[0]
+    row = vdg_across_table(tidy_frame(rows), ReportSettings(n_resamples=200)).iloc[0]
     assert (row.benchmark_a, row.vdg_a, row.benchmark_b, row.vdg_b) == ("graded", 0.5, "lettered", 1.0)
     assert row["diff"] == -0.5

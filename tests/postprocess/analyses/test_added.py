@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options
+from postprocess.analyses import ReportSettings
 from postprocess.analyses.added import COLUMNS, added_conditions, added_table
 from tests.helpers.condition_modules import INVERT, condition_modules
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
@@ -54,7 +54,7 @@ def test_a_condition_against_orig_counted_by_hand():
     def sometimes(i, answer):  # wrong on every third question
         return wrong(i, answer) if i % 3 == 0 else answer
 
-    table = added_table(_frame({"orig": right, "blur": sometimes}), Options(min_stratum=10))
+    table = added_table(_frame({"orig": right, "blur": sometimes}), ReportSettings(min_stratum=10))
     assert list(table.columns) == list(COLUMNS)
     row = _overall(table, "blur")
     lost = sum(i % 3 == 0 for i in range(N))
@@ -75,7 +75,7 @@ def test_mute_sits_beside_black_on_the_same_questions():
     def blind(i, answer):  # loses the pictures: wrong on the odd ones, an error on the last question
         return "e" if i == N - 1 else (wrong(i, answer) if i % 2 else answer)
 
-    table = added_table(_frame({"orig": right, "mute": deaf, "black": blind}), Options(min_stratum=10))
+    table = added_table(_frame({"orig": right, "mute": deaf, "black": blind}), ReportSettings(min_stratum=10))
     row = _overall(table, "mute")
     assert (row.beside, row.n, row.n_error) == ("black", N, 0)  # mute against orig: every question
     assert row["diff"] == pytest.approx(-(N // 2) / N)
@@ -92,14 +92,14 @@ def test_mute_sits_beside_black_on_the_same_questions():
 
 
 def test_without_black_mute_has_no_beside_columns_and_without_orig_no_rows():
-    table = added_table(_frame({"orig": right, "mute": right}), Options(min_stratum=10))
+    table = added_table(_frame({"orig": right, "mute": right}), ReportSettings(min_stratum=10))
     row = _overall(table, "mute")
     assert row.beside == "" and np.isnan(row.acc_beside) and row["diff"] == 0
-    assert added_table(_frame({"mute": right, "black": right}), Options(min_stratum=10)).empty
+    assert added_table(_frame({"mute": right, "black": right}), ReportSettings(min_stratum=10)).empty
 
 
 def test_a_condition_unknown_here_is_read_as_added_with_no_module():
-    table = added_table(_frame({"orig": right, "their_condition": wrong}), Options(min_stratum=10))
+    table = added_table(_frame({"orig": right, "their_condition": wrong}), ReportSettings(min_stratum=10))
     row = _overall(table, "their_condition")
     assert (row.acc_condition, row.declared_in, row.too_small) == (0.0, "", False)
 
@@ -121,7 +121,7 @@ def test_a_user_condition_placed_beside_a_ladder_rung_is_read_beside_it(modules)
     def quarter(i, answer):  # right on the first quarter; no answer on the last question
         return "e" if i == N - 1 else (answer if i < N // 4 else wrong(i, answer))
 
-    table = added_table(_frame({"orig": right, "lowres": half, "single": quarter}), Options(min_stratum=10))
+    table = added_table(_frame({"orig": right, "lowres": half, "single": quarter}), ReportSettings(min_stratum=10))
     row = _overall(table, "lowres")
     assert (row.declared_in, row.beside, row.n, row.n_beside) == ("detail_probe", "single", N, N - 1)
     assert row["diff"] == pytest.approx(-0.5)

@@ -23,7 +23,7 @@ from postprocess.analyses.agreement import (
     models_right_table,
     transition_table,
 )
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.mcnemar import mcnemar_table
 from tests.helpers.frames import make_frame
 
@@ -59,7 +59,7 @@ def outcomes(records):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_kappa_matches_statsmodels_on_hand_counted_tables(missing):
     records = random_records(ragged=False)  # a pair's models answer one question set (load_frame aligns them)
-    table = kappa_table(make_frame(records), Options(missing=missing))
+    table = kappa_table(make_frame(records), ReportSettings(missing=missing))
     assert list(table.columns) == list(KAPPA_COLUMNS)
     got, _ = outcomes(records)
     assert len(table) == 2 * 3  # 3 pairs x 2 conditions
@@ -139,8 +139,8 @@ def brute_poisson_binomial(ps):
 def test_models_right_and_transition_match_a_hand_count(missing):
     records = random_records()
     frame = make_frame(records)
-    right = models_right_table(frame, Options(missing=missing))
-    trans = transition_table(frame, Options(missing=missing))
+    right = models_right_table(frame, ReportSettings(missing=missing))
+    trans = transition_table(frame, ReportSettings(missing=missing))
     assert list(right.columns) == list(MODELS_RIGHT_COLUMNS)
     assert list(trans.columns) == list(TRANSITION_COLUMNS)
     got, _ = outcomes(records)
@@ -241,7 +241,7 @@ def test_categories_by_task_leaves_small_task_types_out_and_permutes_when_expect
         o = bool(rng.random() < (0.8 if task == "T0" else 0.5))
         b = bool(rng.random() < 0.1) if not o else bool(rng.random() < 0.5)
         records += [("m1", "orig", f"v{i:03d}-0", task, o), ("m1", "black", f"v{i:03d}-0", task, b)]
-    row = category_test_table(make_frame(records), Options(min_stratum=30)).iloc[0]
+    row = category_test_table(make_frame(records), ReportSettings(min_stratum=30)).iloc[0]
     assert row["too_small"] == "T2 (n=6)" and row["n_task_types"] == 2 and row["n_tested"] == 80 and row["n"] == 86
     counts = categories_of(records, "m1", "exclude")
     cats = [c for c in ("I", "II", "III", "IV") if any(counts[(t, c)] for t in ("T0", "T1"))]
@@ -258,7 +258,7 @@ def test_categories_by_task_leaves_small_task_types_out_and_permutes_when_expect
     assert abs(row["p"] - perm.pvalue) < 4 * 1.23 * se + 1e-3
     assert row["p_mc_se"] == pytest.approx(math.sqrt(row["p"] * (1 - row["p"]) / 10_000))
     # renaming the model leaves the seed and so the p unchanged
-    renamed = category_test_table(make_frame([("zz", *r[1:]) for r in records]), Options(min_stratum=30)).iloc[0]
+    renamed = category_test_table(make_frame([("zz", *r[1:]) for r in records]), ReportSettings(min_stratum=30)).iloc[0]
     assert renamed["p"] == row["p"]
 
 

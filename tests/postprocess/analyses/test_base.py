@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses.base import Analysis, Digest
-from postprocess.options import Options
+from postprocess.settings import ReportSettings
 
 COLUMNS = {"model": "the model", "acc": "accuracy"}
 
@@ -17,7 +17,7 @@ def _analysis(table: pd.DataFrame) -> Analysis:
 
 def test_the_declared_columns_pass():
     table = pd.DataFrame({"model": ["m"], "acc": [0.5]})
-    assert _analysis(table).run(pd.DataFrame(), Options()) is table
+    assert _analysis(table).run(pd.DataFrame(), ReportSettings()) is table
 
 
 @pytest.mark.parametrize(
@@ -28,7 +28,7 @@ def test_the_declared_columns_pass():
 def test_other_columns_stop_the_report_naming_the_table(columns):
     table = pd.DataFrame({c: [1] for c in columns})
     with pytest.raises(RuntimeError, match=r"analysis 'demo' returned columns .*declared \['model', 'acc'\]"):
-        _analysis(table).run(pd.DataFrame(), Options())
+        _analysis(table).run(pd.DataFrame(), ReportSettings())
     digest = Digest("summary_demo", "A demo digest.", COLUMNS, lambda tables, frame, options: table)
     with pytest.raises(RuntimeError, match=r"table 'summary_demo' returned columns"):
-        digest.run({}, pd.DataFrame(), Options())
+        digest.run({}, pd.DataFrame(), ReportSettings())

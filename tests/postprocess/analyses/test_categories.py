@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.categories import (
     ANALYSES,
     COLUMNS,
@@ -57,7 +57,7 @@ def naive_categories(records, missing):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_categories_match_a_question_by_question_count(missing):
     records = random_records()
-    table = categories_table(make_frame(records), Options(missing=missing))
+    table = categories_table(make_frame(records), ReportSettings(missing=missing))
     assert list(table.columns) == list(COLUMNS)
     expected = naive_categories(records, missing)
     per_model = table[table["model"] != POOLED]
@@ -77,7 +77,7 @@ def test_categories_match_a_question_by_question_count(missing):
 
 def test_pooled_rows_sum_the_models_counts():
     records = random_records()
-    table = categories_table(make_frame(records), Options(missing="incorrect"))
+    table = categories_table(make_frame(records), ReportSettings(missing="incorrect"))
     pooled = table[table["model"] == POOLED].set_index("task_type")
     models = table[table["model"] != POOLED]
     assert pooled.index.tolist() == ["T0", "T1", "T2", "T3", "Overall"]
@@ -106,7 +106,7 @@ def hand_frame():
 
 
 def test_hard_core_by_hand():
-    exclude = hard_core_table(hand_frame(), Options(missing="exclude"))
+    exclude = hard_core_table(hand_frame(), ReportSettings(missing="exclude"))
     assert list(exclude.columns) == list(HARD_CORE_COLUMNS)
     exclude = exclude.set_index("task_type")
     assert exclude.index.tolist() == ["A", "B", "Overall"]
@@ -115,14 +115,14 @@ def test_hard_core_by_hand():
     assert exclude.loc["B", ["n", "n_hard_core", "n_error"]].tolist() == [1, 1, 1]
     assert exclude.loc["Overall", "share"] == pytest.approx(2 / 3)
     assert exclude.loc["Overall", "models"] == "m1,m2" and exclude.loc["Overall", "n_models"] == 2
-    incorrect = hard_core_table(hand_frame(), Options(missing="incorrect")).set_index("task_type")
+    incorrect = hard_core_table(hand_frame(), ReportSettings(missing="incorrect")).set_index("task_type")
     assert incorrect.loc["Overall", ["n", "n_hard_core", "n_error"]].tolist() == [4, 2, 0]  # q2: m2 VDG 0
     assert (incorrect["missing_policy"] == "incorrect").all()
 
 
 def test_hard_core_matches_a_naive_count():
     records = random_records()
-    table = hard_core_table(make_frame(records), Options(missing="exclude"))
+    table = hard_core_table(make_frame(records), ReportSettings(missing="exclude"))
     arms: dict[str, dict[str, dict[str, object]]] = {}
     for model, condition, qid, _, outcome in records:
         arms.setdefault(qid, {}).setdefault(model, {})[condition] = outcome
@@ -163,7 +163,7 @@ def test_analyses_declare_their_tables():
     assert [(a.name, a.columns) for a in ANALYSES] == [("categories", COLUMNS), ("hard_core", HARD_CORE_COLUMNS)]
     frame = make_frame(random_records())
     for analysis in ANALYSES:
-        assert list(analysis.run(frame, Options()).columns) == list(analysis.columns)
+        assert list(analysis.run(frame, ReportSettings()).columns) == list(analysis.columns)
 
 
 # ------------------------------------------------------------------------------- reference rows
@@ -172,7 +172,7 @@ def test_analyses_declare_their_tables():
 @pytest.fixture(scope="module")
 def reference_tables():
     frame = reference_frame(files=ORIG_BLACK)
-    options = Options(missing="incorrect")  # all 600, error = incorrect
+    options = ReportSettings(missing="incorrect")  # all 600, error = incorrect
     return categories_table(frame, options), hard_core_table(frame, options), expected_rows()
 
 
@@ -213,7 +213,7 @@ def test_reference_4_1_hard_core(reference_tables):
 
 def test_reference_hard_core_under_exclude_drops_qwen_errors():
     frame = reference_frame(files=ORIG_BLACK)
-    overall = hard_core_table(frame, Options(missing="exclude")).set_index("task_type").loc["Overall"]
+    overall = hard_core_table(frame, ReportSettings(missing="exclude")).set_index("task_type").loc["Overall"]
     # Only qwen2vl has errors in orig/black (53); the 62 hard-core questions all survive.
     assert (overall["n"], overall["n_error"], overall["n_hard_core"]) == (547, 53, 62)
 

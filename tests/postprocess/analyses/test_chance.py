@@ -12,7 +12,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from postprocess.analyses import ANALYSES
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.chance import COLUMNS, chance_table, poisson_binomial_sf
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 
@@ -82,7 +82,7 @@ def test_mixed_table_row_uses_each_questions_options():
     counts = [3, 4, 5, 3, 4, 5, 3, 4, 5, 4]
     outcomes = [True, True, False, True, False, True, True, False, False, True]
     records = [("m", "black", f"q{i}", "T", v, c) for i, (v, c) in enumerate(zip(outcomes, counts, strict=True))]
-    row = chance_table(make(records), Options(min_stratum=1)).set_index("task_type").loc["Overall"]
+    row = chance_table(make(records), ReportSettings(min_stratum=1)).set_index("task_type").loc["Overall"]
     assert row["expected_correct"] == pytest.approx(sum(1 / c for c in counts))
     assert row["n_options"] == "3-5"
     assert row["p_chance"] == pytest.approx(brute_force_tail(sum(outcomes), counts), rel=1e-10)
@@ -91,8 +91,10 @@ def test_mixed_table_row_uses_each_questions_options():
 def test_missing_incorrect_counts_errors_as_wrong():
     records = [("m", "orig", f"q{i}", "T", v, 4) for i, v in enumerate([True, True, "e", False, "e"])]
     frame = make(records)
-    exclude = chance_table(frame, Options(min_stratum=1)).set_index("task_type").loc["Overall"]
-    incorrect = chance_table(frame, Options(missing="incorrect", min_stratum=1)).set_index("task_type").loc["Overall"]
+    exclude = chance_table(frame, ReportSettings(min_stratum=1)).set_index("task_type").loc["Overall"]
+    incorrect = (
+        chance_table(frame, ReportSettings(missing="incorrect", min_stratum=1)).set_index("task_type").loc["Overall"]
+    )
     assert (exclude["n"], exclude["n_correct"], exclude["n_error"]) == (3, 2, 2)
     assert (incorrect["n"], incorrect["n_correct"], incorrect["n_error"]) == (5, 2, 2)
     assert incorrect["p_chance"] == pytest.approx(stats.binomtest(2, 5, 0.25, alternative="greater").pvalue)

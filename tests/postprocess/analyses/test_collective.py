@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_allclose
 from statsmodels.stats.proportion import proportion_confint
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.collective import (
     ANALYSES,
     COLUMNS,
@@ -89,7 +89,7 @@ def naive(records, model, condition, missing, question_set="shared"):
 )
 def test_collective_matches_a_naive_count(missing, question_set):
     records = random_records()
-    options = Options(missing=missing, ci_level=0.9, question_set=question_set)
+    options = ReportSettings(missing=missing, ci_level=0.9, question_set=question_set)
     table = collective_table(make_frame(records), options)
     assert list(table.columns) == list(COLUMNS)
     keys = list(zip(table["model"], table["condition"], strict=True))
@@ -117,7 +117,7 @@ def test_collective_matches_a_naive_count(missing, question_set):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_distribution_matches_a_naive_count(missing):  # the shared set
     records = random_records(seed=4)
-    dist = collective_distribution(make_frame(records), Options(missing=missing, question_set="shared"))
+    dist = collective_distribution(make_frame(records), ReportSettings(missing=missing, question_set="shared"))
     assert list(dist.columns) == list(DISTRIBUTION_COLUMNS)
     for (model, condition), part in dist.groupby(["model", "condition"]):
         _, want = naive(records, model, condition, missing)
@@ -140,7 +140,7 @@ def test_hand_example_and_dropped_group():
     row = collective_table(make_frame(records)).iloc[0]
     assert (row["n"], row["n_groups"], row["n_groups_dropped"], row["n_error"]) == (4, 2, 1, 1)
     assert (row["accuracy"], row["collective_accuracy"]) == (0.75, 0.5)
-    row = collective_table(make_frame(records), Options(missing="incorrect")).iloc[0]
+    row = collective_table(make_frame(records), ReportSettings(missing="incorrect")).iloc[0]
     assert (row["n"], row["n_groups"], row["n_groups_dropped"]) == (5, 3, 0)
     assert_allclose(row["collective_accuracy"], 1 / 3)
     dist = collective_distribution(make_frame(records))
@@ -150,14 +150,14 @@ def test_hand_example_and_dropped_group():
 def test_group_by_another_column():
     records = random_records(seed=2)
     frame = make_frame(records)
-    table = collective_table(frame, Options(group_by="task_type"))
+    table = collective_table(frame, ReportSettings(group_by="task_type"))
     assert (table["n_groups"] <= 2).all() and (table["group_by"] == "task_type").all()
 
 
 def test_validation_errors_and_empty():
     frame = make_frame(random_records(n_videos=3))
     with pytest.raises(ValueError, match=r"group_by column 'scene' is not in the frame"):
-        collective_table(frame, Options(group_by="scene"))
+        collective_table(frame, ReportSettings(group_by="scene"))
     blank = frame.copy()
     blank.loc[2, "video_id"] = None
     q = blank.loc[2, "question_id"]
@@ -183,5 +183,5 @@ def test_reference_videos_against_pandas():
         assert table.loc[condition, "n_groups"] == len(per_video) == 364  # 43 of 407 videos lose all questions
         assert table.loc[condition, "n_groups_dropped"] == 407 - 364
         assert_allclose(table.loc[condition, "collective_accuracy"], per_video.mean())
-    per_model = collective_table(frame, Options(question_set="per-model")).set_index("condition")
+    per_model = collective_table(frame, ReportSettings(question_set="per-model")).set_index("condition")
     assert per_model.loc["black", "n_groups"] == 364  # one model: its own set is the shared one

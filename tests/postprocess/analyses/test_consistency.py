@@ -13,7 +13,7 @@ from scipy import stats
 
 from postprocess.analyses import consistency
 from postprocess.analyses._paired import question_set_seed
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.consistency import (
     ANALYSES,
     COLUMNS,
@@ -29,7 +29,7 @@ from tests.helpers.frames import make_frame
 from tests.helpers.reference_data import MODEL, ORIG_BLACK, expected_rows, reference_frame
 
 #: Every task type enters the correlations (the random frames have task types of about 25-30 questions).
-ALL_STRATA = Options(min_stratum=1)
+ALL_STRATA = ReportSettings(min_stratum=1)
 
 
 def random_records(seed: int = 11, n: int = 150, models=("m1", "m2", "m3"), n_types: int = 5):
@@ -66,7 +66,7 @@ def naive_vdgs(records, missing):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_pairs_match_a_naive_computation(missing):
     records = random_records()
-    table = consistency_table(make_frame(records), Options(missing=missing, min_stratum=1))
+    table = consistency_table(make_frame(records), ReportSettings(missing=missing, min_stratum=1))
     assert list(table.columns) == list(COLUMNS)
     vdgs, asked, task = naive_vdgs(records, missing)
     assert [(r.model_a, r.model_b) for r in table.itertuples()] == [("m1", "m2"), ("m1", "m3"), ("m2", "m3")]
@@ -115,7 +115,7 @@ def tie_records():
 def test_task_vdgs_are_exact_so_equal_gaps_tie():
     frame = make_frame(tie_records())
     assert 0.7 - 0.4 != 0.6 - 0.3  # what a float difference of means would break
-    questions = per_question(frame, Options())
+    questions = per_question(frame, ReportSettings())
     profile = task_vdgs(questions[questions["model"] == "m1"])
     assert profile == {
         "T1": Fraction(3, 10),
@@ -244,10 +244,10 @@ def test_split_half_correlations_match_a_loop():
 def test_split_half_table_summarises_the_splits():
     records = random_records()
     frame = make_frame(records)
-    options = Options(missing="exclude", ci_level=0.9, min_stratum=1)
+    options = ReportSettings(missing="exclude", ci_level=0.9, min_stratum=1)
     table = split_half_table(frame, options)
     assert list(table.columns) == list(SPLIT_HALF_COLUMNS)
-    questions = per_question(frame, Options(missing="exclude"))
+    questions = per_question(frame, ReportSettings(missing="exclude"))
     for row in table.itertuples():
         kept = questions[(questions["model"] == row.model) & ~questions["excluded"]]
         codes = pd.factorize(kept["task_type"], sort=True)[0]
@@ -277,7 +277,7 @@ def test_split_half_seed_depends_on_the_questions_not_the_model_label():
 def test_split_half_leaves_out_singleton_task_types_and_needs_five():
     records = random_records(models=("m1",))
     records += [("m1", c, "solo-0", "Tsolo", True) for c in ("orig", "black")]
-    row = split_half_table(make_frame(records), Options(missing="incorrect", min_stratum=1)).iloc[0]
+    row = split_half_table(make_frame(records), ReportSettings(missing="incorrect", min_stratum=1)).iloc[0]
     assert row["n_task_types"] == 5 and row["n"] == 150  # Tsolo (1 question) is not split
     assert row["too_small"] == "Tsolo (n=1)"
     few = make_frame([r for r in random_records(models=("m1",)) if r[3] in ("T0", "T1")])
@@ -300,7 +300,7 @@ def test_analyses_declare_their_tables():
     assert [(a.name, a.columns) for a in ANALYSES] == [("consistency", COLUMNS), ("split_half", SPLIT_HALF_COLUMNS)]
     frame = make_frame(random_records())
     for analysis in ANALYSES:
-        assert list(analysis.run(frame, Options()).columns) == list(analysis.columns)
+        assert list(analysis.run(frame, ReportSettings()).columns) == list(analysis.columns)
     assert consistency.MIN_POINTS == 3 and consistency.MIN_TASK_TYPES == 5
 
 
@@ -310,7 +310,7 @@ def test_analyses_declare_their_tables():
 def test_reference_4_1_task_level_spearman():
     """expected.csv 4.1: Spearman over the 6 matched task-type VDGs (missing=exclude), exact fractions."""
     frame = reference_frame(files=ORIG_BLACK)
-    table = consistency_table(frame, Options(missing="exclude"))
+    table = consistency_table(frame, ReportSettings(missing="exclude"))
     rows = [r for r in expected_rows() if r["table"] == "4.1" and r["quantity"].startswith("task-level")]
     assert len(rows) == 3
     for row in rows:

@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.contrast import ANALYSES, COLUMNS, NO_VARIANCE, WELCH, contrast_table, pair_test
 from tests.helpers.frames import make_frame
 
@@ -25,7 +25,7 @@ TYPES: dict[str, list[tuple[object, object]]] = {
     "C": [(T, F), (F, F), (T, T), (T, F)],
     "D": [(T, F), (T, F)],
 }
-OPTIONS = Options(min_stratum=3)
+OPTIONS = ReportSettings(min_stratum=3)
 
 
 def frame_of(models: dict[str, dict[str, list[tuple[object, object]]]], benchmark: str = "b") -> pd.DataFrame:
@@ -92,13 +92,13 @@ def test_a_bonferroni_ci_that_excludes_zero_means_holm_rejects():
     types = {}
     for k, share in enumerate((0.05, 0.2, 0.4, 0.6, 0.8, 0.95)):
         types[f"T{k}"] = [(bool(rng.random() < share), bool(rng.random() < 0.1)) for _ in range(40)]
-    table = contrast_table(frame_of({"m": types}), Options(min_stratum=30))
+    table = contrast_table(frame_of({"m": types}), ReportSettings(min_stratum=30))
     m = len(table)
     assert m == 15 and (table["n_family"] == m).all()
     excludes = (table["ci_low_adjusted"] > 0) | (table["ci_high_adjusted"] < 0)
     assert excludes.any() and not excludes.all()
     assert table.loc[excludes, "significant"].all()
-    assert (excludes == (m * table["p"] < Options().alpha)).all()
+    assert (excludes == (m * table["p"] < ReportSettings().alpha)).all()
 
 
 def test_the_pairs_of_a_model_form_one_holm_family(table):
@@ -106,7 +106,7 @@ def test_the_pairs_of_a_model_form_one_holm_family(table):
     assert_allclose(table["p_holm"].to_numpy(dtype=float), adjusted, rtol=1e-12)
     assert (table["n_family"] == 3).all()
     assert table["significant"].tolist() == (adjusted < OPTIONS.alpha).tolist()
-    loose = contrast_table(frame_of({"m": TYPES}), Options(min_stratum=3, alpha=0.99))
+    loose = contrast_table(frame_of({"m": TYPES}), ReportSettings(min_stratum=3, alpha=0.99))
     assert loose["significant"].tolist() == (adjusted < 0.99).tolist() and loose["alpha"].eq(0.99).all()
 
 
@@ -142,26 +142,28 @@ def test_the_larger_vdg_comes_first_and_a_tie_keeps_name_order():
 
 def test_min_stratum_never_lets_in_a_task_type_of_one_question():
     types = {"A": TYPES["A"], "S": [(T, F)]}
-    assert contrast_table(frame_of({"m": types}), Options(min_stratum=1)).empty
-    with_two = contrast_table(frame_of({"m": {**types, "S": [(T, F), (F, F)]}}), Options(min_stratum=1))
+    assert contrast_table(frame_of({"m": types}), ReportSettings(min_stratum=1)).empty
+    with_two = contrast_table(frame_of({"m": {**types, "S": [(T, F), (F, F)]}}), ReportSettings(min_stratum=1))
     assert with_two[["task_type_a", "task_type_b", "n_a", "n_b"]].values.tolist() == [["A", "S", 5, 2]]
 
 
 def test_another_models_error_takes_the_question_out_and_each_model_is_its_own_family():
     other = {name: list(pairs) for name, pairs in TYPES.items()}
     other["B"] = [(T, T), (F, E), (T, F), (F, F)]  # z has an error on B1 under black
-    table = contrast_table(frame_of({"m": TYPES, "z": other}), Options(min_stratum=3, question_set="shared"))
+    table = contrast_table(frame_of({"m": TYPES, "z": other}), ReportSettings(min_stratum=3, question_set="shared"))
     assert table["model"].tolist() == ["m"] * 3 + ["z"] * 3 and (table["n_family"] == 3).all()
     m_ab = table[(table.model == "m") & (table.task_type_a == "A") & (table.task_type_b == "B")].iloc[0]
     b_kept = vdg_values([p for i, p in enumerate(TYPES["B"]) if i != 1])  # [0, 1, 0]
     assert m_ab.n_b == 3 and m_ab.vdg_b == pytest.approx(b_kept.mean(), abs=1e-12)
-    per_model = contrast_table(frame_of({"m": TYPES, "z": other}), Options(min_stratum=3, question_set="per-model"))
+    per_model = contrast_table(
+        frame_of({"m": TYPES, "z": other}), ReportSettings(min_stratum=3, question_set="per-model")
+    )
     assert per_model[per_model.model == "m"]["n_b"].tolist() == [4, 4, 4]
     assert (per_model["question_rule"] == "no error under orig, black for this model").all()
 
 
 def test_errors_scored_wrong_keep_the_errored_question():
-    table = contrast_table(frame_of({"m": TYPES}), Options(min_stratum=3, missing="incorrect"))
+    table = contrast_table(frame_of({"m": TYPES}), ReportSettings(min_stratum=3, missing="incorrect"))
     ab = table[(table.task_type_a == "A") & (table.task_type_b == "B")].iloc[0]
     # A's sixth question: orig error scored wrong, black wrong -> VDG 0; A = [1, 1, 0, 0, 1, 0], mean 1/2
     assert ab.n_a == 6 and ab.vdg_a == pytest.approx(0.5, abs=1e-12)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.coverage import ANALYSES, COLUMNS, UNPARSED_FLAG, coverage_table
 from tests.helpers.frames import make_frame, tidy_frame
 
@@ -104,4 +104,4 @@ def test_the_declared_analysis_runs_the_table_and_needs_no_condition():
     assert analysis.name == "coverage" and analysis.needs is None
     assert analysis.columns is COLUMNS and analysis.compute is coverage_table
     # rows sorted by key: (a, b, orig) 2 questions, (m, b, black) 5, (m, b, orig) 5, (m, c, orig) 20
-    assert analysis.run(_frame(CELLS), Options())["n"].tolist() == [2, 5, 5, 20]
+    assert analysis.run(_frame(CELLS), ReportSettings())["n"].tolist() == [2, 5, 5, 20]

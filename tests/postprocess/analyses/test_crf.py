@@ -12,14 +12,14 @@ from scipy import stats
 
 from postprocess.analyses import crf
 from postprocess.analyses._paired import paired, question_rule
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.stats import fisher, wilson
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import MODEL, expected_rows, reference_frame
 
-EXCLUDE, INCORRECT = Options(missing="exclude"), Options(missing="incorrect")
-PER_MODEL = Options(missing="exclude", question_set="per-model")
-SHARED = Options(missing="exclude", question_set="shared")
+EXCLUDE, INCORRECT = ReportSettings(missing="exclude"), ReportSettings(missing="incorrect")
+PER_MODEL = ReportSettings(missing="exclude", question_set="per-model")
+SHARED = ReportSettings(missing="exclude", question_set="shared")
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -238,7 +238,7 @@ def test_crf_table_by_hand():
     assert_allclose(row["delta"], -0.25)
     assert row["too_small"] and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])  # 4 < min_stratum
     ci = wilson(2, 4, 0.95)
-    row = one(crf.crf_table(frame, Options(min_stratum=4)), task_type="Overall", condition="crf38")
+    row = one(crf.crf_table(frame, ReportSettings(min_stratum=4)), task_type="Overall", condition="crf38")
     assert not row["too_small"]
     assert_allclose([row["ci_low"], row["ci_high"]], [ci.low, ci.high])
     row = one(ex, task_type="Y", condition="orig")
@@ -437,7 +437,7 @@ def test_levels_order_by_number_and_the_largest_is_strongest():
 def test_matches_a_naive_per_question_implementation(seed, missing, question_set):
     records = random_records(seed)
     frame = make_frame(records)
-    options = Options(missing=missing, question_set=question_set)
+    options = ReportSettings(missing=missing, question_set=question_set)
     acc, flips, stab, enrich = naive(records, missing, shared=question_set == "shared")
 
     table = crf.crf_table(frame, options)
@@ -653,7 +653,9 @@ def naive_crf_vdg(records, missing, min_stratum):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_crf_vdg_matches_a_naive_spearman(missing):
     records = vdg_records({f"T{t}": 20 for t in range(6)})
-    table = crf.crf_vdg_table(make_frame(records), Options(missing=missing, min_stratum=1, question_set="shared"))
+    table = crf.crf_vdg_table(
+        make_frame(records), ReportSettings(missing=missing, min_stratum=1, question_set="shared")
+    )
     assert list(table.columns) == list(crf.VDG_COLUMNS)
     assert table["model"].tolist() == ["m1"]  # m2 has no black, m3 no CRF level
     row = table.iloc[0]

@@ -14,14 +14,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.findings import CI_TESTS, COLUMNS
 from postprocess.formatting import CI_METHODS
 from postprocess.render import render_html, render_markdown
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 
-FAST = Options(n_resamples=200, stability_resamples=50)
+FAST = ReportSettings(n_resamples=200, stability_resamples=50)
 
 
 @functools.lru_cache(maxsize=1)
@@ -302,7 +302,7 @@ def test_every_ci_method_has_its_test_name():
 def test_a_resampled_video_ci_is_named_as_the_bootstrap_it_is():
     # Under ci_method="resample" the vdg row's CI is a Monte Carlo bootstrap of whole videos (Video-MME: three
     # questions per video): the sentence and test say so, from the row's ci_method and resample_unit.
-    tables = run_all(reference_frame(("qwen2vl",), ORIG_BLACK), Options(ci_method="resample", n_resamples=200))
+    tables = run_all(reference_frame(("qwen2vl",), ORIG_BLACK), ReportSettings(ci_method="resample", n_resamples=200))
     finding = tables["findings"].set_index("topic").loc["video"]
     row = _source_row(tables, finding)
     assert (row["ci_method"], row["resample_unit"]) == ("monte carlo", "video")

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.ladder import ANALYSES, COLUMNS, ladder_table
 from tests.helpers.frames import make_frame
 
@@ -135,7 +135,7 @@ def test_the_rung_deltas_add_up_to_orig_minus_black(full_frame):
 
 
 def test_descriptive_columns_name_the_rungs_policy_and_question_rule(full_frame):
-    row = ladder_table(full_frame, Options(ci_level=0.9, question_set="shared")).iloc[0]
+    row = ladder_table(full_frame, ReportSettings(ci_level=0.9, question_set="shared")).iloc[0]
     assert row.rungs == "black>single>shuffled>ordered>orig"  # the probe is no rung
     assert row.temporal_definition == "ordered - shuffled"
     assert row.ci_level == 0.9 and row.missing_policy == "exclude"
@@ -153,7 +153,7 @@ def test_strata_below_min_stratum_keep_their_deltas_but_have_no_ci(full_frame):
 
 
 def test_each_delta_ci_is_the_exact_paired_bootstrap_of_the_per_question_differences(full_frame):
-    options = Options(min_stratum=4, ci_level=0.9, ci_method="exact", cluster="question")
+    options = ReportSettings(min_stratum=4, ci_level=0.9, ci_method="exact", cluster="question")
     table = ladder_table(full_frame, options).set_index("task_type")
     expected = hand_rows(FULL)
     assert table["too_small"].to_dict() == {"T0": True, "T1": False, "Overall": False}  # n = 3, 4, 7
@@ -216,7 +216,7 @@ TWO = {
 
 
 def test_under_shared_another_models_error_takes_the_question_out_of_every_models_rows():
-    table = ladder_table(frame_of(TWO), Options(question_set="shared")).set_index("model")
+    table = ladder_table(frame_of(TWO), ReportSettings(question_set="shared")).set_index("model")
     a = table[table.task_type == "Overall"].loc["a"]
     # a keeps questions 0, 2, 3: orig right on 0, 3 = 2/3, black on none = 0; question 1 is z's error
     assert (a.n, a.n_error, a.n_not_shared) == (3, 0, 1)
@@ -228,7 +228,7 @@ def test_under_shared_another_models_error_takes_the_question_out_of_every_model
 
 
 def test_per_model_question_sets_keep_each_models_own_answered_questions():
-    table = ladder_table(frame_of(TWO), Options(question_set="per-model"))
+    table = ladder_table(frame_of(TWO), ReportSettings(question_set="per-model"))
     a = table[(table.model == "a") & (table.task_type == "Overall")].iloc[0]
     # every question of a: orig right on 0, 1, 3 = 3/4, black on 1 = 1/4
     assert (a.n, a.n_not_shared) == (4, 0)
@@ -237,7 +237,7 @@ def test_per_model_question_sets_keep_each_models_own_answered_questions():
 
 
 def test_errors_scored_wrong_keep_every_question():
-    table = ladder_table(frame_of(TWO), Options(missing="incorrect"))
+    table = ladder_table(frame_of(TWO), ReportSettings(missing="incorrect"))
     z = table[(table.model == "z") & (table.task_type == "Overall")].iloc[0]
     # z's error on question 1 counts as a wrong black answer: black right on 2 only = 1/4; orig on 0, 2, 3 = 3/4
     assert (z.n, z.n_error, z.n_not_shared) == (4, 0, 0)

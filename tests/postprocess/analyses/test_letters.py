@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import stats as sps
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.letters import ANALYSES, COLUMNS, letters_table
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame
@@ -72,7 +72,7 @@ def naive(records, model, condition, missing, k):
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_counts_and_statistics_match_a_naive_count(missing):
     records = random_records()
-    table = letters_table(make_frame(records), Options(missing=missing))
+    table = letters_table(make_frame(records), ReportSettings(missing=missing))
     assert list(table.columns) == list(COLUMNS)
     assert list(zip(table["model"], table["condition"], strict=True)) == [
         ("m1", "orig"),
@@ -168,8 +168,8 @@ def test_unparsed_have_no_letter_and_errors_follow_the_policy():
         ("m", "black", "v1-0", "C", None, "error"),
         ("m", "black", "v1-1", "A", "B", "ok"),
     ]
-    ex = letters_table(make_frame(records), Options(missing="exclude")).iloc[0]
-    inc = letters_table(make_frame(records), Options(missing="incorrect")).iloc[0]
+    ex = letters_table(make_frame(records), ReportSettings(missing="exclude")).iloc[0]
+    inc = letters_table(make_frame(records), ReportSettings(missing="incorrect")).iloc[0]
     assert (ex["n"], ex["n_letter"], ex["n_unparsed"], ex["n_error"]) == (3, 2, 1, 1)
     assert (inc["n"], inc["n_letter"]) == (4, 2)
     assert (ex["gt_C"], inc["gt_C"]) == (0, 1)

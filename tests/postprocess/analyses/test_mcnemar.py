@@ -14,7 +14,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from postprocess.analyses._paired import question_set_seed
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.mcnemar import (
     ANALYSES,
     COLUMNS,
@@ -79,7 +79,7 @@ def naive_row(outcomes, a, b, condition, anchors, missing):
 
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_cells_and_sets_match_hand_counts(missing):
-    table = mcnemar_table(make_frame(SMALL), Options(cluster="question", missing=missing, n_resamples=200))
+    table = mcnemar_table(make_frame(SMALL), ReportSettings(cluster="question", missing=missing, n_resamples=200))
     assert list(table.columns) == list(COLUMNS)
     # a-b share orig, black, crf38 (anchors orig+black); a-c and b-c share orig only (anchor orig).
     expected_keys = [
@@ -111,7 +111,7 @@ def test_cells_and_sets_match_hand_counts(missing):
 def test_b01_is_a_wrong_b_right_as_stats_mcnemar():
     # a right on 6 of 8, b right on 2 of them plus ... : b01 = #(a wrong, b right).
     outcomes = {("a", "orig"): [T, T, T, T, T, T, F, F], ("b", "orig"): [T, T, F, F, F, F, F, T]}
-    row = mcnemar_table(make_frame(outcomes), Options(cluster="question", n_resamples=50)).iloc[0]
+    row = mcnemar_table(make_frame(outcomes), ReportSettings(cluster="question", n_resamples=50)).iloc[0]
     assert (row.b00, row.b01, row.b10, row.b11) == (1, 1, 4, 2)
     ref = mcnemar(1, 4)  # stats.mcnemar(b01, b10): b01 = (a, b) = (0, 1)
     assert_allclose([row.chi2_cc, row.p_cc, row.p_exact], [ref.chi2_cc, ref.p_cc, ref.p_exact], atol=1e-12)
@@ -134,7 +134,7 @@ def test_mcnemar_many_equals_stats_mcnemar():
 
 def test_holm_families_orig_black_jointly_and_each_other_condition_alone():
     frame = pd.concat([make_frame(SMALL, "b1"), make_frame(SMALL, "b2")], ignore_index=True)
-    table = mcnemar_table(frame, Options(cluster="question", n_resamples=50))
+    table = mcnemar_table(frame, ReportSettings(cluster="question", n_resamples=50))
     for (_, condition), part in table.groupby(["benchmark", "condition"]):
         family = "orig+black" if condition in ("orig", "black") else condition
         assert (part["family"] == family).all()
@@ -155,7 +155,9 @@ def test_mcnemar_p_is_exact_below_25_discordant_pairs_and_1_when_they_tie():
         outcomes[("b", condition)] = [T] * b01 + [F] * b10 + [T] * 20
     n = max(len(v) for v in outcomes.values())
     outcomes = {k: v + [F] * (n - len(v)) for k, v in outcomes.items()}
-    table = mcnemar_table(make_frame(outcomes), Options(cluster="question", n_resamples=50)).set_index("condition")
+    table = mcnemar_table(make_frame(outcomes), ReportSettings(cluster="question", n_resamples=50)).set_index(
+        "condition"
+    )
     for condition, (b01, b10) in cells.items():
         row = table.loc[condition]
         assert (row["b01"], row["b10"]) == (b01, b10)
@@ -198,14 +200,14 @@ def test_diff_ci_is_tangos_by_default_the_exact_bootstrap_as_an_option_and_monte
     a = np.array([SMALL[("a", "orig")][q] is True for q in keep])
     b = np.array([SMALL[("b", "orig")][q] is True for q in keep])
     videos = np.array([f"v{q // 2:03d}" for q in keep])  # two questions of one video: the default clusters
-    row = mcnemar_table(frame, Options(ci_level=0.9)).iloc[0]
+    row = mcnemar_table(frame, ReportSettings(ci_level=0.9)).iloc[0]
     tango = paired_difference_ci(a.astype(int) - b, level=0.9, clusters=videos)
     assert_allclose([row.diff_ci_low, row.diff_ci_high], [tango.low, tango.high], atol=1e-12)
     assert row.ci_method == tango.method and row.resample_unit == "video" and row.n_resamples == 0
-    row = mcnemar_table(frame, Options(cluster="question", ci_level=0.9, ci_method="exact")).iloc[0]
+    row = mcnemar_table(frame, ReportSettings(cluster="question", ci_level=0.9, ci_method="exact")).iloc[0]
     assert_allclose([row.diff_ci_low, row.diff_ci_high], brute_bootstrap_ci(a.astype(int) - b, 0.9), atol=1e-12)
     assert (row.ci_method, row.mc_se, row.n_resamples) == ("exact", 0.0, 0)
-    options = Options(n_resamples=300, ci_level=0.9, cluster=True, ci_method="exact", mc_se_target=0.0)
+    options = ReportSettings(n_resamples=300, ci_level=0.9, cluster=True, ci_method="exact", mc_se_target=0.0)
     row = mcnemar_table(frame, options).iloc[0]
     qids = [f"v{q // 2:03d}-{q % 2}" for q in keep]
     ci = paired_bootstrap_diff(  # d's first non-zero entry is +1: the table's own orientation
@@ -230,7 +232,9 @@ def test_diff_ci_of_many_questions_is_the_paired_bootstrap_of_each_row(missing):
         for model, skill in (("a", 0.7), ("b", 0.55))
         for condition in ("orig", "black", "crf38")
     }
-    options = Options(cluster="question", n_resamples=400, missing=missing, ci_method="resample", mc_se_target=0.0)
+    options = ReportSettings(
+        cluster="question", n_resamples=400, missing=missing, ci_method="resample", mc_se_target=0.0
+    )
     table = mcnemar_table(make_frame(outcomes), options)
     for row in table.itertuples():
         arms = (row.condition, "orig", "black")
@@ -286,7 +290,7 @@ def dissociated_frame(n_rest: int = 100) -> tuple[pd.DataFrame, dict[str, np.nda
 
 def test_dissociation_pattern_tost_and_holm():
     frame, arr = dissociated_frame()
-    options = Options(cluster="question", stability_resamples=400)
+    options = ReportSettings(cluster="question", stability_resamples=400)
     row = dissociation_table(frame, options).iloc[0]
     assert (row.b01_orig, row.b10_orig, row.b01_black, row.b10_black) == (12, 10, 40, 5)
     p_o = sps.binomtest(12, 22, 0.5).pvalue  # 22 discordant pairs: the exact test
@@ -342,7 +346,7 @@ def _holm_by_hand(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def naive_holm_shares(frame: pd.DataFrame, options: Options, benchmark: str) -> dict[tuple[str, str], float]:
+def naive_holm_shares(frame: pd.DataFrame, options: ReportSettings, benchmark: str) -> dict[tuple[str, str], float]:
     """share_pattern recomputed independently: per resample of the benchmark's questions, every pair's
     orig and black p (statsmodels), Holm over all of them (statsmodels), and the pattern compared with the
     pattern the table reports for the full data."""
@@ -407,7 +411,7 @@ def holm_family_frame() -> pd.DataFrame:
 
 def test_dissociation_label_and_its_stability_follow_one_rule():
     frame = holm_family_frame()
-    options = Options(cluster="question", stability_resamples=60)
+    options = ReportSettings(cluster="question", stability_resamples=60)
     table = dissociation_table(frame, options).set_index(["model_a", "model_b"])
     ab = table.loc[("a", "b")]
     assert (ab["b01_orig"], ab["b10_orig"], ab["b01_black"], ab["b10_black"]) == (15, 31, 40, 5)
@@ -447,15 +451,15 @@ def test_resample_weights_are_bootstrap_counts_independent_of_chunking():
 def test_dissociation_pattern_names():
     frame, _ = dissociated_frame()
     swapped = frame.assign(condition=frame["condition"].map({"orig": "black", "black": "orig"}))
-    row = dissociation_table(swapped, Options(cluster="question", stability_resamples=50)).iloc[0]
+    row = dissociation_table(swapped, ReportSettings(cluster="question", stability_resamples=50)).iloc[0]
     assert (row.pattern, row.dissociation) == ("orig only", True)
     same = frame[frame["condition"] == "black"]
     both = pd.concat([same, same.assign(condition="orig")], ignore_index=True)
-    row = dissociation_table(both, Options(cluster="question", stability_resamples=50)).iloc[0]
+    row = dissociation_table(both, ReportSettings(cluster="question", stability_resamples=50)).iloc[0]
     assert (row.pattern, row.dissociation) == ("both", False)
     tied = frame[frame["condition"] == "orig"]
     neither = pd.concat([tied, tied.assign(condition="black")], ignore_index=True)
-    row = dissociation_table(neither, Options(cluster="question", stability_resamples=50)).iloc[0]
+    row = dissociation_table(neither, ReportSettings(cluster="question", stability_resamples=50)).iloc[0]
     assert (row.pattern, row.dissociation) == ("neither", False)
     # the share of the observed pattern counts resamples with both p >= alpha
     assert row.share_pattern >= 0.5
@@ -495,7 +499,7 @@ def test_stability_by_cluster_runs_and_groups():
     assert_allclose(p_o, mcnemar(12, 10).p_cc, rtol=1e-12)
     assert_allclose(p_b, mcnemar(40, 5).p_cc, rtol=1e-12)
     frame, _ = dissociated_frame(n_rest=60)
-    row = dissociation_table(frame, Options(cluster=True, stability_resamples=100)).iloc[0]
+    row = dissociation_table(frame, ReportSettings(cluster=True, stability_resamples=100)).iloc[0]
     assert row.resample_unit == "video" and 0 <= row.share_pattern <= 1
 
 
@@ -586,14 +590,14 @@ def equal_gap_frame() -> pd.DataFrame:
 
 
 def test_equal_gaps_are_no_dissociation_although_one_p_alone_is_significant():
-    row = dissociation_table(equal_gap_frame(), Options(cluster="question", stability_resamples=50)).iloc[0]
+    row = dissociation_table(equal_gap_frame(), ReportSettings(cluster="question", stability_resamples=50)).iloc[0]
     assert (row.b01_orig, row.b10_orig, row.b01_black, row.b10_black) == (0, 12, 40, 52)
     assert row.p_holm_orig < 0.05 <= row.p_holm_black and row.pattern == "orig only"
     assert row.interaction == 0 and row.p_interaction == 1.0
     assert not row.dissociation
     # a real interaction (dissociated_frame: gaps -2 and -35 questions) is labelled
     frame, _ = dissociated_frame()
-    row = dissociation_table(frame, Options(cluster="question", stability_resamples=50)).iloc[0]
+    row = dissociation_table(frame, ReportSettings(cluster="question", stability_resamples=50)).iloc[0]
     assert row.pattern == "black only" and row.p_holm_interaction < 0.05 and row.dissociation
 
 
@@ -609,7 +613,7 @@ def test_interaction_p_and_ci_against_brute_force():
     n = 14
     outcomes = {(m, c): (rng.random(n) < q).tolist() for m, q in (("a", 0.6), ("b", 0.4)) for c in ("orig", "black")}
     row = dissociation_table(
-        make_frame(outcomes), Options(cluster="question", stability_resamples=20, ci_level=0.9)
+        make_frame(outcomes), ReportSettings(cluster="question", stability_resamples=20, ci_level=0.9)
     ).iloc[0]
     arr = {k: np.array(v, dtype=int) for k, v in outcomes.items()}
     d = (arr[("a", "orig")] - arr[("b", "orig")]) - (arr[("a", "black")] - arr[("b", "black")])
@@ -620,7 +624,7 @@ def test_interaction_p_and_ci_against_brute_force():
 
 
 def test_holm_interaction_over_the_pairs_of_the_benchmark():
-    table = dissociation_table(holm_family_frame(), Options(cluster="question", stability_resamples=20))
+    table = dissociation_table(holm_family_frame(), ReportSettings(cluster="question", stability_resamples=20))
     ok = table["p_interaction"].notna()
     assert_allclose(table.loc[ok, "p_holm_interaction"], _holm_by_hand(table.loc[ok, "p_interaction"].to_numpy()))
     assert (table["n_family_interaction"] == ok.sum()).all()
@@ -631,7 +635,7 @@ def test_holm_interaction_over_the_pairs_of_the_benchmark():
 
 def test_one_holm_family_shared_with_dissociation_and_untouched_by_crf_levels():
     frame = holm_family_frame()
-    options = Options(cluster="question", stability_resamples=20)
+    options = ReportSettings(cluster="question", stability_resamples=20)
     mcn = mcnemar_table(frame, options).set_index(["model_a", "model_b", "condition"])
     dis = dissociation_table(frame, options).set_index(["model_a", "model_b"])
     for (a, b), row in dis.iterrows():
@@ -689,7 +693,7 @@ def _random_pair_frame(seed: int, models: dict[str, float], errors: bool = True)
 @pytest.mark.parametrize("cluster", [False, True])
 def test_rename_and_reverse_leave_pair_values_unchanged_up_to_orientation(cluster):
     frame = _random_pair_frame(4, {"a": 0.7, "b": 0.55})
-    options = Options(stability_resamples=200, n_resamples=300, cluster=cluster, mc_se_target=0.0)
+    options = ReportSettings(stability_resamples=200, n_resamples=300, cluster=cluster, mc_se_target=0.0)
     renamed = frame.assign(model=frame["model"].map({"a": "zz_a", "b": "b"})).iloc[::-1].reset_index(drop=True)
     for compute in (mcnemar_table, dissociation_table):
         before = compute(frame, options)
@@ -710,7 +714,7 @@ def test_rename_and_reverse_leave_pair_values_unchanged_up_to_orientation(cluste
 
 
 def test_a_third_model_leaves_the_pairs_unadjusted_values_unchanged():
-    options = Options(cluster="question", stability_resamples=200, n_resamples=300)
+    options = ReportSettings(cluster="question", stability_resamples=200, n_resamples=300)
     two = _random_pair_frame(6, {"a": 0.7, "b": 0.55})
     third = _random_pair_frame(7, {"c": 0.6}, errors=False)
     three = pd.concat([two, third], ignore_index=True)
@@ -747,7 +751,7 @@ def test_on_a_graded_benchmark_a_score_of_one_half_or_more_counts_as_correct_and
                         correct=score >= 0.5, score=score, scoring="metric:mra")  # fmt: skip
 
     frame = tidy_frame(row(m, c, q) for (m, c, q) in scores)
-    table = mcnemar_table(frame, Options(cluster="question", n_resamples=200)).set_index("condition")
+    table = mcnemar_table(frame, ReportSettings(cluster="question", n_resamples=200)).set_index("condition")
     for condition in ("orig", "black"):
         a = np.array([scores[("a", condition, q)] >= 0.5 for q in range(30)])
         b = np.array([scores[("b", condition, q)] >= 0.5 for q in range(30)])

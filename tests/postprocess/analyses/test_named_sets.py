@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses import Options
+from postprocess.analyses import ReportSettings
 from postprocess.analyses.named_sets import COLUMNS, family, question_set_comparison
 from postprocess.frame import with_named_sets
 from tests.helpers.frames import make_frame
@@ -31,7 +31,7 @@ def _world():
 
 def test_each_set_holds_its_own_questions_counted_by_hand():
     frame, outcomes, ids = _world()
-    table = question_set_comparison(frame, Options(min_stratum=10))
+    table = question_set_comparison(frame, ReportSettings(min_stratum=10))
     assert list(table.columns) == list(COLUMNS)
     assert table.question_set.tolist() == ["all", "first_half", "ctl_05", "ctl_10", "ctl_15"]  # not other's set
     rows = table.set_index("question_set")
@@ -48,7 +48,7 @@ def test_each_set_holds_its_own_questions_counted_by_hand():
 
 def test_above_controls_counts_the_control_family_with_a_lower_vdg():
     frame, _, _ = _world()
-    table = question_set_comparison(frame, Options(min_stratum=10)).set_index("question_set")
+    table = question_set_comparison(frame, ReportSettings(min_stratum=10)).set_index("question_set")
     controls = table.loc[["ctl_05", "ctl_10", "ctl_15"], "vdg"]
     below = int((controls < table.loc["first_half", "vdg"]).sum())
     assert table.loc["first_half", "above_controls"] == f"ctl: {below} of 3"

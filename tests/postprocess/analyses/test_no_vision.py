@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.no_vision import COLUMNS, no_vision_table
 from tests.helpers.frames import make_frame
 
@@ -40,7 +40,7 @@ def _percentile_ci(diff: np.ndarray, seed: int = 0, draws: int = 20_000) -> tupl
 
 def test_each_contrast_is_the_difference_of_the_two_arms_counted_by_hand():
     outcomes = _outcomes()
-    table = no_vision_table(_frame(outcomes), Options(min_stratum=10))
+    table = no_vision_table(_frame(outcomes), ReportSettings(min_stratum=10))
     assert list(table.columns) == list(COLUMNS)
     overall = table[table.task_type == "Overall"].set_index("contrast")
     assert list(overall.index) == ["vdg_black", "vdg_blind", "black_blind"]
@@ -66,7 +66,7 @@ def test_the_vdg_against_black_equals_the_vdg_tables():
     from postprocess.analyses.vdg import vdg_table
 
     frame = _frame(_outcomes(seed=9))
-    options = Options(min_stratum=10)
+    options = ReportSettings(min_stratum=10)
     mine = no_vision_table(frame, options).query("contrast == 'vdg_black'").set_index("task_type")
     vdg = vdg_table(frame, options).set_index("task_type")
     for column_mine, column_vdg in [("diff", "vdg"), ("ci_low", "ci_low"), ("ci_high", "ci_high"), ("n", "n")]:
@@ -75,7 +75,7 @@ def test_the_vdg_against_black_equals_the_vdg_tables():
 
 def test_a_question_with_an_error_under_blind_leaves_every_contrast_of_its_model():
     outcomes = _outcomes()
-    table = no_vision_table(_frame(outcomes, error_at=3), Options(min_stratum=10))
+    table = no_vision_table(_frame(outcomes, error_at=3), ReportSettings(min_stratum=10))
     overall = table[table.task_type == "Overall"].set_index("contrast")
     assert (overall.n == N - 1).all() and (overall.n_error == 1).all()
     keep = np.arange(N) != 3
@@ -87,13 +87,13 @@ def test_a_question_with_an_error_under_blind_leaves_every_contrast_of_its_model
 def test_a_model_without_black_gets_only_the_vdg_against_blind():
     outcomes = _outcomes()
     del outcomes["black"]
-    table = no_vision_table(_frame(outcomes), Options(min_stratum=10))
+    table = no_vision_table(_frame(outcomes), ReportSettings(min_stratum=10))
     assert set(table.contrast) == {"vdg_blind"}
     assert set(table.arms) == {"orig,blind"}
 
 
 def test_a_stratum_below_min_stratum_keeps_its_values_but_no_ci():
-    table = no_vision_table(_frame(_outcomes()), Options(min_stratum=31))
+    table = no_vision_table(_frame(_outcomes()), ReportSettings(min_stratum=31))
     per_type = table[table.task_type != "Overall"]
     assert per_type.too_small.all() and per_type.ci_low.isna().all() and per_type["diff"].notna().all()
     assert not table[table.task_type == "Overall"].too_small.any()
@@ -102,7 +102,7 @@ def test_a_stratum_below_min_stratum_keeps_its_values_but_no_ci():
 @pytest.mark.parametrize("conditions", [("orig", "black"), ("blind",)])
 def test_without_blind_and_a_second_arm_the_table_is_skipped_with_a_reason(conditions):
     outcomes = {c: v for c, v in _outcomes().items() if c in conditions}
-    tables = run_all(_frame(outcomes), Options(min_stratum=10, n_resamples=200), workers=1)
+    tables = run_all(_frame(outcomes), ReportSettings(min_stratum=10, n_resamples=200), workers=1)
     assert tables["no_vision"].empty
     skipped = tables["skipped"]
     reasons = skipped[skipped.analysis == "no_vision"].reason.tolist()

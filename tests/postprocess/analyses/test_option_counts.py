@@ -7,7 +7,7 @@ from collections import Counter
 
 import pandas as pd
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.option_counts import ANALYSES, COLUMNS, option_counts_table
 from postprocess.choices import RULES
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
@@ -92,4 +92,4 @@ def test_the_declared_analysis_runs_on_any_model():
     (analysis,) = ANALYSES
     assert analysis.name == "option_counts" and analysis.columns is COLUMNS
     assert analysis.compute is option_counts_table and analysis.needs is None
-    assert analysis.run(_frame(), Options())["n_questions"].sum() == len(QUESTIONS)
+    assert analysis.run(_frame(), ReportSettings())["n_questions"].sum() == len(QUESTIONS)

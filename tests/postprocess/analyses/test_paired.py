@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses._paired import by_task_type, paired
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 
 
 def _frame(rows):
@@ -54,7 +54,7 @@ def test_unknown_policy_is_refused():
     with pytest.raises(ValueError, match="missing policy must be 'exclude' or 'incorrect'"):
         paired(_frame(ROWS), ["orig", "black"], "drop")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="missing policy must be"):
-        Options(missing="drop")  # type: ignore[arg-type]
+        ReportSettings(missing="drop")  # type: ignore[arg-type]
 
 
 def test_task_types_then_overall():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options
+from postprocess.analyses import ReportSettings
 from postprocess.analyses.probes import COLUMNS, probes_table
 from postprocess.stats import wilson
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
@@ -50,7 +50,7 @@ def _orig_pick(i, answer, order=None):  # right on two questions in three, else 
 
 
 def test_a_model_following_the_content_has_a_content_share_of_one_and_agrees_everywhere():
-    table = probes_table(_frame(_orig_pick, _content), Options(min_stratum=10))
+    table = probes_table(_frame(_orig_pick, _content), ReportSettings(min_stratum=10))
     assert list(table.columns) == list(COLUMNS)
     row = _overall(table, "options_shuffled")
     assert (row.n, row.measure, row.value, row.agreement) == (N, "content_share", 1.0, 1.0)
@@ -67,7 +67,7 @@ def test_a_model_following_the_content_has_a_content_share_of_one_and_agrees_eve
 
 
 def test_a_model_answering_by_position_has_a_content_share_of_zero():
-    table = probes_table(_frame(lambda i, a, o: "A", lambda i, a, o: "A"), Options(min_stratum=10))
+    table = probes_table(_frame(lambda i, a, o: "A", lambda i, a, o: "A"), ReportSettings(min_stratum=10))
     row = _overall(table, "options_shuffled")
     expected_n = sum(_question(i)[2][0] != 0 for i in range(N))  # the option asked as A moved
     assert (row.value, row.n_measure) == (0.0, expected_n)
@@ -89,7 +89,7 @@ def test_none_option_no_question_and_video_only_are_read_against_orig():
         for condition, pick in picks.items():
             rows.append(tidy_row("m", condition, question_id, task_type="T", n_options=4,
                                  **answer_fields(answer, pick, "ok")))  # fmt: skip
-    table = probes_table(tidy_frame(rows), Options(min_stratum=10))
+    table = probes_table(tidy_frame(rows), ReportSettings(min_stratum=10))
     answers = [_question(i)[1] for i in range(N)]
     none = _overall(table, "none_option")
     k = sum(1 for i, a in enumerate(answers) if (a if i % 4 == 0 else "A") == a)
@@ -102,6 +102,6 @@ def test_none_option_no_question_and_video_only_are_read_against_orig():
     guess = _overall(table, "video_only")
     assert guess.value == pytest.approx(np.mean([a == "B" for a in answers]) - 0.25)
     assert guess.value_low < guess.value < guess.value_high and guess.n_unparsed == 0
-    few = probes_table(tidy_frame(rows), Options(min_stratum=N + 1))  # too few questions: no CI of any kind
+    few = probes_table(tidy_frame(rows), ReportSettings(min_stratum=N + 1))  # too few questions: no CI of any kind
     assert few[["ci_low", "value_low", "value_high"]].isna().all().all()
     assert guess.agreement == pytest.approx(np.mean([a == "B" for a in answers]))  # orig picks the answer

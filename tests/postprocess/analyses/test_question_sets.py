@@ -5,7 +5,7 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from postprocess.analyses._paired import question_rule, question_set_digest, shared_questions
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.question_sets import question_sets_table
 
 
@@ -38,7 +38,7 @@ def _frame() -> pd.DataFrame:
 
 def test_shared_set_drops_another_models_failures_and_compares_them():
     frame = _frame()
-    table = question_sets_table(frame, Options(question_set="shared")).set_index(["model", "condition"])
+    table = question_sets_table(frame, ReportSettings(question_set="shared")).set_index(["model", "condition"])
     a_orig = table.loc[("a", "orig")]
     assert (a_orig["n_questions"], a_orig["n_kept"], a_orig["n_dropped"], a_orig["n_dropped_own"]) == (40, 30, 10, 0)
     # a's orig answers: right on even i; kept i < 30 (15 of 30 right), dropped i >= 30 (5 of 10 right).
@@ -52,9 +52,9 @@ def test_shared_set_drops_another_models_failures_and_compares_them():
 
 def test_per_model_set_drops_only_own_failures_and_incorrect_drops_nothing():
     frame = _frame()
-    per_model = question_sets_table(frame, Options(question_set="per-model")).set_index(["model", "condition"])
+    per_model = question_sets_table(frame, ReportSettings(question_set="per-model")).set_index(["model", "condition"])
     assert per_model.loc[("a", "orig"), "n_dropped"] == 0 and per_model.loc[("b", "orig"), "n_dropped"] == 10
-    incorrect = question_sets_table(frame, Options(missing="incorrect"))
+    incorrect = question_sets_table(frame, ReportSettings(missing="incorrect"))
     assert (incorrect["n_dropped"] == 0).all() and (incorrect["n_kept"] == 40).all()
 
 

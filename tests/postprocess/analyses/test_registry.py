@@ -15,7 +15,7 @@ import pytest
 
 import postprocess.analyses
 from postprocess.analyses import DIGESTS
-from postprocess.analyses.base import Analysis, Options
+from postprocess.analyses.base import Analysis, ReportSettings
 from postprocess.analyses.registry import CORE as ANALYSES
 from tests.helpers.frames import make_frame
 from vdg_tasks.vocabulary.conditions import CONDITIONS
@@ -136,7 +136,7 @@ NO_ROWS_ON_SMALL_FRAME = frozenset(
 
 @pytest.mark.parametrize("analysis", ANALYSES, ids=lambda a: a.name)
 def test_each_analysis_returns_exactly_its_declared_columns(analysis, small_frame):
-    options = Options(n_resamples=50, stability_resamples=20, min_stratum=3)
+    options = ReportSettings(n_resamples=50, stability_resamples=20, min_stratum=3)
     try:
         table = analysis.run(small_frame, options)  # run raises RuntimeError when the columns differ
     except ValueError:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import run_all, skip_reason
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.selection import PATTERNS, by_field_analyses, select, selection_table
 from postprocess.frame import alignment
 from postprocess.io import load_frame
@@ -17,7 +17,7 @@ from postprocess.reading import LogError
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 from tests.helpers.prediction_files import write_records
 
-OPTIONS = Options(n_resamples=50)
+OPTIONS = ReportSettings(n_resamples=50)
 
 
 def _frame() -> pd.DataFrame:
@@ -47,7 +47,7 @@ def _vdg_by_hand(frame: pd.DataFrame, model: str, column: str, value: str) -> tu
 def test_vdg_by_duration_matches_a_hand_count():
     frame = _frame()
     tables = run_all(
-        frame, Options(n_resamples=50, by=("duration",)), names=["vdg_by_duration", "accuracy_by_duration"]
+        frame, ReportSettings(n_resamples=50, by=("duration",)), names=["vdg_by_duration", "accuracy_by_duration"]
     )
     table = tables["vdg_by_duration"]
     assert skip_reason(table) is None
@@ -67,7 +67,7 @@ def test_vdg_by_duration_matches_a_hand_count():
 
 
 def test_by_tables_are_named_per_field_and_documented_as_patterns():
-    names = [a.name for a in by_field_analyses(Options(by=("duration", "domain")))]
+    names = [a.name for a in by_field_analyses(ReportSettings(by=("duration", "domain")))]
     assert names == [
         "vdg_by_duration",
         "accuracy_by_duration",
@@ -82,15 +82,15 @@ def test_by_tables_are_named_per_field_and_documented_as_patterns():
 def test_by_an_empty_field_is_none_and_unknown_fields_name_the_available_columns():
     frame = _frame()
     frame["domain"] = np.where(frame["question_id"].str.startswith(("v0", "v1")), "Sports", "")
-    table = run_all(frame, Options(n_resamples=20, by=("domain",)), names=["vdg_by_domain"])["vdg_by_domain"]
+    table = run_all(frame, ReportSettings(n_resamples=20, by=("domain",)), names=["vdg_by_domain"])["vdg_by_domain"]
     assert set(table["domain"]) == {"Sports", "(none)", "Overall"}
     with pytest.raises(ValueError, match=r"--by nosuch: no such question field; available: .*duration.*domain"):
-        run_all(frame, Options(by=("nosuch",)), names=["vdg"])
+        run_all(frame, ReportSettings(by=("nosuch",)), names=["vdg"])
 
 
 def test_task_types_restrict_every_table_and_unknown_names_list_the_known():
     frame = _frame()
-    tables = run_all(frame, Options(n_resamples=20, task_types=("t1",)), names=["vdg", "accuracy", "selection"])
+    tables = run_all(frame, ReportSettings(n_resamples=20, task_types=("t1",)), names=["vdg", "accuracy", "selection"])
     assert set(tables["vdg"]["task_type"]) == {"t1", "Overall"}
     overall = tables["vdg"][tables["vdg"]["task_type"] == "Overall"]
     assert set(overall["n"]) == {4}
@@ -100,10 +100,12 @@ def test_task_types_restrict_every_table_and_unknown_names_list_the_known():
     # t1 (4 questions) stays, listed as below min_stratum; the unselected types are not listed as small
     assert notes.loc[notes["kind"] == "too_small", "task_type"].tolist() == ["t1"]
     with pytest.raises(ValueError, match=r"unknown task type\(s\) t9; known: t1, t2, t3"):
-        select(frame, Options(task_types=("t1", "t9")))
+        select(frame, ReportSettings(task_types=("t1", "t9")))
 
 
-@pytest.mark.parametrize("options", [Options(n_resamples=20, min_stratum=2), Options(n_resamples=20, min_n=2)])
+@pytest.mark.parametrize(
+    "options", [ReportSettings(n_resamples=20, min_stratum=2), ReportSettings(n_resamples=20, min_n=2)]
+)
 def test_small_task_types_stay_without_inference_and_are_listed(options):
     """min_stratum (min_n its former spelling) no longer drops a task type: it keeps n and vdg, loses its CI."""
     frame = _frame()
@@ -122,7 +124,7 @@ def test_small_task_types_stay_without_inference_and_are_listed(options):
     ]
     assert "fewer than min_stratum 2" in notes["reason"].iloc[0]
     assert len(selection_table({}, frame)) == 0  # nothing selected: nothing noted
-    assert len(run_all(frame, Options(n_resamples=20, min_stratum=1), names=["selection"])["selection"]) == 0
+    assert len(run_all(frame, ReportSettings(n_resamples=20, min_stratum=1), names=["selection"])["selection"]) == 0
 
 
 def _predictions(path: Path, model: str, conditions: dict[str, list[str]], **fields: object) -> Path:
@@ -229,7 +231,9 @@ def test_prediction_files_keep_extra_fields_and_domain(tmp_path):
     assert by_model["domain"].first().to_dict() == {"m1": "Sports", "m2": ""}
     assert by_model["sub_category"].first().to_dict() == {"m1": "", "m2": "Football"}
     assert by_model["scene"].first().to_dict() == {"m1": "day", "m2": ""}
-    table = run_all(frame, Options(n_resamples=20, by=("scene",)), names=["accuracy_by_scene"])["accuracy_by_scene"]
+    table = run_all(frame, ReportSettings(n_resamples=20, by=("scene",)), names=["accuracy_by_scene"])[
+        "accuracy_by_scene"
+    ]
     assert set(table["scene"]) == {"day", "(none)", "Overall"}
 
 
@@ -250,7 +254,7 @@ def test_samples_logs_carry_domain_and_sub_category(tmp_path):
     assert orig["domain"].tolist() == ["Sports", "Knowledge"]
     assert orig["sub_category"].tolist() == ["Football", "History"]
     assert set(frame.loc[frame["condition"] == "single", "domain"]) == {""}  # an older log: no field
-    table = run_all(frame, Options(n_resamples=20, by=("domain",)), names=["vdg_by_domain"])["vdg_by_domain"]
+    table = run_all(frame, ReportSettings(n_resamples=20, by=("domain",)), names=["vdg_by_domain"])["vdg_by_domain"]
     assert table.set_index("domain").loc["Sports", "vdg"] == 1.0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.shortcut_links import (
     LINK_COLUMNS,
     TERCILE_COLUMNS,
@@ -74,7 +74,7 @@ def test_terciles_are_equal_thirds_by_score_then_id_even_with_ties():
 
 def test_vdg_per_tercile_counts_by_hand():
     frame, s, outcomes = _world(seed=8)
-    table = vdg_by_shortcut(frame, Options(min_stratum=10))
+    table = vdg_by_shortcut(frame, ReportSettings(min_stratum=10))
     assert list(table.columns) == list(TERCILE_COLUMNS)
     order = np.argsort(s, kind="stable")
     for name, members in zip(("low", "mid", "high"), (order[:20], order[20:40], order[40:]), strict=True):
@@ -97,6 +97,6 @@ def test_the_type_summary_is_read_from_the_scores_the_frame_carries():
 
 def test_without_scores_the_tables_are_empty_and_the_report_still_runs():
     frame = make_frame([("m", c, f"v{i}-1", "T", True) for c in ("orig", "black") for i in range(5)])
-    tables = run_all(frame, Options(n_resamples=200), workers=1)
+    tables = run_all(frame, ReportSettings(n_resamples=200), workers=1)
     for name in ("shortcut_types", "shortcut_links", "vdg_by_shortcut"):
         assert tables[name].empty, name

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import postprocess.analyses as analyses
-from postprocess.analyses import ANALYSES, Options, run_all, skip_reason
+from postprocess.analyses import ANALYSES, ReportSettings, run_all, skip_reason
 from postprocess.analyses.base import Analysis
 from postprocess.analyses.letters import letters_table
 from postprocess.io import load_frame
@@ -19,7 +19,7 @@ from postprocess.report import compute_tables, write_report
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.prediction_files import five_option_records, write_records
 
-FAST = Options(n_resamples=100, stability_resamples=20)
+FAST = ReportSettings(n_resamples=100, stability_resamples=20)
 
 
 def _no_video_files(tmp_path):

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.sources import ANALYSES, COLUMNS, sources_table
 from postprocess.frame import SOURCES_ATTR
 from postprocess.io import load_frame
@@ -63,4 +63,4 @@ def test_the_declared_analysis_reads_the_record():
     (analysis,) = ANALYSES
     assert analysis.name == "sources" and analysis.columns is COLUMNS
     assert analysis.compute is sources_table and analysis.needs is None
-    assert analysis.run(_frame_with_sources([{"file": "x"}]), Options())["file"].tolist() == ["x"]
+    assert analysis.run(_frame_with_sources([{"file": "x"}]), ReportSettings())["file"].tolist() == ["x"]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.summary import COLUMNS, FLAGS
 from postprocess.io import load_frame
 from postprocess.render import render_html, render_json, render_markdown
@@ -14,7 +14,7 @@ from tests.helpers.prediction_files import five_option_records, write_records
 from tests.helpers.reference_data import reference_frame
 from tests.helpers.report_tables import reference_tables
 
-FAST = Options(n_resamples=100, stability_resamples=20)
+FAST = ReportSettings(n_resamples=100, stability_resamples=20)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_the_ci_method_and_resamples_are_those_of_the_vdg_row_quoted():
     # resample is drawn (n_resamples 0, not options.n_resamples), and under ci_method="resample" the vdg row's own
     # count; its conventions sentence never claims a bootstrap the CI did not use.
     frame = reference_frame(("qwen2vl", "llava"))
-    for options in (FAST, Options(n_resamples=100, stability_resamples=20, ci_method="resample")):
+    for options in (FAST, ReportSettings(n_resamples=100, stability_resamples=20, ci_method="resample")):
         tables = run_all(frame, options)
         summary = tables["summary"].set_index("model")
         vdg = tables["vdg"].query("task_type == 'Overall'").set_index("model")

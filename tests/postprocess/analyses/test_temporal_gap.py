@@ -8,7 +8,7 @@ import pytest
 from numpy.testing import assert_allclose
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.temporal_gap import (
     ANALYSES,
     COLUMNS,
@@ -90,7 +90,7 @@ def naive(records, model, condition, duration, missing, mapping, question_set="p
 @pytest.mark.parametrize("missing", ["exclude", "incorrect"])
 def test_buckets_match_a_naive_count(missing, question_set):
     records = random_records()
-    table = temporal_gap_table(make_frame(records), Options(missing=missing, question_set=question_set))
+    table = temporal_gap_table(make_frame(records), ReportSettings(missing=missing, question_set=question_set))
     assert list(table.columns) == list(COLUMNS)
     # rows: per model, conditions in declared order (orig before black), durations all/short/long
     keys = list(zip(table["model"], table["condition"], table["duration"], strict=True))
@@ -110,7 +110,7 @@ def test_buckets_match_a_naive_count(missing, question_set):
 
 def test_intervals_are_wilson_and_newcombe():
     records = random_records(seed=3)
-    table = temporal_gap_table(make_frame(records), Options(ci_level=0.9, min_stratum=1))
+    table = temporal_gap_table(make_frame(records), ReportSettings(ci_level=0.9, min_stratum=1))
     for row in table.to_dict("records"):
         k_sf = round(row["acc_single_frame"] * row["n_single_frame"])
         k_tp = round(row["acc_temporal"] * row["n_temporal"])
@@ -128,7 +128,7 @@ def test_intervals_are_wilson_and_newcombe():
 def test_temporal_map_extends_and_overrides():
     records = random_records(seed=5)
     custom = {"Counting Problem": "single-frame", "Mystery": "none"}
-    table = temporal_gap_table(make_frame(records), Options(temporal_map=custom, question_set="per-model"))
+    table = temporal_gap_table(make_frame(records), ReportSettings(temporal_map=custom, question_set="per-model"))
     mapping = {**DEFAULT_MAP, **custom}
     for row in table.to_dict("records"):
         want = naive(records, row["model"], row["condition"], row["duration"], "exclude", mapping)
@@ -151,7 +151,7 @@ def test_an_empty_bucket_leaves_the_gap_empty():
 def test_validation_and_empty():
     records = random_records(n=6)
     with pytest.raises(ValueError, match=r"temporal_map sends task type 'OCR Problems' to 'spatial'"):
-        temporal_gap_table(make_frame(records), Options(temporal_map={"OCR Problems": "spatial"}))
+        temporal_gap_table(make_frame(records), ReportSettings(temporal_map={"OCR Problems": "spatial"}))
     table = temporal_gap_table(make_frame(records).iloc[:0])
     assert table.empty and list(table.columns) == list(COLUMNS)
     assert [a.name for a in ANALYSES] == ["temporal_gap"]

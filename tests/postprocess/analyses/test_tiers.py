@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses.base import Options
+from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.categories import POOLED
 from postprocess.analyses.tiers import (
     AGREEMENT_COLUMNS,
@@ -52,7 +52,7 @@ TIERS = {
     ("m3", "D"): "low",
     (POOLED, "D"): "low",
 }
-OPTIONS = Options(n_resamples=50, tier_map={"A": "high", "B": "mid", "D": "low", "Z": "mid"})
+OPTIONS = ReportSettings(n_resamples=50, tier_map={"A": "high", "B": "mid", "D": "low", "Z": "mid"})
 
 
 def gap_frame(models=("m1", "m2", "m3")) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def test_tiers_are_decided_by_the_ci_not_the_point_estimate():
 
 
 def test_a_ci_across_both_thresholds_names_both():
-    options = Options(tier_low=0.25, tier_high=0.35)
+    options = ReportSettings(tier_low=0.25, tier_high=0.35)
     table = tiers_table(gap_frame(models=("m1",)), options).set_index("task_type")
     row = table.loc["B"]  # VDG 0.30, CI about [0.21, 0.39]
     assert row["ci_low"] < 0.25 and row["ci_high"] > 0.35
@@ -137,7 +137,7 @@ def test_a_task_type_below_min_stratum_is_too_small():
         for i in range(size):
             qid = f"{task}{i:03d}-0"
             records += [("m1", "orig", qid, task, i < 20), ("m1", "black", qid, task, False)]
-    cells = tiers_table(make_frame(records), Options()).set_index("task_type")
+    cells = tiers_table(make_frame(records), ReportSettings()).set_index("task_type")
     small, enough = cells.loc["Small"], cells.loc["Enough"]
     assert small["tier"] == "too small" and small["tier_basis"] == "too small" and small["n"] == 29
     assert small["vdg"] == pytest.approx(20 / 29) and small["point_tier"] == "high" and not small["review"]
@@ -145,7 +145,7 @@ def test_a_task_type_below_min_stratum_is_too_small():
     assert enough["tier"] == hand_ci_tier(enough["ci_low"], enough["ci_high"])
     assert (cells["min_stratum"] == 30).all()
     # Under min_stratum=1 the small one gets a tier too.
-    row = tiers_table(make_frame(records), Options(min_stratum=1)).set_index("task_type").loc["Small"]
+    row = tiers_table(make_frame(records), ReportSettings(min_stratum=1)).set_index("task_type").loc["Small"]
     assert row["tier_basis"] == "CI" and row["tier"] == hand_ci_tier(row["ci_low"], row["ci_high"])
 
 
@@ -158,7 +158,7 @@ def test_tiers_reuse_the_vdg_table():
         pd.testing.assert_series_equal(models[column], vdg[column], check_dtype=False, check_names=False)
     # what the CIs drew, not the option: a score interval draws nothing, a Monte Carlo bootstrap its resamples
     assert (table["n_resamples"] == 0).all() and (table["missing_policy"] == "exclude").all()
-    resampled = Options(n_resamples=50, ci_method="resample", mc_se_target=0.0)
+    resampled = ReportSettings(n_resamples=50, ci_method="resample", mc_se_target=0.0)
     drawn = tiers_table(frame, resampled)
     assert (drawn.loc[drawn["model"] != POOLED, "n_resamples"] == 50).all()
     assert (drawn.loc[drawn["model"] == POOLED, "n_resamples"] == 0).all()
@@ -199,7 +199,7 @@ def test_predicted_tiers_and_agreement():
 
 
 def test_custom_thresholds():
-    options = Options(n_resamples=20, tier_low=0.05, tier_high=0.09)
+    options = ReportSettings(n_resamples=20, tier_low=0.05, tier_high=0.09)
     table = tiers_table(gap_frame(), options)
     cells = table.set_index(["model", "task_type"])["point_tier"]
     assert cells[("m1", "D")] == "mid" and cells[("m2", "D")] == "mid" and cells[("m3", "D")] == "low"
@@ -209,7 +209,7 @@ def test_custom_thresholds():
 
 
 def test_tier_of_compares_exactly():
-    options = Options()
+    options = ReportSettings()
     assert tier_of(Fraction(30, 100), options) == "mid"
     assert tier_of(Fraction(3001, 10000), options) == "high"
     assert tier_of(Fraction(1, 10), options) == "mid"
@@ -219,7 +219,7 @@ def test_tier_of_compares_exactly():
 
 
 def test_without_a_map_the_agreement_table_is_empty():
-    options = Options(n_resamples=20)
+    options = ReportSettings(n_resamples=20)
     table = tiers_table(gap_frame(), options)
     assert table["predicted_tier"].isna().all() and table["in_predicted_tier"].isna().all()
     agreement = tier_agreement_table(gap_frame(), options)
@@ -237,7 +237,7 @@ def test_one_model_has_no_pooled_rows_and_no_black_gives_empty_tables():
 
 
 def test_a_tier_outside_high_mid_low_is_rejected():
-    options = Options(tier_map={"A": "HIGH"})
+    options = ReportSettings(tier_map={"A": "HIGH"})
     for fn in (tiers_table, tier_agreement_table):
         with pytest.raises(ValueError, match="task type 'A' the tier 'HIGH'"):
             fn(gap_frame(), options)
@@ -263,7 +263,7 @@ def test_reference_t1_vdg_through_the_tiers_table():
     """expected.csv T1 VDG rows (matched: missing=exclude, each model on its own set: question_set=per-model), read
     from the tiers table's vdg column."""
     frame = reference_frame(files=ORIG_BLACK)
-    options = Options(n_resamples=50, question_set="per-model")
+    options = ReportSettings(n_resamples=50, question_set="per-model")
     table = tiers_table(frame, options).set_index(["model", "task_type"])
     rows = [r for r in expected_rows() if r["table"] == "T1" and " VDG (n=" in r["quantity"]]
     assert len(rows) == 21
@@ -283,6 +283,6 @@ def test_a_graded_benchmark_s_tier_is_decided_on_its_mean_score_gap():
 
     rows = [graded_row("m", c, f"q{i}", "graded", s, task_type="T") for i in range(12)
             for c, s in (("orig", 1.0), ("black", 0.5))]  # fmt: skip
-    tiers = tiers_table(tidy_frame(rows), Options(min_stratum=5)).set_index("task_type")
+    tiers = tiers_table(tidy_frame(rows), ReportSettings(min_stratum=5)).set_index("task_type")
     assert tiers.at["Overall", "vdg"] == 0.5  # d - c over n would say 1.0: every gap is positive
     assert tiers.at["Overall", "tier"] == "high"

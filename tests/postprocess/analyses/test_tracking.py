@@ -35,7 +35,7 @@ from numpy.testing import assert_allclose
 from scipy import stats as sps
 
 from postprocess.analyses import ANALYSES, multiple_choice_frame, run_all
-from postprocess.analyses.base import Options, skip_reason
+from postprocess.analyses.base import ReportSettings, skip_reason
 from postprocess.analyses.tracking import (
     ABSTAIN_COLUMNS,
     BUDGET_COLUMNS,
@@ -76,7 +76,7 @@ EXTRA: dict[str, object] = {
     "judge": "",
 }
 OFFLINE = "offline token-overlap scorer (deterministic; not an LLM judge)"
-FAST = Options(n_resamples=50, stability_resamples=20)
+FAST = ReportSettings(n_resamples=50, stability_resamples=20)
 #: The tables of the character-tracking group.
 TRACKING_TABLES = (
     "tracking_tests",
@@ -270,7 +270,7 @@ def test_tracking_tests_rows_and_mcnemar(golden):
 
 
 def test_tracking_tests_missing_incorrect_scores_errors_wrong(golden):
-    table = tracking_tests(golden, Options(missing="incorrect"))
+    table = tracking_tests(golden, ReportSettings(missing="incorrect"))
     # q8 kept: orig (error) wrong, black right -> b01 = 1; b10 = 4; p = 2 * (1 + 5) / 2^5.
     r = one(table, model="m1", comparison="full_vs_text")
     assert (r["n"], r["n_excluded"], r["b01"], r["b10"]) == (8, 0, 1, 4)
@@ -370,7 +370,7 @@ def test_open_ended_gap_and_scores(golden):
     assert_allclose([r["mc_acc"], r["open_score_mc"], r["gap"]], [4 / 6, 0.5, 0.5 - 4 / 6])
     assert r["judge"] == OFFLINE
     # incorrect: q8's error is scored 0 in open and wrong in orig -> 3/7 against 4/7.
-    r = open_ended(golden, Options(missing="incorrect")).iloc[0]
+    r = open_ended(golden, ReportSettings(missing="incorrect")).iloc[0]
     assert (r["n_open"], r["n_mc"]) == (7, 7)
     assert_allclose([r["open_score"], r["mc_acc"], r["gap"]], [3 / 7, 4 / 7, -1 / 7])
 
@@ -403,7 +403,7 @@ def test_abstention_counts_both_kinds(golden):
     assert r["n_orig"] == 7
     assert_allclose([r["acc_orig"], r["idk_rate_orig"]], [5 / 7, 1 / 7])
     # incorrect: q8's error is committed and wrong; orig's q8 error is scored wrong.
-    r = abstention(golden, Options(missing="incorrect")).iloc[0]
+    r = abstention(golden, ReportSettings(missing="incorrect")).iloc[0]
     assert (r["n"], r["n_committed"], r["n_orig"]) == (8, 5, 8)
     assert_allclose([r["acc_committed"], r["acc_orig"], r["idk_rate_orig"]], [3 / 5, 5 / 8, 1 / 8])
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.analyses import Options, run_all
+from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import COLUMNS, vdg_table
 from postprocess.io import load_frame
@@ -37,7 +37,7 @@ def _random_run(tmp_path, n=120, seed=3, with_error=True):
 
 def test_vdg_matches_an_independent_count(tmp_path):
     run, truth = _random_run(tmp_path)
-    table = vdg_table(load_frame([run]), Options(n_resamples=500))
+    table = vdg_table(load_frame([run]), ReportSettings(n_resamples=500))
     assert list(table.columns) == list(COLUMNS)
     overall = table[table.task_type == "Overall"].iloc[0]
     kept = [q for (q, c), (_, _, err) in truth.items() if c == "orig" and not err]
@@ -55,7 +55,7 @@ def test_vdg_matches_an_independent_count(tmp_path):
 def test_missing_incorrect_scores_errors_wrong(tmp_path):
     run, truth = _random_run(tmp_path)
     overall = (
-        vdg_table(load_frame([run]), Options(n_resamples=200, missing="incorrect"))
+        vdg_table(load_frame([run]), ReportSettings(n_resamples=200, missing="incorrect"))
         .query("task_type == 'Overall'")
         .iloc[0]
     )
@@ -66,7 +66,7 @@ def test_ladder_deltas_sum_to_the_vdg_on_the_same_questions(tmp_path):
     run, _ = _random_run(tmp_path)
     frame = load_frame([run])
     ladder = ladder_table(frame).set_index("task_type")
-    vdg = vdg_table(frame, Options(n_resamples=100)).set_index("task_type")
+    vdg = vdg_table(frame, ReportSettings(n_resamples=100)).set_index("task_type")
     for tt in ladder.index:
         total = ladder.loc[tt, ["spatial", "diversity", "temporal", "sampling"]].sum()
         assert total == pytest.approx(ladder.loc[tt, "acc_orig"] - ladder.loc[tt, "acc_black"])
@@ -77,27 +77,27 @@ def test_bootstrap_is_seeded_from_stable_ids(tmp_path):
     """A resampled CI stays put when the model is renamed and in a process whose str hashes differ; another
     seed moves it (a control: the CI does depend on its seed)."""
     run, _ = _random_run(tmp_path)
-    options, columns = Options(n_resamples=300, ci_method="resample"), ["task_type", "vdg", "ci_low", "ci_high"]
+    options, columns = ReportSettings(n_resamples=300, ci_method="resample"), ["task_type", "vdg", "ci_low", "ci_high"]
     here = vdg_table(load_frame([f"m={run}"]), options)[columns]
     renamed = vdg_table(load_frame([f"a-much-longer-label={run}"]), options)[columns]
     pd.testing.assert_frame_equal(here, renamed)
     code = (
-        "from postprocess.analyses import Options; from postprocess.analyses.vdg import vdg_table; "
+        "from postprocess.analyses import ReportSettings; from postprocess.analyses.vdg import vdg_table; "
         "from postprocess.io import load_frame; "
-        f"t = vdg_table(load_frame(['m={run}']), Options(n_resamples=300, ci_method='resample')); "
+        f"t = vdg_table(load_frame(['m={run}']), ReportSettings(n_resamples=300, ci_method='resample')); "
         f"print(t[{columns!r}].to_json(orient='records', double_precision=15))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     elsewhere = pd.DataFrame(json.loads(other.stdout))[columns]
     pd.testing.assert_frame_equal(here.reset_index(drop=True), elsewhere, check_dtype=False, rtol=1e-12)
-    reseeded = vdg_table(load_frame([f"m={run}"]), Options(n_resamples=300, ci_method="resample", seed=1))
+    reseeded = vdg_table(load_frame([f"m={run}"]), ReportSettings(n_resamples=300, ci_method="resample", seed=1))
     assert not np.allclose(reseeded["ci_low"], here["ci_low"], equal_nan=True)
 
 
 def test_report_files_and_markdown(tmp_path):
     run, _ = _random_run(tmp_path)
-    md = write_report(run_all(load_frame([run]), Options(n_resamples=200)), tmp_path / "out")
+    md = write_report(run_all(load_frame([run]), ReportSettings(n_resamples=200)), tmp_path / "out")
     for name in ("vdg.csv", "ladder.csv", "coverage.csv", "report.md"):
         assert (tmp_path / "out" / name).is_file()
     assert "Visual Dependency Gap by task type" in md and "| Overall" in md
@@ -133,7 +133,7 @@ def test_vdg_on_a_graded_score_is_the_mean_score_difference_and_says_so(tmp_path
         {"numbench_vdg_orig": orig, "numbench_vdg_black": black, "vdgsynth_vdg": letters},
     )
     frame = load_frame([run])
-    table = vdg_table(frame, Options(n_resamples=500)).set_index(["benchmark", "task_type"])
+    table = vdg_table(frame, ReportSettings(n_resamples=500)).set_index(["benchmark", "task_type"])
     kept = [q for q in scores if q != 0]
     gap = np.array([scores[q][0] - scores[q][1] for q in kept])
     graded = table.loc[("numbench", "Overall")]
@@ -143,7 +143,9 @@ def test_vdg_on_a_graded_score_is_the_mean_score_difference_and_says_so(tmp_path
     assert (graded.d, graded.c) == (int((gap > 0).sum()), int((gap < 0).sum()))
     assert graded.scale == "graded score in [0, 1]" and graded.ci_low < graded.vdg < graded.ci_high
     assert table.loc[("vdgsynth", "Overall"), "scale"] == "correct (0/1)"
-    per_question = run_all(frame, Options(n_resamples=200))["vdg_per_question"].set_index(["benchmark", "question_id"])
+    per_question = run_all(frame, ReportSettings(n_resamples=200))["vdg_per_question"].set_index(
+        ["benchmark", "question_id"]
+    )
     row = per_question.loc[("numbench", "q5-0")]
     assert (row.score_orig, row.score_black, row.vdg) == (scores[5][0], scores[5][1], scores[5][0] - scores[5][1])
     assert row.correct_orig == (scores[5][0] >= 0.5) and row.scale == "graded score in [0, 1]"

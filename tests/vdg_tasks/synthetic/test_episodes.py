@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import vdg_tasks.synthetic.episodes as episodes
-from postprocess.options import Options
+from postprocess.settings import ReportSettings
 from vdg_tasks.data.infinibench import load_questions
 from vdg_tasks.perturb import text
 from vdg_tasks.synthetic.episodes import (
@@ -284,7 +284,7 @@ def test_arguments_are_validated(tmp_path):
 
 
 def test_the_default_size_gives_every_tracking_stratum_the_questions_a_ci_needs(monkeypatch, tmp_path):
-    """``Options.min_stratum`` questions in all, and in each name-swap split (same and cross gender)."""
+    """``ReportSettings.min_stratum`` questions in all, and in each name-swap split (same and cross gender)."""
     calls: list[dict] = []
     monkeypatch.setattr(episodes, "generate_episodes", lambda out_dir, **kwargs: calls.append(kwargs) or out_dir)
     episodes.main([str(tmp_path)])
@@ -299,7 +299,7 @@ def test_the_default_size_gives_every_tracking_stratum_the_questions_a_ci_needs(
     splits = Counter(
         "same" if CAST[text.apply(swap, d).details["swap_to"]] == CAST[d["character"]] else "cross" for d in docs
     )
-    min_n = Options().min_stratum
+    min_n = ReportSettings().min_stratum
     assert len(docs) >= min_n
     assert splits["same"] >= min_n and splits["cross"] >= min_n, splits
 

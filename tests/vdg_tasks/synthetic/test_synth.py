@@ -17,7 +17,7 @@ import pytest
 from scipy.stats import binom
 
 import vdg_tasks.synthetic.synth as synth
-from postprocess.options import Options
+from postprocess.settings import ReportSettings
 from vdg_tasks.synthetic.synth import (
     AUDIO_RATE,
     AUDIO_TASK_TYPE,
@@ -297,7 +297,7 @@ def test_too_short_a_video_is_refused(tmp_path):
 
 
 def test_the_default_size_gives_every_task_type_the_questions_a_ci_needs(monkeypatch, tmp_path):
-    """``Options.min_stratum`` questions per task type, so ``make demo`` shows every CI and test."""
+    """``ReportSettings.min_stratum`` questions per task type, so ``make demo`` shows every CI and test."""
     calls: list[dict] = []
     monkeypatch.setattr(synth, "generate", lambda out_dir, **kwargs: calls.append(kwargs) or out_dir)
     synth.main([str(tmp_path)])
@@ -306,7 +306,7 @@ def test_the_default_size_gives_every_task_type_the_questions_a_ci_needs(monkeyp
     records = _many_records(seeds=[0], n_videos=n_videos)
     per_type = Counter(r["task_type"] for r in records)
     assert set(per_type) == {*TASK_TYPES, AUDIO_TASK_TYPE}
-    assert min(per_type.values()) >= Options().min_stratum
+    assert min(per_type.values()) >= ReportSettings().min_stratum
     assert len({r["question_id"] for r in records}) == len(records)
 
 

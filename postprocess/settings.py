@@ -1,5 +1,5 @@
-"""The analyses' options (``Options``): what ``vdg report``'s flags set. Free of pandas, so a command can
-build its parser without importing the analyses."""
+"""The report's settings (``ReportSettings``): the conventions ``vdg report``'s flags set, shared by every analysis.
+(The question's answer options are elsewhere: ``postprocess.choices``, ``postprocess.options_file``.)"""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ClusterPolicy = Literal["auto", "video", "question"]
 
 
 @dataclass(frozen=True)
-class Options:
+class ReportSettings:
     """Conventions shared by the analyses; each output row that depends on one names it.
 
     Attributes:
@@ -141,4 +141,12 @@ def natural_sorted(labels: Iterable[str]) -> list[str]:
     return sorted(labels, key=natural_key)
 
 
-__all__ = ["AlignPolicy", "CIMethod", "MissingPolicy", "Options", "QuestionSetPolicy", "natural_key", "natural_sorted"]
+__all__ = [
+    "AlignPolicy",
+    "CIMethod",
+    "MissingPolicy",
+    "ReportSettings",
+    "QuestionSetPolicy",
+    "natural_key",
+    "natural_sorted",
+]

@@ -1,5 +1,5 @@
-"""postprocess.options: ``Options`` (every refused value with its message, ``min_n`` setting ``min_stratum``, lists
-de-duplicated, maps frozen, seeds from stable ids) and the natural order of model labels."""
+"""postprocess.settings: ``ReportSettings`` (every refused value with its message, ``min_n`` setting
+``min_stratum``, lists de-duplicated, maps frozen, seeds from stable ids) and the natural order of model labels."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from postprocess.options import Options, natural_key, natural_sorted
+from postprocess.settings import ReportSettings, natural_key, natural_sorted
 
 
 def _sha_seed(*parts: object) -> int:
@@ -40,29 +40,31 @@ def _sha_seed(*parts: object) -> int:
 )
 def test_each_invalid_option_is_refused_with_its_value(kwargs, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
-        Options(**kwargs)
+        ReportSettings(**kwargs)
 
 
 def test_the_defaults_and_the_edges_of_each_range_are_valid():
-    Options()
-    Options(missing="incorrect", ci_level=1e-9, n_resamples=1, stability_resamples=1, tier_low=0.2, tier_high=0.2)
-    Options(align="intersect", question_set="per-model", ci_method="resample", mc_se_target=0.0, min_stratum=1)
+    ReportSettings()
+    ReportSettings(
+        missing="incorrect", ci_level=1e-9, n_resamples=1, stability_resamples=1, tier_low=0.2, tier_high=0.2
+    )
+    ReportSettings(align="intersect", question_set="per-model", ci_method="resample", mc_se_target=0.0, min_stratum=1)
 
 
 def test_min_n_above_zero_sets_min_stratum_and_zero_leaves_it():
-    assert Options(min_n=5, min_stratum=30).min_stratum == 5
-    assert Options(min_n=5, min_stratum=0).min_stratum == 5  # min_n is applied before min_stratum is checked
-    assert Options(min_n=0, min_stratum=12).min_stratum == 12
+    assert ReportSettings(min_n=5, min_stratum=30).min_stratum == 5
+    assert ReportSettings(min_n=5, min_stratum=0).min_stratum == 5  # min_n is applied before min_stratum is checked
+    assert ReportSettings(min_n=0, min_stratum=12).min_stratum == 12
 
 
 def test_task_types_and_by_are_text_without_repeats_in_first_seen_order():
-    options = Options(task_types=["b", "a", "b", 3], by=("domain", "domain", "sub_category"))
+    options = ReportSettings(task_types=["b", "a", "b", 3], by=("domain", "domain", "sub_category"))
     assert options.task_types == ("b", "a", "3") and options.by == ("domain", "sub_category")
 
 
 def test_the_maps_are_read_only_copies():
     tier_map = {"Counting": "low"}
-    options = Options(tier_map=tier_map, temporal_map={"OCR": "single-frame"})
+    options = ReportSettings(tier_map=tier_map, temporal_map={"OCR": "single-frame"})
     tier_map["Counting"] = "high"  # the caller's dict changing afterwards does not change the options
     assert dict(options.tier_map) == {"Counting": "low"}
     with pytest.raises(TypeError):
@@ -75,13 +77,13 @@ def test_the_maps_are_read_only_copies():
 
 
 def test_a_seed_comes_from_the_stable_ids_alone_without_a_seed():
-    assert Options().seed_for("vdg", "m", 3) == _sha_seed("vdg", "m", 3)
+    assert ReportSettings().seed_for("vdg", "m", 3) == _sha_seed("vdg", "m", 3)
 
 
 def test_a_given_seed_is_mixed_in_first():
-    assert Options(seed=7).seed_for("vdg", "m") == _sha_seed(7, "vdg", "m")
-    assert Options(seed=7).seed_for("vdg") != Options(seed=8).seed_for("vdg")
-    assert 0 <= Options(seed=7).seed_for("x") < 2**63
+    assert ReportSettings(seed=7).seed_for("vdg", "m") == _sha_seed(7, "vdg", "m")
+    assert ReportSettings(seed=7).seed_for("vdg") != ReportSettings(seed=8).seed_for("vdg")
+    assert 0 <= ReportSettings(seed=7).seed_for("x") < 2**63
 
 
 # ----------------------------------------------------------------------------------- natural order
