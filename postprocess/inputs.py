@@ -11,6 +11,7 @@ whichever door it came in by; ``ReportInputs.described()`` is what report.json n
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -31,11 +32,14 @@ from vdg_tasks.vocabulary.conditions import OPEN_ANSWER
 from vdg_tasks.vocabulary.record import OPEN_STATUS, holds_vdg_records
 from vdg_tasks.vocabulary.untrusted import redact
 
-__all__ = ["ReportInputs", "load_inputs", "named_sets", "shortcut_scores", "unjudged_benchmarks"]
+__all__ = ["ReportInputs", "load_inputs", "read_named_sets", "read_shortcut_scores", "unjudged_benchmarks"]
 
 
-def _strings(values: Iterable[Any]) -> tuple[str, ...]:
-    return tuple(str(v) for v in values)
+def _strings(values: Iterable[Any] | str | os.PathLike[str]) -> tuple[str, ...]:
+    """The values as strings; one path given alone is one value, not its characters."""
+    if isinstance(values, (str, os.PathLike)):
+        values = [values]
+    return tuple(os.fspath(v) if isinstance(v, os.PathLike) else str(v) for v in values)
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,7 @@ class ReportInputs:
         }
 
 
-def named_sets(values: Iterable[str]) -> list[dict[str, object]]:
+def read_named_sets(values: Iterable[str]) -> list[dict[str, object]]:
     """The question sets to compare, from ``NAME=FILE`` (or ``FILE``, named by its stem) values.
 
     Raises:
@@ -120,7 +124,7 @@ def named_sets(values: Iterable[str]) -> list[dict[str, object]]:
     return out
 
 
-def shortcut_scores(paths: Iterable[str]) -> pd.DataFrame | None:
+def read_shortcut_scores(paths: Iterable[str]) -> pd.DataFrame | None:
     """The rows of every ``vdg shortcuts`` shortcuts.csv of ``paths`` (None for none).
 
     Raises:
@@ -128,6 +132,8 @@ def shortcut_scores(paths: Iterable[str]) -> pd.DataFrame | None:
     """
     tables = []
     for path in paths:
+        if not Path(path).is_file():
+            raise ValueError(f"--shortcuts {path}: no such file (vdg shortcuts writes shortcuts.csv)")
         try:
             # every id and label as written ("null", "NA" and "1.0" are task types and ids, not missing or numbers)
             table = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -202,10 +208,10 @@ def load_inputs(
             align=opts.align,
             options_file=inputs.options_file,
         )
-    sets = named_sets(inputs.question_sets)
+    sets = read_named_sets(inputs.question_sets)
     if sets:
         frame = with_named_sets(frame, sets)
-    scores = shortcut_scores(inputs.shortcuts)
+    scores = read_shortcut_scores(inputs.shortcuts)
     if scores is not None:
         frame = with_text_scores(frame, scores)
     if inputs.judge:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from postprocess.analyses import check_registry
 from postprocess.report import WrittenReport, compute_tables, write_report
 from postprocess.settings import ReportSettings
 
@@ -37,6 +38,7 @@ def make_report(
         postprocess.io.LogError: unreadable inputs; postprocess.report.ReportError: ``out`` holds files
             other than a previous report (both ``ValueError``s), and whatever ``frame`` raises.
     """
+    check_registry()  # a module of analyses that cannot be read stops the report before its inputs are read
     folder = Path(out)
     tidy = frame() if callable(frame) else frame
     tables = compute_tables(tidy, options, folder, workers=workers)

@@ -393,7 +393,7 @@ def _nonempty(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | N
 
 
 class _Layout(NamedTuple):
-    """A rendered report but for its plots, which go in at ``at`` (sections are drawn while the plots are)."""
+    """A rendered report but for its plots, which go in at ``at`` (laid out before the plots are drawn)."""
 
     parts: list[str]
     at: int

@@ -162,6 +162,7 @@ def compute_tables(
     and keeps each CSV in ``partial_dir(out)`` as soon as it is computed, by the process that computed it
     (never in ``out`` itself), so a crash loses nothing. ``write_report(..., kept=True)`` moves those CSVs
     into the report instead of writing them again."""
+    _analyses.check_registry()  # before the staging folder is made
     if out is None:
         return _analyses.run_all(frame, options, names, on_table=on_table, first=first, workers=workers)
     out = Path(out).absolute()

@@ -103,6 +103,25 @@ def test_a_measure_the_report_reads_only_for_its_own_protocols_is_refused(tmp_pa
         assert any("stem_removed" in p and "measure 'abstention'" in p for p in problems), problems
 
 
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ('beside_reading="colour carries {own:+.3f}, the pictures {beside:+.3f}"', "beside_reading is not a template"),
+        ('description="Colour removed."', "already stands for a declared condition"),
+    ],
+)
+def test_a_reading_or_a_name_the_registry_cannot_take_is_left_out_and_said(tmp_path, monkeypatch, change, said):
+    """A template that raises (any error) or a name another condition's alias takes: said, never raised."""
+    body = USER_MODULE.replace('beside_reading="colour carries {own:+.3f}, the pictures {beside:+.3f}"',
+                               'beside_reading="{own[0]} colour"')  # fmt: skip
+    if "already stands" in said:
+        body = USER_MODULE.replace('frame_condition("greyscale"', 'frame_condition("order"')
+    for write, load in condition_modules(tmp_path, monkeypatch):
+        write("odd_reading", body)
+        problems = load("odd_reading").problems
+        assert any(said in p for p in problems), problems
+
+
 def condition_literals(source: str, names: set[str]) -> list[tuple[int, str]]:
     """(line, name) of each string literal in ``source`` equal to one of ``names``; docstrings are prose."""
     tree = ast.parse(source)
@@ -181,4 +200,18 @@ def test_a_users_analysis_named_in_the_environment_is_written_with_the_report(tm
 def test_a_users_analysis_that_cannot_join_stops_the_report_naming_its_module(tmp_path, name, why):
     done = _report(tmp_path, name)
     assert done.returncode == 2 and "my_tables" in done.stderr and why in done.stderr
-    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("escape*"))
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".out*")) and not list(tmp_path.glob("escape*"))
+
+
+def test_a_users_analysis_that_raises_has_its_table_skipped_and_the_report_written(tmp_path):
+    broken = ANALYSIS_MODULE.replace('orig = frame[frame["condition"] == "orig"]', 'orig = frame["no_such_column"]')
+    (tmp_path / "my_tables.py").write_text(f"NAME = 'questions_per_model'\n{broken}")
+    logs = {f"vdgsynth_vdg_{c}": [sample(f"v{i}-1", c, "A") for i in range(3)] for c in ("orig", "black")}
+    run = write_run(tmp_path / "run", "m", logs)
+    env = {**os.environ, "VDG_ANALYSES": "my_tables", "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    args = ["report", str(run), "--out", str(tmp_path / "out"), "--no-plots", "--workers", "1", "--resamples", "100"]
+    done = subprocess.run([sys.executable, "-m", "vdg_tasks.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    skipped = json.loads((tmp_path / "out" / "report.json").read_text())["tables"]["questions_per_model"]["skipped"]
+    assert "$VDG_ANALYSES" in skipped and "KeyError" in skipped and "no_such_column" in skipped

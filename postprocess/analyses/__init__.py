@@ -48,6 +48,8 @@ DIGESTS: tuple[Digest, ...] = (*selection.DIGESTS, *skipped.DIGESTS, *summary.DI
 #: Every analysis: vdg's own, then those of the modules named in $VDG_ANALYSES or entry points of group
 #: vdg.analyses; and why any of theirs was left out (``run_all`` refuses to run with one).
 ANALYSES, REGISTRY_PROBLEMS = declared(CORE, reserved=[d.name for d in DIGESTS])
+#: The tables of the named modules' analyses (what they raise skips their table, whatever it is).
+THEIRS: frozenset[str] = frozenset(a.name for a in ANALYSES[len(CORE) :])
 #: Every table the report writes.
 TABLES: tuple[Analysis | Digest, ...] = (*ANALYSES, *DIGESTS)
 #: Analyses given the whole frame, free-text (``open``) answers included; the others never see them.
@@ -86,11 +88,31 @@ def skip_sentence(exc: BaseException) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
-def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+def check_registry() -> None:
+    """Refuse to compute with analyses of a named module left out (``REGISTRY_PROBLEMS``), before anything is read.
+
+    Raises:
+        ValueError: naming each module and why.
+    """
+    if REGISTRY_PROBLEMS:
+        raise ValueError(
+            f"the analyses named in ${MODULES_ENV} or entry points of {ENTRY_POINT_GROUP} cannot all be read: "
+            + "; ".join(REGISTRY_PROBLEMS)
+        )
+
+
+def _guarded(columns: Mapping[str, str], compute: Callable[[], pd.DataFrame], theirs: bool = False) -> pd.DataFrame:
+    """``compute()``'s table, or the table skipped with why: the data cannot support it (``ValueError``), or, for an
+    analysis of a user's module (``theirs``), whatever it raised."""
     try:
         return in_label_order(compute())
     except ValueError as exc:  # the data cannot support this analysis: skip it, say why
         return skipped_table(columns, skip_sentence(exc))
+    except Exception as exc:
+        if not theirs:
+            raise
+        reason = f"an analysis of a module named in ${MODULES_ENV} failed: {type(exc).__name__}: {exc}"
+        return skipped_table(columns, skip_sentence(ValueError(reason)))
 
 
 #: The columns holding model labels, in the order rows are sorted by them.
@@ -144,7 +166,7 @@ def _run_one(name: str) -> pd.DataFrame:
     analyses, frame, choices, read_columns, options, on_computed = _WORK
     analysis = analyses[name]
     data = frame if name in FULL_FRAME else choices if name in EVERY_COLUMN else read_columns
-    table = _guarded(analysis.columns, lambda: analysis.run(data, options))
+    table = _guarded(analysis.columns, lambda: analysis.run(data, options), theirs=name in THEIRS)
     if on_computed is not None:
         on_computed(name, table)
     return table
@@ -237,18 +259,14 @@ def run_all(
     Each table has exactly its declared columns (possibly no rows). An analysis that raises
     ``ValueError`` is skipped (module docstring): its table is empty and ``skip_reason(table)``
     says why. ``on_table(name, table)`` is called as soon as a table is computed; the analyses named
-    in ``first`` are computed before the others (the plots' tables, so drawing can start early), then those
+    in ``first`` are computed before the others, then those
     needing two or more models (``min_models`` > 1, mostly pairwise: the longest). Only the ``FULL_FRAME``
     analyses and the digests see free-text (``open``) answers. The analyses run in
     ``worker_count(frame, workers)`` processes; every table is the same whatever that number or order.
     ``on_computed(name, table)`` is called in the process that computed the table (a forked worker, or
     this one) before it is handed back: writing each table there spreads the writing over the workers.
     """
-    if REGISTRY_PROBLEMS:
-        raise ValueError(
-            f"the analyses named in ${MODULES_ENV} or entry points of {ENTRY_POINT_GROUP} cannot all be read: "
-            + "; ".join(REGISTRY_PROBLEMS)
-        )
+    check_registry()
     computed: dict[str, pd.DataFrame] = {}
 
     def keep(name: str, table: pd.DataFrame) -> None:
@@ -287,6 +305,7 @@ __all__ = [
     "EVERY_COLUMN",
     "FULL_FRAME",
     "REGISTRY_PROBLEMS",
+    "check_registry",
     "TABLES",
     "UNREAD_BY_CHOICES",
     "Analysis",

@@ -1,7 +1,8 @@
 """The probes, each against orig, per question: what the option order, a missing right answer, the question text and
 the options themselves change.
 
-Each probe of the ``probe`` family (``vdg_tasks.vocabulary.conditions``) is paired with ``orig`` per (model,
+Each condition declared to be read by a probe's measure (``Condition.measure``: vdg's five probes, and a user's
+condition declaring one of those measures) is paired with ``orig`` per (model,
 benchmark, task type), on the questions answered under both (shared across the benchmark's models as the vdg
 table's, ``ReportSettings.question_set``): its accuracy change with the vdg table's paired bootstrap CI, how often the
 model chose the same option under both, and the probe's own measure with a Wilson CI:
@@ -33,7 +34,7 @@ from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_f
 from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
 from postprocess.frame import original_letter
 from postprocess.stats import wilson
-from vdg_tasks.vocabulary.conditions import CONDITIONS
+from vdg_tasks.vocabulary.conditions import CONDITIONS, CORE
 
 #: The measures this table computes (``Condition.measure``; module docstring), in the order its probes are listed.
 PROBE_MEASURES: tuple[str, ...] = ("content_share", "none_rate", "question_dependency", "above_chance", "format_gap")
@@ -200,7 +201,7 @@ def probes_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
                     n_measure = n
                     above = paired_.score[probe][kept] - 1.0 / n_options[kept]
                     known = ~np.isnan(above)  # a question whose option count is not logged has no chance level
-                    seed = ("probes_chance", benchmark, task_type)
+                    seed = ("probes_chance", benchmark, task_type, *(() if probe in CORE else (probe,)))
                     ids, videos = paired_.question_ids[kept][known], paired_.videos[kept][known]
                     above_ci = ci_or_none(above[known], options, seed, ids, videos, difference=False)
                     value = float(above[known].mean()) if known.any() else np.nan

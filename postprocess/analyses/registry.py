@@ -52,6 +52,8 @@ ENTRY_POINT_GROUP = "vdg.analyses"
 MODULES_ENV = "VDG_ANALYSES"
 #: A table's name: the stem of its CSV and its key in report.json.
 TABLE_NAME = re.compile(r"[a-z][a-z0-9_]{0,59}")
+#: The names ``--by FIELD`` gives its tables (``postprocess.analyses.selection.by_field_analyses``).
+BY_FIELD = re.compile(r"(vdg|accuracy|ladder)_by_")
 
 #: vdg's own analyses, in report order.
 CORE: tuple[Analysis, ...] = (
@@ -90,12 +92,16 @@ def declaration_problem(analysis: object, taken: Iterable[str]) -> str | None:
         return f"{analysis!r} is not an Analysis (from postprocess import Analysis)"
     if not TABLE_NAME.fullmatch(str(analysis.name)):
         return f"analysis name {analysis.name!r} is not lower-case letters, digits and _ (a letter first, at most 60)"
-    if analysis.name in set(taken):
-        return f"analysis name {analysis.name!r} is already a table's"
+    if analysis.name in set(taken) or BY_FIELD.match(analysis.name):
+        return f"analysis name {analysis.name!r} is already a table's (or one --by FIELD makes)"
     if not isinstance(analysis.columns, Mapping) or not analysis.columns:
         return f"analysis {analysis.name!r} declares no columns (name -> description)"
-    if not callable(analysis.compute):
-        return f"analysis {analysis.name!r}: compute is not callable"
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in analysis.columns.items()):
+        return f"analysis {analysis.name!r}: columns must map names to descriptions (str -> str)"
+    if not callable(analysis.compute) or (analysis.needs is not None and not callable(analysis.needs)):
+        return f"analysis {analysis.name!r}: compute (and needs, when given) must be callable"
+    if not isinstance(analysis.min_models, int) or analysis.min_models < 1 or not isinstance(analysis.shares, tuple):
+        return f"analysis {analysis.name!r}: min_models must be a positive int and shares a tuple"
     return None
 
 

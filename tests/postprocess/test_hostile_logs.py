@@ -330,6 +330,10 @@ def test_peeking_at_a_compressed_log_reads_its_first_line_only(tmp_path):
     log = tmp_path / "x_samples_t.jsonl.gz"
     log.write_bytes(packed[: len(packed) // 2])  # cut: the stream ends early
     assert holds_vdg_records(log) is True
+    for not_an_object in (b"5\n", b"null\n", b'"vdg"\n', b"[1]\n"):
+        odd = tmp_path / "z_samples_t.jsonl"
+        odd.write_bytes(not_an_object)
+        assert holds_vdg_records(odd) is True  # not for the peek to judge: the reader names the line
     base = tmp_path / "y_samples_t.jsonl.gz"
     base.write_bytes(gzip.compress(b'{"doc_id": 0, "resps": []}\n'))
     assert holds_vdg_records(base) is False

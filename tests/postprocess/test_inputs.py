@@ -147,6 +147,12 @@ def test_build_report_refuses_input_keywords_it_would_not_read(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_one_path_given_alone_is_one_input_not_its_characters(tmp_path):
+    given = postprocess.ReportInputs(runs=str(tmp_path), shortcuts=tmp_path / "s.csv", derived="derived")
+    assert given.runs == (str(tmp_path),) and given.shortcuts == (str(tmp_path / "s.csv"),)
+    assert given.derived == ("derived",)
+
+
 def test_inputs_keep_the_strings_report_json_names(tmp_path):
     given = postprocess.ReportInputs(runs=[tmp_path / "a"], shortcuts=[tmp_path / "s.csv"], derived=[tmp_path])
     assert given.runs == (str(tmp_path / "a"),) and given.derived == (str(tmp_path),)
@@ -156,26 +162,28 @@ def test_inputs_keep_the_strings_report_json_names(tmp_path):
 
 
 def test_a_shortcut_file_with_a_bad_value_is_named_with_its_line(tmp_path):
-    from postprocess.inputs import shortcut_scores
+    from postprocess.inputs import read_shortcut_scores
 
     bad = tmp_path / "shortcuts.csv"
     bad.write_text("benchmark,question_id,task_type,answerer,n_options,s,picked\nb,q1,t,linear,4,0.5,True\n"
                    "b,q2,t,linear,4,0.5,maybe\n")  # fmt: skip
     with pytest.raises(ValueError, match=r"shortcuts.csv:3: picked is 'maybe'"):
-        shortcut_scores([str(bad)])
+        read_shortcut_scores([str(bad)])
     (tmp_path / "other.csv").write_text("benchmark,question_id\nb,q1\n")
     with pytest.raises(ValueError, match="no task_type, answerer, n_options, s, picked column"):
-        shortcut_scores([str(tmp_path / "other.csv")])
-    assert shortcut_scores([]) is None
+        read_shortcut_scores([str(tmp_path / "other.csv")])
+    assert read_shortcut_scores([]) is None
+    with pytest.raises(ValueError, match="https://example.org/s.csv: no such file"):
+        read_shortcut_scores(["https://example.org/s.csv"])  # a URL is no file: never fetched
 
 
 def test_two_question_sets_of_one_name_are_refused(tmp_path):
-    from postprocess.inputs import named_sets
+    from postprocess.inputs import read_named_sets
 
     path = question_sets.write(question_sets.make_set("videomme", ["q1", "q2"]), tmp_path / "a.json")
-    (sets,) = named_sets([f"x={path}"])
+    (sets,) = read_named_sets([f"x={path}"])
     assert sets["ids"] == ["q1", "q2"] and sets["description"] == str(path)
     with pytest.raises(ValueError, match="two sets are named 'x'"):
-        named_sets([f"x={path}", f"x={path}"])
+        read_named_sets([f"x={path}", f"x={path}"])
     with pytest.raises(ValueError, match="none.json: no such file"):
-        named_sets([str(tmp_path / "none.json")])
+        read_named_sets([str(tmp_path / "none.json")])

@@ -300,8 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=int,
         default=None,
-        help="processes for the analyses (default: one per CPU, at most 4, from 20,000 rows); 1 also draws the "
-        "plots in the report's own process. The tables are the same for any number",
+        help="processes for the analyses (default: one per CPU, at most 4, from 20,000 rows). The tables are the same "
+        "for any number",
     )
     judge_argument(p)
     p.set_defaults(func=cmd_report)

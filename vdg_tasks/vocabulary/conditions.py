@@ -57,16 +57,16 @@ Change = Literal["size", "duration", "frames"]
 CHANGES: tuple[str, ...] = get_args(Change)
 AnswerFormat = Literal["letter", "number", "open"]
 #: How the report reads a condition (``Condition.measure``): which comparison its table makes. The report names no
-#: condition but orig and black; it finds the others by what they declare here.
-#: ``difference``: its accuracy change against orig (table ``added_conditions``; ``beside`` adds a second arm).
-#: ``rung``: a rung of the diagnostic ladder (``LADDER``); ``compression``: a rung of the compression ladder
-#: (``crf``/``jpeg``, tables ``crf``, ``crf_flips``). ``no_vision``: the arm with no visual input at all, read beside
+#: condition but orig and black; it finds the others by what they declare here. ``difference``: its accuracy change
+#: against orig (table ``added_conditions``; ``beside`` adds a second arm). ``rung``: a rung of the diagnostic ladder
+#: (``LADDER``); ``compression``: a rung of the compression ladder (``crf``/``jpeg``, family ``crf``; the ``crf`` and
+#: ``crf_flips`` tables read the ``crf<level>`` rungs). ``no_vision``: the arm with no visual input at all, read beside
 #: ``black`` (table ``no_vision``). The probes (table ``probes``, column ``measure``): ``content_share`` (the share of
-#: moved choices that follow the option's text), ``none_rate`` (the share choosing the "None" that replaced the
-#: answer), ``question_dependency`` and ``format_gap`` (orig - the condition), ``above_chance`` (accuracy - chance).
-#: The character-tracking protocol (``tracking_*`` tables): ``window_frames`` and ``text_context`` (McNemar against
-#: orig), ``swap_sensitivity`` (name swap), ``abstention`` (an added "cannot tell" option), ``judged_answer``
-#: (free text scored by the judge), ``title_chance`` (the title without the video, against chance).
+#: moved choices that follow the option's text), ``none_rate`` (the share choosing the "None" that replaced the answer),
+#: ``question_dependency`` and ``format_gap`` (orig - the condition), ``above_chance`` (accuracy - chance). The
+#: character-tracking protocol (``tracking_*`` tables): ``window_frames`` and ``text_context`` (McNemar against orig),
+#: ``swap_sensitivity`` (name swap), ``abstention`` (an added "cannot tell" option), ``judged_answer`` (free text scored
+#: by the judge), ``title_chance`` (the title without the video, against chance).
 Measure = Literal[
     "difference",
     "rung",
@@ -588,9 +588,14 @@ def declaration_problem(condition: Any, taken: Mapping[str, Condition], tags: se
             f"({', '.join(DECLARABLE_MEASURES)})"
         )
     try:
+        if not isinstance(condition.beside_reading, str):
+            raise TypeError(f"a {type(condition.beside_reading).__name__}, not a str")
         condition.beside_reading.format(own=0.0, beside=0.0)
-    except (KeyError, IndexError, ValueError) as exc:
-        return f"condition {name!r}: beside_reading is not a template of own and beside ({exc!r})"
+    except Exception as exc:  # a user's template: whatever it raises is said, not raised
+        return f"condition {name!r}: beside_reading is not a template of own and beside ({exc})"
+    clashes = {alias for c in taken.values() for alias in c.aliases} & {name, *condition.aliases}
+    if clashes:
+        return f"condition {name!r}: {', '.join(sorted(clashes))} already stands for a declared condition (an alias)"
     return None
 
 

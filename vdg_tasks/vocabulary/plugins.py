@@ -32,5 +32,5 @@ def import_named(module_name: str, where: str) -> tuple[ModuleType | None, str |
     """(the module, None), or (None, why it failed to import) naming it and where it was named."""
     try:
         return importlib.import_module(module_name), None
-    except Exception as exc:  # a user's module: whatever it raises is its problem, said, not ours to crash on
+    except (Exception, SystemExit) as exc:  # a user's module: whatever it raises is said, not ours to crash on
         return None, f"module {module_name!r} ({where}) failed to import: {type(exc).__name__}: {exc}"

@@ -101,9 +101,10 @@ def holds_vdg_records(samples: str | os.PathLike[str]) -> bool:
             for line in lines:
                 if line.strip():
                     try:
-                        return RECORD_KEY in json.loads(line)
+                        first = json.loads(line)
                     except (json.JSONDecodeError, UnicodeDecodeError):
                         return True  # not for this function to judge: the report's reader names the line
+                    return not isinstance(first, dict) or RECORD_KEY in first  # not an object: the reader names it
     except (OSError, EOFError, zlib.error):
         return True  # not for this function to judge: the report's reader names the file
     return True

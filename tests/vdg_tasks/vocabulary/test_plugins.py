@@ -22,3 +22,10 @@ def test_a_module_that_raises_on_import_is_a_sentence_not_an_exception(tmp_path,
     assert problem == "module 'broken_plugin' ($VDG_ANALYSES) failed to import: RuntimeError: no GPU here"
     module, problem = import_named("json", "vdg")
     assert problem is None and module is not None and module.__name__ == "json"
+
+
+def test_a_module_that_exits_on_import_is_a_sentence_too(tmp_path, monkeypatch):
+    (tmp_path / "exiting_plugin.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module, problem = import_named("exiting_plugin", "$VDG_CONDITIONS")
+    assert module is None and problem == "module 'exiting_plugin' ($VDG_CONDITIONS) failed to import: SystemExit: 3"
