@@ -16,6 +16,7 @@ import postprocess
 import vdg_tasks.jobs.base_runs as base_runs
 import vdg_tasks.lmms.derive as derive
 from postprocess.settings import ReportSettings
+from tests.helpers.docs import videomme_docs
 from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main as vdg_main
 from vdg_tasks.data import question_sets
@@ -26,22 +27,7 @@ TASK_TYPES = ("Counting Problem", "Temporal Reasoning", "Object Recognition")
 
 def _docs() -> list[dict]:
     """Video-MME-shaped docs: 14 videos of three questions."""
-    return [
-        {
-            "video_id": f"{v:03d}",
-            "videoID": f"vid{v}",
-            "question_id": f"{v:03d}-{q}",
-            "duration": "short",
-            "domain": "Knowledge",
-            "sub_category": "Humanity & History",
-            "task_type": TASK_TYPES[q - 1],
-            "question": f"Question {q} about video {v}?",
-            "options": [f"{L}. option {L.lower()}" for L in LETTERS],
-            "answer": LETTERS[(v * 3 + q) % 4],
-        }
-        for v in range(1, 15)
-        for q in (1, 2, 3)
-    ]
+    return videomme_docs(range(1, 15), TASK_TYPES, answer_step=3)
 
 
 def _plain_line(doc_id: int, doc: dict, reply: str) -> dict:

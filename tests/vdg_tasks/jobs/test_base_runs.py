@@ -14,6 +14,7 @@ import vdg_tasks.jobs.base_runs as base_runs
 from postprocess.io import load_frame
 from postprocess.reading import LogError
 from postprocess.run_labels import results_of
+from tests.helpers.docs import videomme_docs
 from vdg_tasks.data.benchmarks import BENCHMARKS
 from vdg_tasks.jobs.base_runs import BaseRunError, BaseTask, as_orig, base_task, orig_lines
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, METRIC_KEY, RECORD_KEY
@@ -23,22 +24,7 @@ NO_MANAGER = SimpleNamespace(task_index={})
 
 
 def _docs() -> list[dict]:
-    return [
-        {
-            "video_id": f"{v:03d}",
-            "videoID": f"vid{v}",
-            "question_id": f"{v:03d}-{q}",
-            "duration": "short",
-            "domain": "Knowledge",
-            "sub_category": "Humanity & History",
-            "task_type": ("Counting Problem", "Temporal Reasoning")[q - 1],
-            "question": f"Question {q} about video {v}?",
-            "options": [f"{L}. option {L.lower()}" for L in "ABCD"],
-            "answer": "ABCD"[(v + q) % 4],
-        }
-        for v in (1, 2, 3)
-        for q in (1, 2)
-    ]
+    return videomme_docs((1, 2, 3), ("Counting Problem", "Temporal Reasoning"), answer_step=1)
 
 
 def _line(doc_id: int, doc: dict, reply: str, with_id: bool = True) -> dict:
