@@ -311,7 +311,12 @@ def test_every_condition_shows_decords_frames_of_the_source_or_is_an_error(
         out = materialize(src, CONDITIONS[condition], name).path
     except VideoDecodeError:
         return  # an error row: acceptable
-    assert out.samefile(src) if condition == "orig" else out != src
+    if condition == "orig":
+        # orig shows the source file itself; comparing decord with decord on one file would test only whether decord
+        # seeks the same way twice (it does not always on spliced transport streams)
+        assert out.samefile(src)
+        return
+    assert out != src
     seed = video_seed(CONDITIONS[condition], name)  # the seed materialize gives this video's shuffle
     off = frames_off(src, out, condition, validate(src, decoded=False).n_frames, seed)
     assert not off, f"(output position, source frame held, frame the output shows, difference): {off}"
