@@ -32,7 +32,7 @@ import pandas as pd
 from postprocess.analyses._paired import condition_sort_key, question_set_digest, question_set_seed
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.letters import letters_table
-from postprocess.analyses.vdg import UNIT_QUESTION, UNIT_VIDEO, ci_clusters, per_question
+from postprocess.analyses.vdg import UNIT_QUESTION, UNIT_VIDEO, ci_clusters, conventions, per_question
 from postprocess.choices import option_counts
 from postprocess.stats import chi2_independence, percentile_interval, resampled_means
 from vdg_tasks.vocabulary.parse import LETTERS
@@ -133,10 +133,12 @@ def vdg_across_table(frame: pd.DataFrame, options: ReportSettings = ReportSettin
                     "diff": float(ga.mean() - gb.mean()),
                     "ci_low": low,
                     "ci_high": high,
-                    "ci_level": options.ci_level,
-                    "n_resamples": options.n_resamples,
-                    "resample_unit": UNIT_QUESTION if clusters_a is None and clusters_b is None else UNIT_VIDEO,
-                    "missing_policy": options.missing,
+                    **conventions(
+                        VDG_COLUMNS,
+                        options,
+                        n_resamples=options.n_resamples,
+                        resample_unit=UNIT_QUESTION if clusters_a is None and clusters_b is None else UNIT_VIDEO,
+                    ),
                 }
             )
     if not rows:
@@ -206,7 +208,7 @@ def letters_across_table(frame: pd.DataFrame, options: ReportSettings = ReportSe
                 "df": np.nan,
                 "p": np.nan,
                 "cramers_v": np.nan,
-                "missing_policy": options.missing,
+                **conventions(LETTER_COLUMNS, options),
             }
             if len(shown) >= 2 and table[0].sum() and table[1].sum():
                 res, _ = chi2_independence(table)

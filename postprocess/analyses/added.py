@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
+from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.paired_contrast import Contrast, choices_by_arm, paired_cells, same_choice
+from postprocess.analyses.vdg import CI_COLUMNS, conventions, question_set_cache
 from vdg_tasks.vocabulary.conditions import CONDITIONS, measured
 
 COLUMNS: dict[str, str] = {
@@ -85,48 +86,22 @@ def _reading(condition: str, diff: float, low: float, high: float, beside: str, 
     return sentence
 
 
-def _letters(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -> pd.DataFrame:
-    """question_id -> the letter chosen under each arm (a column per arm), for one model and benchmark: taken from
-    ``frame`` once for all its added conditions."""
-    rows = frame.loc[
-        (frame["model"] == model) & (frame["benchmark"] == benchmark) & frame["condition"].isin(arms),
-        ["question_id", "condition", "pred"],
-    ]
-    preds = rows.assign(question_id=rows["question_id"].astype(str)).pivot_table(
-        index="question_id", columns="condition", values="pred", aggfunc="first"
-    )
-    return preds.reindex(columns=arms)
-
-
-def _same_letter(letters: pd.DataFrame, condition: str, ids: np.ndarray) -> np.ndarray:
-    """Whether the model chose the same letter under orig and ``condition``, per question of ``ids``."""
-    chosen = letters.reindex(index=[str(q) for q in ids])
-    first, second = chosen["orig"].to_numpy(dtype=object), chosen[condition].to_numpy(dtype=object)
-    return np.array([isinstance(a, str) and a == b for a, b in zip(first, second, strict=True)], dtype=bool)
-
-
 def _beside_columns(
     frame: pd.DataFrame, group: pd.DataFrame, benchmark: str, condition: str, beside: str, options: ReportSettings
 ) -> dict[str, dict[str, object]]:
     """task type -> the beside columns, on the questions answered under orig, ``condition`` and ``beside``."""
-    arms = paired_arms(frame, group, benchmark, ["orig", condition, beside], options)
+    contrast = Contrast(beside, beside, "orig", (condition, beside))
     out: dict[str, dict[str, object]] = {}
-    for task_type, rows_of_task in task_type_masks(arms.table):
-        kept = rows_of_task & ~arms.error & arms.shared
-        n = int(kept.sum())
-        orig = arms.score["orig"][kept]
-        other = arms.score[beside][kept] - orig
-        ci = ci_or_none(other, options, ("added", benchmark, task_type, condition, beside), arms.question_ids[kept],
-                        arms.videos[kept])  # fmt: skip
-        out[task_type] = {
+    for cell in paired_cells(frame, group, benchmark, ["orig", condition, beside], [contrast], options, "added"):
+        out[cell.task_type] = {
             "beside": beside,
-            "n_beside": n,
-            "diff_same_questions": (arms.score[condition][kept] - orig).mean() if n else np.nan,
-            "acc_beside": arms.score[beside][kept].mean() if n else np.nan,
-            "diff_beside": other.mean() if n else np.nan,
-            "beside_ci_low": ci.low if ci else np.nan,
-            "beside_ci_high": ci.high if ci else np.nan,
-            "_ci": ci,
+            "n_beside": cell.n,
+            "diff_same_questions": cell.mean_difference(condition, "orig"),
+            "acc_beside": cell.accuracy(beside),
+            "diff_beside": cell.diff,
+            "beside_ci_low": cell.ci_low,
+            "beside_ci_high": cell.ci_high,
+            "_ci": cell.ci,
         }
     return out
 
@@ -152,57 +127,50 @@ def added_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings())
         if "orig" not in present:
             continue
         added = added_conditions(present)
-        letters = _letters(frame, str(model), str(benchmark), ["orig", *added]) if added else pd.DataFrame()
+        letters = choices_by_arm(frame, str(model), str(benchmark), ["orig", *added]) if added else pd.DataFrame()
         for condition in added:
-            pair = paired_arms(frame, group, str(benchmark), ["orig", condition], options)
-            same = _same_letter(letters, condition, pair.question_ids)
-            unparsed = pair.table[f"unparsed_{condition}"].to_numpy(dtype=bool)
             beside = _beside(condition, present)
             besides = _beside_columns(frame, group, str(benchmark), condition, beside, options) if beside else {}
             declared = CONDITIONS.get(condition)
-            for task_type, rows_of_task in task_type_masks(pair.table):
-                kept = rows_of_task & ~pair.error & pair.shared
-                n = int(kept.sum())
-                diff = pair.score[condition][kept] - pair.score["orig"][kept]
-                ci = ci_or_none(diff, options, ("added", benchmark, task_type, condition), pair.question_ids[kept],
-                                pair.videos[kept])  # fmt: skip
-                mean_diff = diff.mean() if n else np.nan
-                low, high = (ci.low, ci.high) if ci else (np.nan, np.nan)
-                graded = pair.graded[kept]
-                side = dict(besides.get(task_type, _NO_BESIDE))
+            contrast = Contrast(condition, condition, "orig", (condition,))
+            for cell in paired_cells(frame, group, str(benchmark), ["orig", condition], [contrast], options, "added"):
+                chosen = letters.reindex(index=[str(q) for q in cell.arms.question_ids])
+                first, second = (
+                    chosen["pred_orig"].to_numpy(dtype=object),
+                    chosen[f"pred_{condition}"].to_numpy(dtype=object),
+                )
+                same = same_choice(first, second)
+                graded = cell.arms.graded[cell.kept]
+                side = dict(besides.get(cell.task_type, _NO_BESIDE))
                 side_ci = side.pop("_ci")
                 rows.append(
                     {
                         "model": model,
                         "benchmark": benchmark,
-                        "task_type": task_type,
+                        "task_type": cell.task_type,
                         "condition": condition,
                         "declared_in": declared.declared_in if declared is not None else "",
-                        "n": n,
-                        "acc_orig": pair.score["orig"][kept].mean() if n else np.nan,
-                        "acc_condition": pair.score[condition][kept].mean() if n else np.nan,
-                        "diff": mean_diff,
-                        "ci_low": low,
-                        "ci_high": high,
-                        "agreement": same[kept].mean() if n and not graded.any() else np.nan,
+                        "n": cell.n,
+                        "acc_orig": cell.accuracy("orig"),
+                        "acc_condition": cell.accuracy(condition),
+                        "diff": cell.diff,
+                        "ci_low": cell.ci_low,
+                        "ci_high": cell.ci_high,
+                        "agreement": same[cell.kept].mean() if cell.n and not graded.any() else np.nan,
                         **side,
                         "reading": _reading(
                             condition,
-                            mean_diff,
-                            low,
-                            high,
+                            cell.diff,
+                            cell.ci_low,
+                            cell.ci_high,
                             str(side["beside"]),
                             float(side["diff_same_questions"]),  # type: ignore[arg-type]
                             float(side["diff_beside"]),  # type: ignore[arg-type]
                         ),
-                        "n_unparsed": int(unparsed[kept].sum()),
-                        "n_error": int((rows_of_task & pair.error).sum()),
-                        "too_small": n < options.min_stratum,
-                        "ci_level": options.ci_level,
-                        **ci_columns([ci, side_ci]),
-                        "missing_policy": options.missing,
-                        "question_rule": pair.rule,
-                        "scale": scale_of(graded),
+                        "n_unparsed": cell.n_unparsed(condition),
+                        "n_error": cell.n_error,
+                        "too_small": cell.too_small(options),
+                        **conventions(COLUMNS, options, rule=cell.arms.rule, scale=cell.scale, cis=[cell.ci, side_ci]),
                     }
                 )
     if not rows:

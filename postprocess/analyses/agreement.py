@@ -50,7 +50,7 @@ from postprocess.analyses._paired import QUESTION_SET_PER_MODEL, condition_sort_
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.categories import CATEGORIES
 from postprocess.analyses.mcnemar import pair_tests, pair_tests_and_sets, paired_wides
-from postprocess.analyses.vdg import per_question
+from postprocess.analyses.vdg import conventions, per_question
 from postprocess.stats import chi2_counts, chi2_independence, holm, normal_sf, two_sided_z
 
 ORIG, BLACK = "orig", "black"
@@ -208,7 +208,6 @@ def kappa_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings())
                 "model_b": t.model_b,
                 "n": int(t.n),
                 "n_excluded": int(t.n_excluded),
-                "question_rule": t.question_rule,
                 "both_right": int(t.b11),
                 "a_only": int(t.b10),
                 "b_only": int(t.b01),
@@ -222,8 +221,7 @@ def kappa_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings())
                 "ci_low": stats["kappa"] - z * stats["se"],
                 "ci_high": stats["kappa"] + z * stats["se"],
                 "p_zero": abs(stats["kappa"]) / stats["se0"] if stats["se0"] > 0 else np.nan,  # |z| for now
-                "ci_level": options.ci_level,
-                "missing_policy": options.missing,
+                **conventions(KAPPA_COLUMNS, options, rule=t.question_rule),
             }
         )
     rows.sort(key=lambda r: (r["benchmark"], condition_sort_key(r["condition"]), r["model_a"], r["model_b"]))
@@ -280,6 +278,7 @@ def category_test_table(frame: pd.DataFrame, options: ReportSettings = ReportSet
     o = questions["correct_orig"].to_numpy(dtype=bool)
     b = questions["correct_black"].to_numpy(dtype=bool)
     category = np.where(o, np.where(b, 1, 0), np.where(b, 2, 3))  # I, II, III, IV
+    per_model_rule = question_rule([ORIG, BLACK], options.missing, QUESTION_SET_PER_MODEL)
     questions = questions.assign(category=category)
     names = list(CATEGORIES)
     rows = []
@@ -294,7 +293,6 @@ def category_test_table(frame: pd.DataFrame, options: ReportSettings = ReportSet
             "model": model,
             "benchmark": benchmark,
             "n": len(group),
-            "question_rule": question_rule([ORIG, BLACK], options.missing, QUESTION_SET_PER_MODEL),
             "n_tested": len(tested),
             "n_task_types": int((sizes >= options.min_stratum).sum()),
             "too_small": _too_small(sizes, options.min_stratum),
@@ -310,7 +308,7 @@ def category_test_table(frame: pd.DataFrame, options: ReportSettings = ReportSet
             "p_holm": np.nan,
             "cramers_v": np.nan,
             "min_expected": np.nan,
-            "missing_policy": options.missing,
+            **conventions(CATEGORY_TEST_COLUMNS, options, rule=per_model_rule),
         }
         counts = np.zeros((int(task.max()) + 1 if task.size else 0, int(present.sum())), dtype=np.int64)
         np.add.at(counts, (task, cat), 1)
@@ -432,7 +430,6 @@ def models_right_table(frame: pd.DataFrame, options: ReportSettings = ReportSett
                         "condition": condition,
                         "models": ",".join(models),
                         "n_models": m,
-                        "question_rule": rule,
                         "n": n,
                         "n_right": r,
                         "observed": int(observed[r]),
@@ -440,7 +437,7 @@ def models_right_table(frame: pd.DataFrame, options: ReportSettings = ReportSett
                         "expected": float(expected[r]),
                         "expected_share": float(expected[r] / n),
                         **test,
-                        "missing_policy": options.missing,
+                        **conventions(MODELS_RIGHT_COLUMNS, options, rule=rule),
                     }
                 )
     if not rows:
@@ -466,13 +463,12 @@ def transition_table(frame: pd.DataFrame, options: ReportSettings = ReportSettin
                         "benchmark": benchmark,
                         "models": ",".join(models),
                         "n_models": m,
-                        "question_rule": rule,
                         "n": n,
                         "right_black": r,
                         "right_orig": s,
                         "n_questions": int(counts[r, s]),
                         "share_of_black": counts[r, s] / total if total else np.nan,
-                        "missing_policy": options.missing,
+                        **conventions(TRANSITION_COLUMNS, options, rule=rule),
                     }
                 )
     if not rows:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import by_task_type
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
-from postprocess.analyses.vdg import per_question
+from postprocess.analyses.vdg import conventions, per_question
 
 #: The ``model`` label of rows that pool every model of a benchmark.
 POOLED = "pooled"
@@ -150,7 +150,7 @@ def hard_core_table(frame: pd.DataFrame, options: ReportSettings = ReportSetting
                     "n_hard_core": k,
                     "share": k / n if n else np.nan,
                     "n_error": int(part["any_excluded"].sum()),
-                    "missing_policy": options.missing,
+                    **conventions(HARD_CORE_COLUMNS, options),
                 }
             )
     if not rows:

@@ -30,6 +30,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL, cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, ReportSettings, empty, letter_rows
+from postprocess.analyses.vdg import conventions
 from postprocess.choices import option_counts, rule_codes, rules_label
 from postprocess.stats import binom_pmf, binom_sf, holm, wilson
 
@@ -155,8 +156,7 @@ def chance_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
                 "n_error": int(is_error[part].sum()),
                 "test": "",
                 "alpha": options.alpha,
-                "ci_level": options.ci_level,
-                "missing_policy": options.missing,
+                **conventions(COLUMNS, options),
             }
             if n:
                 ks = n_opts[used]

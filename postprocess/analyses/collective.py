@@ -26,6 +26,7 @@ from postprocess.analyses._paired import (
     question_rule,
 )
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
+from postprocess.analyses.vdg import conventions
 from postprocess.frame import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
 
@@ -177,8 +178,7 @@ def collective_table(frame: pd.DataFrame, options: ReportSettings = ReportSettin
             accuracy=np.where(n > 0, right / np.maximum(n, 1), np.nan),
             collective_accuracy=np.where(n_groups > 0, k / np.maximum(n_groups, 1), np.nan),
             group_by=options.group_by,
-            ci_level=options.ci_level,
-            missing_policy=options.missing,
+            **conventions(COLUMNS, options, later=("question_rule",)),
         )
     lows, highs = np.full(m, np.nan), np.full(m, np.nan)
     for i in np.flatnonzero(n_groups):

@@ -38,7 +38,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import question_set_seed
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
-from postprocess.analyses.vdg import per_question
+from postprocess.analyses.vdg import conventions, per_question
 from postprocess.settings import natural_sorted
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
 
@@ -182,7 +182,7 @@ def consistency_table(frame: pd.DataFrame, options: ReportSettings = ReportSetti
                     "question_pearson": r_q,
                     "question_pearson_p": pr_q,
                     "agreement": float((va == vb).mean()) if kept.any() else np.nan,
-                    "missing_policy": options.missing,
+                    **conventions(COLUMNS, options),
                 }
             )
     if not rows:
@@ -262,9 +262,8 @@ def split_half_table(frame: pd.DataFrame, options: ReportSettings = ReportSettin
             "spearman_mean": np.nan,
             "spearman_low": np.nan,
             "spearman_high": np.nan,
-            "ci_level": options.ci_level,
             "reason": correlation_reason(n_types, smallest),
-            "missing_policy": options.missing,
+            **conventions(SPLIT_HALF_COLUMNS, options),
         }
         if n_types >= MIN_TASK_TYPES:
             seed = question_set_seed(options, "split_half", benchmark, question_ids=kept["question_id"])

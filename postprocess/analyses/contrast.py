@@ -34,6 +34,7 @@ from postprocess.analyses.base import Analysis, ReportSettings, conditions_neede
 from postprocess.analyses.vdg import (
     ARMS,
     compared_questions,
+    conventions,
     in_question_set,
     per_question,
     question_set_cache,
@@ -144,11 +145,9 @@ def contrast_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings
                 p_holm=float(p_holm),
                 n_family=len(family),
                 significant=bool(p_holm < options.alpha),
-                ci_level=options.ci_level,
                 ci_level_adjusted=level,
                 alpha=options.alpha,
-                missing_policy=options.missing,
-                question_rule=rule,
+                **conventions(COLUMNS, options, rule=rule),
             )
             rows.append(row)
     if not rows:

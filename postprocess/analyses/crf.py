@@ -75,7 +75,7 @@ from postprocess.analyses._paired import (
 )
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.consistency import MIN_TASK_TYPES, correlation_reason, too_small_note
-from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
+from postprocess.analyses.vdg import conventions, per_question, question_set_cache, vdg_table
 from postprocess.frame import graded_rows
 from postprocess.stats import fisher, mcnemar_p, spearman, wilson
 
@@ -419,7 +419,6 @@ def crf_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -
                         "condition": condition,
                         "crf": 0 if condition == ORIG else int(condition[3:]),
                         "levels": ">".join(conditions),
-                        "question_rule": rule,
                         "n": n,
                         "n_error": count["n_error"],
                         "n_correct": k,
@@ -429,8 +428,7 @@ def crf_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -
                         "too_small": n < options.min_stratum,
                         "delta": (k - count[f"correct_{ORIG}"]) / n if n else np.nan,
                         "n_unparsed": count[f"unparsed_{condition}"],
-                        "ci_level": options.ci_level,
-                        "missing_policy": options.missing,
+                        **conventions(COLUMNS, options, rule=rule, later=("scale",)),
                     }
                 )
     if not rows:
@@ -462,7 +460,6 @@ def flips_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings())
                         "condition": condition,
                         "crf": int(condition[3:]),
                         "levels": ">".join(conditions),
-                        "question_rule": rule,
                         "n": n,
                         "n_error": count["n_error"],
                         "c_to_i": c_to_i,
@@ -471,7 +468,7 @@ def flips_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings())
                         "stable_pct": 100 * (n - c_to_i - i_to_c) / n if n else np.nan,
                         "acc_orig": right / n if n else np.nan,
                         "acc_level": (right - c_to_i + i_to_c) / n if n else np.nan,
-                        "missing_policy": options.missing,
+                        **conventions(FLIPS_COLUMNS, options, rule=rule, later=("scale",)),
                     }
                 )
     if not rows:
@@ -502,7 +499,7 @@ def stability_table(frame: pd.DataFrame, options: ReportSettings = ReportSetting
                     "benchmark": block.benchmark,
                     "task_type": task_type,
                     "levels": ">".join(conditions),
-                    "question_rule": STABILITY_RULE,
+                    **conventions(STABILITY_COLUMNS, options, rule=STABILITY_RULE),
                     "n": n,
                     "n_identical": k,
                     "identical_pred_pct": 100 * k / n if n else np.nan,
@@ -548,7 +545,7 @@ def enrichment_table(frame: pd.DataFrame, options: ReportSettings = ReportSettin
                 "benchmark": block.benchmark,
                 "strongest": strongest,
                 "levels": ">".join(block.names),
-                "question_rule": rule,
+                **conventions(ENRICHMENT_COLUMNS, options, rule=rule),
                 "n": int(kept.sum()),
                 "n_error": int(excluded.sum()),
                 "sensitive_definition": f"C->I: right at {ORIG}, wrong at {strongest}",
@@ -613,7 +610,6 @@ def crf_vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings(
                 "model": model,
                 "benchmark": benchmark,
                 "levels": ">".join(sorted(levels, key=lambda c: int(c[3:]))),
-                "question_rule": f"flips: {group['question_rule'].iloc[0]}; VDG: {mine['question_rule'].iloc[0]}",
                 "min_stratum": options.min_stratum,
                 "n_task_types": len(entered),
                 "too_small": too_small_note(dict(zip(shared, size, strict=True)), options.min_stratum),
@@ -622,7 +618,11 @@ def crf_vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings(
                 "flip_rate_spearman": rho_r,
                 "flip_rate_p": p_r,
                 "reason": correlation_reason(len(entered), options.min_stratum, rho_c, rho_r),
-                "missing_policy": options.missing,
+                **conventions(
+                    VDG_COLUMNS,
+                    options,
+                    rule=f"flips: {group['question_rule'].iloc[0]}; VDG: {mine['question_rule'].iloc[0]}",
+                ),
             }
         )
     if not rows:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions, paired_arms, question_set_cache
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_FALLBACKS, LADDER_PROBES
 
 COLUMNS: dict[str, str] = {
@@ -99,10 +99,6 @@ def ladder_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
                 "n_not_shared": int((rows_of_task & ~error & ~shared).sum()),
                 "temporal_definition": _definition("temporal", rungs),
                 "too_small": n < options.min_stratum,
-                "ci_level": options.ci_level,
-                "missing_policy": options.missing,
-                "question_rule": rule,
-                "scale": scale_of(arms.graded[kept]),
             }
             for rung in (*LADDER, *LADDER_PROBES):
                 row[f"acc_{rung}"] = score[rung][kept].mean() if rung in compared and n else np.nan
@@ -114,7 +110,7 @@ def ladder_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
                 if ci is not None:
                     row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci.low, ci.high
                 cis.append(ci)
-            row.update(ci_columns(cis))
+            row.update(conventions(COLUMNS, options, rule=rule, scale=scale_of(arms.graded[kept]), cis=cis))
             rows.append(row)
     if not rows:
         return empty(COLUMNS)

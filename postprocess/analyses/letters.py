@@ -26,6 +26,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, ReportSettings, empty, letter_rows
+from postprocess.analyses.vdg import conventions
 from postprocess.choices import RULES, option_counts, rule_codes, rules_label
 from postprocess.stats import chi2_counts
 from vdg_tasks.vocabulary.parse import LETTERS
@@ -185,7 +186,7 @@ def letters_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings(
             "chance": inverse_options[i] / n[i] if n[i] else np.nan,
             "expected_from_letters": blind_hits[i] / n[i] if n[i] else np.nan,
             "letter_share": np.nan,
-            "missing_policy": options.missing,
+            **conventions(COLUMNS, options),
         }
         if n_letter[i]:
             res = chi2_counts(p[:k], pred_expected[i, :k])

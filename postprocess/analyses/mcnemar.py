@@ -70,7 +70,7 @@ from postprocess.analyses._paired import (
     question_set_seed,
 )
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_clusters, ci_columns, ci_or_none
+from postprocess.analyses.vdg import CI_COLUMNS, ci_clusters, ci_columns, ci_or_none, conventions
 from postprocess.settings import natural_sorted
 from postprocess.stats import (
     BootstrapCI,
@@ -661,7 +661,6 @@ def dissociation_table(frame: pd.DataFrame, options: ReportSettings = ReportSett
             "benchmark": pair.benchmark,
             "n": int(orig["n"]),
             "n_excluded": int(orig["n_excluded"]),
-            "question_rule": orig["question_rule"],
             "acc_a_orig": orig["acc_a"],
             "acc_b_orig": orig["acc_b"],
             "acc_a_black": black["acc_a"],
@@ -686,9 +685,8 @@ def dissociation_table(frame: pd.DataFrame, options: ReportSettings = ReportSett
             "share_black_only_unadjusted": np.nan,
             "alpha": options.alpha,
             "equivalence_margin": options.equivalence_margin,
-            "ci_level": options.ci_level,
             "stability_resamples": options.stability_resamples,
-            "missing_policy": options.missing,
+            **conventions(DISSOCIATION_COLUMNS, options, rule=orig["question_rule"], later=("scale", *CI_COLUMNS)),
         }
         if ao.size:
             p_o, p_b = stability_pvalues(

@@ -19,7 +19,7 @@ import pandas as pd
 from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of
 from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.analyses.no_vision import BLIND
-from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms
+from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions, paired_arms
 from postprocess.frame import named_sets
 
 #: The name of the row of every compared question.
@@ -92,8 +92,8 @@ def question_set_comparison(frame: pd.DataFrame, options: ReportSettings = Repor
                 cis.append(ci)
             for arm in ARMS:
                 row[f"acc_{arm}"] = score[arm][kept].mean() if arm in arms and n else np.nan
-            row.update(too_small=n < options.min_stratum, ci_level=options.ci_level, **ci_columns(cis))
-            row["scale"] = scale_of(paired_.graded[kept])
+            row["too_small"] = n < options.min_stratum
+            row.update(conventions(COLUMNS, options, scale=scale_of(paired_.graded[kept]), cis=cis))
             rows.append(row)
     if not rows:
         return empty(COLUMNS)

@@ -11,12 +11,12 @@ every arm it ran, shared across the benchmark's models as the vdg table's are
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark, scale_of, task_type_masks
+from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_benchmark
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.paired_contrast import Contrast, paired_cells
+from postprocess.analyses.vdg import CI_COLUMNS, conventions, question_set_cache
 from vdg_tasks.vocabulary.conditions import core_measured
 
 #: The arm with no visual input at all (declared with measure ``no_vision``).
@@ -76,44 +76,32 @@ def no_vision_table(frame: pd.DataFrame, options: ReportSettings = ReportSetting
     for (model, benchmark), group in by_model_benchmark(frame):
         present = set(group["condition"].unique())
         arms = [arm for arm in ARMS if arm in present]
-        contrasts = _contrasts(arms)
+        contrasts = [Contrast(name, upper, lower, (name,)) for name, upper, lower in _contrasts(arms)]
         if BLIND not in arms or not contrasts:
             continue
-        paired_ = paired_arms(frame, group, str(benchmark), arms, options)
-        error, score, shared, rule = paired_.error, paired_.score, paired_.shared, paired_.rule
-        question_ids, videos = paired_.question_ids, paired_.videos
-        for task_type, rows_of_task in task_type_masks(paired_.table):
-            kept = rows_of_task & ~error & shared
-            n = int(kept.sum())
-            for name, upper, lower in contrasts:
-                diff = score[upper][kept] - score[lower][kept]
-                seed_parts = ("no_vision", benchmark, task_type, name)
-                ci = ci_or_none(diff, options, seed_parts, question_ids[kept], videos[kept])
-                rows.append(
-                    {
-                        "model": model,
-                        "benchmark": benchmark,
-                        "task_type": task_type,
-                        "contrast": name,
-                        "upper": upper,
-                        "lower": lower,
-                        "arms": ",".join(arms),
-                        "n": n,
-                        "acc_upper": score[upper][kept].mean() if n else np.nan,
-                        "acc_lower": score[lower][kept].mean() if n else np.nan,
-                        "diff": diff.mean() if n else np.nan,
-                        "ci_low": ci.low if ci else np.nan,
-                        "ci_high": ci.high if ci else np.nan,
-                        "n_error": int((rows_of_task & error).sum()),
-                        "n_not_shared": int((rows_of_task & ~error & ~shared).sum()),
-                        "too_small": n < options.min_stratum,
-                        "ci_level": options.ci_level,
-                        **ci_columns([ci]),
-                        "missing_policy": options.missing,
-                        "question_rule": rule,
-                        "scale": scale_of(paired_.graded[kept]),
-                    }
-                )
+        for cell in paired_cells(frame, group, str(benchmark), arms, contrasts, options, "no_vision"):
+            upper, lower = cell.contrast.upper, cell.contrast.lower
+            rows.append(
+                {
+                    "model": model,
+                    "benchmark": benchmark,
+                    "task_type": cell.task_type,
+                    "contrast": cell.contrast.name,
+                    "upper": upper,
+                    "lower": lower,
+                    "arms": ",".join(arms),
+                    "n": cell.n,
+                    "acc_upper": cell.accuracy(upper),
+                    "acc_lower": cell.accuracy(lower),
+                    "diff": cell.diff,
+                    "ci_low": cell.ci_low,
+                    "ci_high": cell.ci_high,
+                    "n_error": cell.n_error,
+                    "n_not_shared": cell.n_not_shared,
+                    "too_small": cell.too_small(options),
+                    **conventions(COLUMNS, options, rule=cell.arms.rule, scale=cell.scale, cis=[cell.ci]),
+                }
+            )
     if not rows:
         return empty(COLUMNS)
     return pd.DataFrame(rows, columns=list(COLUMNS))

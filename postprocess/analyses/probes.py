@@ -29,11 +29,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark, scale_of, task_type_masks
+from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none, paired_arms, question_set_cache
+from postprocess.analyses.paired_contrast import Cell, Contrast, choices_by_arm, paired_cells, same_choice
+from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions, question_set_cache
 from postprocess.frame import original_letter
-from postprocess.stats import wilson
+from postprocess.stats import BootstrapCI, DifferenceCI, wilson
 from vdg_tasks.vocabulary.conditions import CONDITIONS, CORE
 
 #: The measures this table computes (``Condition.measure``; module docstring), in the order its probes are listed.
@@ -86,28 +87,10 @@ def _needs(present: frozenset[str]) -> str | None:
     return "needs orig and a probe (" + ", ".join(declared) + ")"
 
 
-def _choices(frame: pd.DataFrame, model: str, benchmark: str, arms: list[str]) -> pd.DataFrame:
-    """question_id -> per arm ``pred_<arm>``, ``shuffled_from_<arm>`` and ``n_options_<arm>`` (one model and benchmark,
-    taken from ``frame`` once for all its probes)."""
-    wanted = ["question_id", "condition", "pred", "shuffled_from", "n_options"]
-    rows = frame.loc[
-        (frame["model"] == model) & (frame["benchmark"] == benchmark) & frame["condition"].isin(arms),
-        [c for c in wanted if c in frame.columns],
-    ]
-    out = pd.DataFrame(index=pd.Index(sorted(rows["question_id"].astype(str).unique()), name="question_id"))
-    for arm in arms:
-        part = rows[rows["condition"] == arm]
-        part = part.set_index(part["question_id"].astype(str))
-        out[f"pred_{arm}"] = part["pred"].astype(object).where(part["pred"].notna(), None)
-        out[f"shuffled_from_{arm}"] = part["shuffled_from"] if "shuffled_from" in part else ""
-        out[f"n_options_{arm}"] = part["n_options"] if "n_options" in part else np.nan
-    return out
-
-
 def _agreement(measure: str, orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> np.ndarray:
     if measure == "content_share":
         asked = np.array([original_letter(p, o) for o, p in zip(order, asked, strict=True)], dtype=object)
-    return np.array([o is not None and o == p for o, p in zip(orig, asked, strict=True)], dtype=bool)
+    return same_choice(orig, asked)
 
 
 def _content_counts(orig: np.ndarray, asked: np.ndarray, order: np.ndarray) -> tuple[int, int]:
@@ -156,10 +139,37 @@ def _reading(measure: str, value: float, low: float, high: float, n_measure: int
     )
 
 
+def _measure(
+    measure: str, cell: Cell, choices: pd.DataFrame, probe: str, benchmark: str, options: ReportSettings
+) -> tuple[float, float, float, int, BootstrapCI | DifferenceCI | None]:
+    """(value, value_low, value_high, n_measure, the CI drawn for it beside diff's) of ``measure`` on ``cell``."""
+    kept = cell.kept
+    if measure == "content_share":
+        orig, asked = choices["pred_orig"].to_numpy(dtype=object), choices[f"pred_{probe}"].to_numpy(dtype=object)
+        order = choices[f"shuffled_from_{probe}"].fillna("").to_numpy(dtype=object)
+        k, n_measure = _content_counts(orig[kept], asked[kept], order[kept])
+        return (*_share(k, n_measure, options), n_measure, None)
+    if measure == "none_rate":
+        return (*_share(int(cell.arms.correct[probe][kept].sum()), cell.n, options), cell.n, None)
+    if measure in ("question_dependency", "format_gap"):
+        low, high = (-cell.ci.high, -cell.ci.low) if cell.ci else (np.nan, np.nan)
+        return (-cell.differences.mean() if cell.n else np.nan), low, high, cell.n, None
+    n_options = pd.to_numeric(choices[f"n_options_{probe}"], errors="coerce").to_numpy(dtype=float)
+    above = cell.arms.score[probe][kept] - 1.0 / n_options[kept]
+    known = ~np.isnan(above)  # a question whose option count is not logged has no chance level
+    seed = ("probes_chance", benchmark, cell.task_type, *(() if probe in CORE else (probe,)))
+    ids, videos = cell.arms.question_ids[kept][known], cell.arms.videos[kept][known]
+    above_ci = ci_or_none(above[known], options, seed, ids, videos, difference=False)
+    value = float(above[known].mean()) if known.any() else np.nan
+    low, high = (above_ci.low, above_ci.high) if above_ci else (np.nan, np.nan)
+    return value, low, high, cell.n, above_ci
+
+
 @memo_by_frame
 def probes_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """Each probe against orig per (model, benchmark, task type); columns as in ``COLUMNS``."""
     rows = []
+    fields = ("pred", "shuffled_from", "n_options")
     for (model, benchmark), group in by_model_benchmark(frame):
         present = set(group["condition"].unique())
         if "orig" not in present:
@@ -167,72 +177,43 @@ def probes_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
         ran = [p for p in probes() if p in present]
         if not ran:
             continue
-        every_arm = _choices(frame, str(model), str(benchmark), ["orig", *ran])
+        every_arm = choices_by_arm(frame, str(model), str(benchmark), ["orig", *ran], fields)
         for probe in ran:
             measure = CONDITIONS[probe].measure
-            arms = ["orig", probe]
-            paired_ = paired_arms(frame, group, str(benchmark), arms, options)
-            choices = every_arm.reindex(paired_.question_ids.astype(str))
-            orig_pred = choices["pred_orig"].to_numpy(dtype=object)
-            probe_pred = choices[f"pred_{probe}"].to_numpy(dtype=object)
-            order = choices[f"shuffled_from_{probe}"].fillna("").to_numpy(dtype=object)
-            n_options = pd.to_numeric(choices[f"n_options_{probe}"], errors="coerce").to_numpy(dtype=float)
-            unparsed = paired_.table[f"unparsed_{probe}"].to_numpy(dtype=bool)
-            for task_type, rows_of_task in task_type_masks(paired_.table):
-                kept = rows_of_task & ~paired_.error & paired_.shared
-                n = int(kept.sum())
-                diff = paired_.score[probe][kept] - paired_.score["orig"][kept]
-                ci = ci_or_none(diff, options, ("probes", benchmark, task_type, probe), paired_.question_ids[kept],
-                                paired_.videos[kept])  # fmt: skip
-                acc_probe = paired_.score[probe][kept].mean() if n else np.nan
+            contrast = Contrast(probe, probe, "orig", (probe,))
+            choices = None
+            for cell in paired_cells(frame, group, str(benchmark), ["orig", probe], [contrast], options, "probes"):
+                if choices is None:
+                    choices = every_arm.reindex(cell.arms.question_ids.astype(str))
+                orig_pred = choices["pred_orig"].to_numpy(dtype=object)
+                probe_pred = choices[f"pred_{probe}"].to_numpy(dtype=object)
+                order = choices[f"shuffled_from_{probe}"].fillna("").to_numpy(dtype=object)
+                kept = cell.kept
                 agree = _agreement(measure, orig_pred[kept], probe_pred[kept], order[kept])
-                above_ci = None
-                if measure == "content_share":
-                    k, n_measure = _content_counts(orig_pred[kept], probe_pred[kept], order[kept])
-                    value, low, high = _share(k, n_measure, options)
-                elif measure == "none_rate":
-                    n_measure = n
-                    value, low, high = _share(int(paired_.correct[probe][kept].sum()), n, options)
-                elif measure in ("question_dependency", "format_gap"):
-                    n_measure = n
-                    value = -diff.mean() if n else np.nan
-                    low, high = (-ci.high, -ci.low) if ci else (np.nan, np.nan)
-                else:
-                    n_measure = n
-                    above = paired_.score[probe][kept] - 1.0 / n_options[kept]
-                    known = ~np.isnan(above)  # a question whose option count is not logged has no chance level
-                    seed = ("probes_chance", benchmark, task_type, *(() if probe in CORE else (probe,)))
-                    ids, videos = paired_.question_ids[kept][known], paired_.videos[kept][known]
-                    above_ci = ci_or_none(above[known], options, seed, ids, videos, difference=False)
-                    value = float(above[known].mean()) if known.any() else np.nan
-                    low, high = (above_ci.low, above_ci.high) if above_ci else (np.nan, np.nan)
+                value, low, high, n_measure, above_ci = _measure(measure, cell, choices, probe, str(benchmark), options)
                 rows.append(
                     {
                         "model": model,
                         "benchmark": benchmark,
-                        "task_type": task_type,
+                        "task_type": cell.task_type,
                         "probe": probe,
-                        "n": n,
-                        "acc_orig": paired_.score["orig"][kept].mean() if n else np.nan,
-                        "acc_probe": acc_probe,
-                        "diff": diff.mean() if n else np.nan,
-                        "ci_low": ci.low if ci else np.nan,
-                        "ci_high": ci.high if ci else np.nan,
-                        "agreement": agree.mean() if n else np.nan,
+                        "n": cell.n,
+                        "acc_orig": cell.accuracy("orig"),
+                        "acc_probe": cell.accuracy(probe),
+                        "diff": cell.diff,
+                        "ci_low": cell.ci_low,
+                        "ci_high": cell.ci_high,
+                        "agreement": agree.mean() if cell.n else np.nan,
                         "measure": measure,
                         "value": value,
                         "value_low": low,
                         "value_high": high,
                         "n_measure": n_measure,
                         "reading": _reading(measure, value, low, high, n_measure),
-                        "n_unparsed": int(unparsed[kept].sum()),
-                        "n_error": int((rows_of_task & paired_.error).sum()),
-                        "too_small": n < options.min_stratum,
-                        "ci_level": options.ci_level,
-                        **ci_columns([ci, above_ci]),
-                        "missing_policy": options.missing,
-                        "question_rule": paired_.rule,
-                        "scale": scale_of(paired_.graded[kept]),
+                        "n_unparsed": cell.n_unparsed(probe),
+                        "n_error": cell.n_error,
+                        "too_small": cell.too_small(options),
+                        **conventions(COLUMNS, options, rule=cell.arms.rule, scale=cell.scale, cis=[cell.ci, above_ci]),
                     }
                 )
     if not rows:

@@ -21,6 +21,7 @@ from postprocess.analyses._paired import (
     shared_questions,
 )
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
+from postprocess.analyses.vdg import conventions
 from postprocess.stats import fisher
 
 #: The comparison whose question set this table accounts for: VDG's.
@@ -85,7 +86,6 @@ def question_sets_table(frame: pd.DataFrame, options: ReportSettings = ReportSet
                     "model": model,
                     "benchmark": benchmark,
                     "condition": condition,
-                    "question_rule": rule,
                     "n_questions": len(questions),
                     "n_kept": len(kept),
                     "n_dropped": len(dropped),
@@ -96,7 +96,7 @@ def question_sets_table(frame: pd.DataFrame, options: ReportSettings = ReportSet
                     "p_fisher": p,
                     "dropped_differ": bool(p < options.alpha) if not np.isnan(p) else False,
                     "alpha": options.alpha,
-                    "missing_policy": options.missing,
+                    **conventions(COLUMNS, options, rule=rule),
                 }
             )
     if not rows:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import by_model_benchmark, paired
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_columns, ci_or_none
+from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions
 from postprocess.frame import shortcut_table, text_scores
 from postprocess.shortcuts import TYPE_COLUMNS, type_summary
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
@@ -159,8 +159,7 @@ def vdg_by_shortcut(frame: pd.DataFrame, options: ReportSettings = ReportSetting
                     "ci_low": ci.low if ci else np.nan,
                     "ci_high": ci.high if ci else np.nan,
                     "too_small": n < options.min_stratum,
-                    "ci_level": options.ci_level,
-                    **ci_columns([ci]),
+                    **conventions(TERCILE_COLUMNS, options, cis=[ci]),
                 }
             )
     return pd.DataFrame(rows, columns=list(TERCILE_COLUMNS)) if rows else empty(TERCILE_COLUMNS)

@@ -25,7 +25,7 @@ from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_co
 from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
 from postprocess.analyses.skipped import conditions_run
-from postprocess.analyses.vdg import CI_COLUMNS
+from postprocess.analyses.vdg import CI_COLUMNS, conventions
 
 FLAGS: tuple[str, ...] = ("no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
 
@@ -177,10 +177,13 @@ def summary_table(
                 "tier": t["tier"] if isinstance(t.get("tier"), str) else "",
                 "flags": ",".join(f for f in FLAGS if f in flags),
                 "details": "; ".join(details),
-                "ci_level": v.get("ci_level", options.ci_level),
-                "ci_method": v.get("ci_method", "") if isinstance(v.get("ci_method"), str) else "",
-                "n_resamples": _count(v.get("n_resamples")),
-                "missing_policy": options.missing,
+                **conventions(
+                    COLUMNS,
+                    options,
+                    ci_level=v.get("ci_level", options.ci_level),
+                    ci_method=v.get("ci_method", "") if isinstance(v.get("ci_method"), str) else "",
+                    n_resamples=_count(v.get("n_resamples")),
+                ),
             }
         )
     table = pd.DataFrame(rows, columns=list(COLUMNS))

@@ -27,6 +27,7 @@ import pandas as pd
 from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.accuracy import condition_rule, shared_rows
 from postprocess.analyses.base import Analysis, ReportSettings, empty
+from postprocess.analyses.vdg import conventions
 from postprocess.stats import wilson
 
 SINGLE_FRAME, TEMPORAL, NONE = "single-frame", "temporal", "none"
@@ -210,9 +211,7 @@ def temporal_gap_table(frame: pd.DataFrame, options: ReportSettings = ReportSett
                 "unknown_types": "; ".join(sorted(unknown_by.get((i, duration), ()))),
                 "n_error": int(counts["n_error"][i]),
                 "too_small": min(n_sf, n_tp) < options.min_stratum,
-                "ci_level": options.ci_level,
-                "missing_policy": options.missing,
-                "question_rule": rules[condition],
+                **conventions(COLUMNS, options, rule=rules[condition]),
             }
             big_sf, big_tp = n_sf >= options.min_stratum, n_tp >= options.min_stratum
             if big_sf:

@@ -38,7 +38,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL, SCALE_CORRECT
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.categories import POOLED
-from postprocess.analyses.vdg import per_question, question_set_cache, vdg_table
+from postprocess.analyses.vdg import conventions, per_question, question_set_cache, vdg_table
 
 TIERS = ("high", "mid", "low")
 #: The tier of a stratum with fewer than ``ReportSettings.min_stratum`` questions.
@@ -261,7 +261,7 @@ def agreement_from_tiers(tiers: pd.DataFrame, options: ReportSettings = ReportSe
                 ),
                 "tier_high": options.tier_high,
                 "tier_low": options.tier_low,
-                "missing_policy": options.missing,
+                **conventions(AGREEMENT_COLUMNS, options),
             }
         )
     return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
+from postprocess.analyses.vdg import conventions
 from postprocess.choices import option_counts
 from postprocess.stats import binomial_test, cohen_h, mcnemar, wilson
 from vdg_tasks.vocabulary.conditions import core_measured
@@ -398,8 +399,7 @@ def tracking_tests(frame: pd.DataFrame, options: ReportSettings = ReportSettings
                     "p_mcnemar": mcnemar(b01, b10).p_exact if b01 + b10 else np.nan,
                     "cohen_h": cohen_h(acc_a, acc_b) if n else np.nan,
                     "mean_spacing_s": _spacing(arm_b) if comparison == ORACLE else np.nan,
-                    "ci_level": options.ci_level,
-                    "missing_policy": options.missing,
+                    **conventions(TESTS_COLUMNS, options),
                 }
             )
     return _table(rows, TESTS_COLUMNS, ("n", "n_excluded", "b01", "b10"))
@@ -439,8 +439,7 @@ def metadata_chance(frame: pd.DataFrame, options: ReportSettings = ReportSetting
                 "chance": chance,
                 "n_options": int(counts[0]) if len(counts) == 1 else pd.NA,
                 "p_binomial": binomial_test(correct, n, chance).p_value if n else np.nan,
-                "ci_level": options.ci_level,
-                "missing_policy": options.missing,
+                **conventions(METADATA_COLUMNS, options),
             }
         )
     table = _table(rows, METADATA_COLUMNS, ("n", "n_error", "n_unparsed", "correct"))
@@ -506,7 +505,7 @@ def name_swap(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -
                     "n_excluded": len(every) - n,
                     "acc_orig": _mean(part["correct_orig"]) if n else np.nan,
                     "acc_swap": _mean(part["correct_swap"]) if n else np.nan,
-                    "ci_level": options.ci_level,
+                    **conventions(NAME_SWAP_COLUMNS, options),
                 }
             )
     return _table(rows, NAME_SWAP_COLUMNS, ("n", "n_excluded", "changed"))
@@ -527,7 +526,7 @@ def name_swap_pairs(frame: pd.DataFrame, options: ReportSettings = ReportSetting
                     "swap_to": swap_to,
                     "swap_gender": gender,
                     **_sensitivity(part, options.ci_level),
-                    "ci_level": options.ci_level,
+                    **conventions(PAIRS_COLUMNS, options),
                 }
             )
     table = _table(rows, PAIRS_COLUMNS, ("n", "changed"))
@@ -593,7 +592,7 @@ def open_ended(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) 
                 "n_unjudged": int(((arm["status"] == OPEN_STATUS) & ~judged).sum()),
                 "n_error": int(error.sum()),
                 "judge": "; ".join(labels),
-                "missing_policy": options.missing,
+                **conventions(OPEN_COLUMNS, options),
             }
         )
     return _table(rows, OPEN_COLUMNS, ("n_mc", "n_open", "fully_correct", "half_correct", "n_unjudged", "n_error"))
@@ -646,8 +645,7 @@ def abstention(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) 
                 "n_orig": n_orig,
                 "acc_orig": acc_orig,
                 "idk_rate_orig": idk_orig,
-                "ci_level": options.ci_level,
-                "missing_policy": options.missing,
+                **conventions(ABSTAIN_COLUMNS, options),
             }
         )
     return _table(rows, ABSTAIN_COLUMNS, ("n", "abstained_added", "abstained_benchmark", "n_committed", "n_orig"))
@@ -701,8 +699,7 @@ def frame_budget(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
                     "sensitivity": sens["sensitivity"],
                     "sensitivity_ci_low": sens["ci_low"],
                     "sensitivity_ci_high": sens["ci_high"],
-                    "ci_level": options.ci_level,
-                    "missing_policy": options.missing,
+                    **conventions(BUDGET_COLUMNS, options),
                 }
             )
     table = _table(rows, BUDGET_COLUMNS, ("frames", "n", "correct", "n_swap"))

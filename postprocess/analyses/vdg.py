@@ -13,7 +13,7 @@ the question set otherwise (``_paired.question_set_seed``): never from a model l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,9 +122,8 @@ def per_question(frame: pd.DataFrame, options: ReportSettings = ReportSettings()
                     "score_orig": table["score_orig"],
                     "score_black": table["score_black"],
                     "vdg": gap.where(~table["error"]).astype("Float64" if graded.any() else "Int64"),
-                    "scale": scale_of(graded),
                     "excluded": table["error"],
-                    "missing_policy": options.missing,
+                    **conventions(PER_QUESTION_COLUMNS, options, scale=scale_of(graded)),
                 }
             )
         )
@@ -291,6 +290,43 @@ def ci_columns(cis: Sequence[BootstrapCI | DifferenceCI | None]) -> dict[str, ob
     }
 
 
+#: The columns every table may carry that record how its numbers were made (``conventions`` fills them).
+CONVENTIONS: tuple[str, ...] = ("ci_level", *CI_COLUMNS, "missing_policy", "question_rule", "scale")
+
+
+def conventions(
+    columns: Mapping[str, str],
+    options: ReportSettings,
+    *,
+    rule: str | None = None,
+    scale: str | None = None,
+    cis: Sequence[BootstrapCI | DifferenceCI | None] | None = None,
+    later: tuple[str, ...] = (),
+    **own: object,
+) -> dict[str, object]:
+    """The values of the ``CONVENTIONS`` a table declares in ``columns``, for a row computed under ``options`` on
+    the questions of ``rule`` at ``scale`` with ``cis`` (``ci_columns``): filled one way for every table. ``own``
+    gives a convention the table computes its own way (a CI level of its own, resamples it drew itself); ``later``
+    names those it fills elsewhere (``scale`` over the whole table from a benchmark's questions, a test's CI). A
+    declared column whose value is not given is a ValueError (a table that forgot it)."""
+    unknown = (set(own) | set(later)) - set(CONVENTIONS)
+    if unknown:
+        raise ValueError(f"not a convention column: {', '.join(sorted(unknown))}")
+    given: dict[str, object] = {"ci_level": options.ci_level, "missing_policy": options.missing}
+    if cis is not None:
+        given |= ci_columns(cis)
+    given |= own
+    if rule is not None:
+        given["question_rule"] = rule
+    if scale is not None:
+        given["scale"] = scale
+    wanted = [c for c in CONVENTIONS if c in columns and c not in later]
+    lacking = [c for c in wanted if c not in given]
+    if lacking:
+        raise ValueError(f"the table declares {', '.join(lacking)} but no value was given for it")
+    return {c: given[c] for c in wanted}
+
+
 @memo_by_frame
 def vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
     """VDG per (model, benchmark, task type) with Overall rows; columns as in ``COLUMNS``."""
@@ -324,7 +360,6 @@ def vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -
                     "acc_orig": score_orig[kept].mean() if n else np.nan,
                     "acc_black": score_black[kept].mean() if n else np.nan,
                     "vdg": gap.mean() if n else np.nan,
-                    "scale": scale_of(graded[kept]),
                     "ci_low": ci.low if ci else np.nan,
                     "ci_high": ci.high if ci else np.nan,
                     "d": d,
@@ -334,10 +369,7 @@ def vdg_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -
                     "n_not_shared": int((rows_of_task & ~excluded & ~shared).sum()),
                     "n_unparsed": _count_unparsed(unparsed, model, benchmark, question_ids[kept]),
                     "too_small": n < options.min_stratum,
-                    "ci_level": options.ci_level,
-                    **ci_columns([ci]),
-                    "missing_policy": options.missing,
-                    "question_rule": rule,
+                    **conventions(COLUMNS, options, rule=rule, scale=scale_of(graded[kept]), cis=[ci]),
                 }
             )
     return pd.DataFrame(rows, columns=list(COLUMNS))

@@ -5,7 +5,9 @@
 BASE is a commit. Its files are unpacked under DIR/base (``git archive``); the inputs are made once
 and reported by both trees with the same Python: the published per-question predictions in
 tests/data/awg-videomme (``--predictions``), and lmms-eval-shaped samples logs of 3 models x 12
-conditions written by benchmarks/report.py's generator. Every file of each ``vdg report --out``
+conditions written by benchmarks/report.py's generator, and the same generator's logs of 2 models under the
+conditions the declared readings compare (blind, mute, blur, the five probes, one no module declares), with each
+option shuffle's ``shuffled_from`` and its answer mapped, and option counts from 4 to 8 under video_only. Every file of each ``vdg report --out``
 folder (CSVs, report.md, report.html, report.json, plots) must be byte-identical, the committed
 yaml_tasks/ must equal BASE's, and ``vdg write-yamls --check`` must pass in the tree. Then each
 tree's hooks run one lmms-eval job (``vdg_probe`` over every vdgsynth condition, on 3 synthetic
@@ -24,6 +26,8 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -75,6 +79,46 @@ def lmms_eval_records(tree: Path, data: Path, work: Path) -> dict[str, list[dict
     return out
 
 
+#: Conditions of the ``readings`` input: every table of declared readings (no_vision, added_conditions, probes).
+READINGS = ["orig", "black", "blind", "mute", "blur", "options_shuffled", "none_option", "no_question", "video_only",
+            "numbered", "undeclared_here"]  # fmt: skip
+
+
+def shuffle_options(root: Path, seed: int = 0) -> Path:
+    """Give ``root``'s options_shuffled logs what vdg's hook logs: a ``shuffled_from`` per question, the answer at
+    its shuffled letter, and a reply that follows orig's choice by its content on about half the questions (by its
+    letter otherwise); once (a ``shuffled`` marker)."""
+    if (root / "shuffled").is_file():
+        return root
+    rng = np.random.default_rng(seed)
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        orig = {}
+        for log in folder.glob("*_samples_bench_vdg_orig.jsonl"):
+            orig = {json.loads(line)["vdg"]["question_id"]: json.loads(line)["vdg"]["pred"] for line in log.open()}
+        for log in folder.glob("*_samples_bench_vdg_options_shuffled.jsonl"):
+            lines = []
+            for line in log.read_text().splitlines():
+                sample = json.loads(line)
+                record = sample["vdg"]
+                order = "".join(rng.permutation(list("ABCD")))
+                record["shuffled_from"] = order
+                record["answer"] = sample["target"] = "ABCD"[order.index(record["answer"])]
+                chosen = orig.get(record["question_id"])
+                if record["pred"] is not None and chosen is not None:
+                    record["pred"] = "ABCD"[order.index(chosen)] if rng.random() < 0.5 else chosen
+                    record["correct"] = record["pred"] == record["answer"]
+                    sample["filtered_resps"] = record["pred"]
+                lines.append(json.dumps(sample))
+            log.write_text("\n".join(lines) + "\n")
+        for log in folder.glob("*_samples_bench_vdg_video_only.jsonl"):  # chance levels of their own
+            samples = [json.loads(line) for line in log.read_text().splitlines()]
+            for sample in samples:
+                sample["vdg"]["n_options"] = int(rng.integers(4, 9))
+            log.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    (root / "shuffled").write_text("")
+    return root
+
+
 def differences(a: Path, b: Path) -> list[str]:
     """Files present in one folder only, or with other bytes, relative to the folders."""
     left = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
@@ -93,10 +137,12 @@ def main() -> int:
     args = parser.parse_args()
     base = unpack(args.base, args.work / f"base-{args.base}")
     logs = generate(args.work / "inputs", 3, args.questions)
+    readings = shuffle_options(generate(args.work / "inputs", 2, args.questions, seed=1, conditions=READINGS))
     predictions = [a for model, path in reference_predictions() for a in ("--predictions", f"{model}={path}")]
     inputs = {
         "reference": [*predictions, "--benchmark", "videomme"],
         "logs": [f"model{m:02d}={logs / f'model{m:02d}'}" for m in range(3)],
+        "readings": [f"model{m:02d}={readings / f'model{m:02d}'}" for m in range(2)],
     }
     problems = []
     for name, report_args in inputs.items():
