@@ -132,7 +132,7 @@ def _measure(root: str, out: str, queue) -> None:
     """What `vdg report` does, stage by stage: imports, load, analyses, files."""
     start = time.perf_counter()
     from postprocess.analyses import ReportSettings, worker_count
-    from postprocess.io import load_frame
+    from postprocess.reading.lmms_eval_logs import load_frame
     from postprocess.report import compute_tables, write_report
 
     t0 = time.perf_counter()

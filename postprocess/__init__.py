@@ -38,20 +38,20 @@ if TYPE_CHECKING:
     from postprocess.analyses import run_all
     from postprocess.analyses.base import Analysis, skip_reason
     from postprocess.api import analysis_names, build_report, run_analysis
-    from postprocess.inputs import ReportInputs, load_inputs
-    from postprocess.io import load_frame
-    from postprocess.predictions import read_predictions
-    from postprocess.reading import LogError
+    from postprocess.reading.files import LogError
+    from postprocess.reading.inputs import ReportInputs, load_inputs
+    from postprocess.reading.lmms_eval_logs import load_frame
+    from postprocess.reading.prediction_files import read_predictions
     from postprocess.report import ReportError, WrittenReport, compute_tables, write_report
     from postprocess.settings import ReportSettings
 
 #: Public name -> the module defining it.
 _ORIGIN = {
-    "load_frame": "postprocess.io",
-    "load_inputs": "postprocess.inputs",
-    "ReportInputs": "postprocess.inputs",
-    "read_predictions": "postprocess.predictions",
-    "LogError": "postprocess.reading",
+    "load_frame": "postprocess.reading.lmms_eval_logs",
+    "load_inputs": "postprocess.reading.inputs",
+    "ReportInputs": "postprocess.reading.inputs",
+    "read_predictions": "postprocess.reading.prediction_files",
+    "LogError": "postprocess.reading.files",
     "ReportSettings": "postprocess.settings",
     "skip_reason": "postprocess.analyses.base",
     "Analysis": "postprocess.analyses.base",

@@ -4,7 +4,7 @@
 answers seen only by the tracking analyses, a ``ValueError`` from the data turned into a skipped,
 header-only table: ``skip_reason(table)`` says why). ``build_report`` goes from a tidy frame, or
 ``vdg report``'s inputs, to a written report in one call, through the orchestration ``vdg report`` calls
-(``postprocess.inputs.load_inputs``, then ``postprocess.pipeline.make_report``). Both are re-exported by
+(``postprocess.reading.inputs.load_inputs``, then ``postprocess.pipeline.make_report``). Both are re-exported by
 ``postprocess``.
 """
 
@@ -20,8 +20,8 @@ import pandas as pd
 
 from postprocess.analyses import DIGESTS, TABLES, run_all
 from postprocess.analyses.base import ReportSettings
-from postprocess.inputs import ReportInputs, load_inputs
 from postprocess.pipeline import make_report
+from postprocess.reading.inputs import ReportInputs, load_inputs
 from postprocess.report import WrittenReport
 
 __all__ = ["analysis_names", "build_report", "run_analysis"]
@@ -81,7 +81,8 @@ def build_report(
     ``str`` whose ``.path`` is the report's folder.
 
     Raises:
-        postprocess.io.LogError: unreadable inputs (a ``ValueError``, as is every other refusal of an input).
+        postprocess.reading.lmms_eval_logs.LogError: unreadable inputs (a ``ValueError``, as is every other refusal
+        of an input).
         postprocess.report.ReportError: ``out`` holds files other than a previous report.
         postprocess.judge.JudgeError: an answer could not be judged.
         TypeError: input keywords given with a frame or with a ``ReportInputs``.

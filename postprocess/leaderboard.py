@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.coverage import UNPARSED_FLAG
-from postprocess.formatting import (
+from postprocess.rendering.formatting import (
     conventions,
     drop_blank_columns,
     format_table,
@@ -31,7 +31,7 @@ from postprocess.formatting import (
     markdown_table,
     merge_intervals,
 )
-from postprocess.render import json_value, table_records
+from postprocess.rendering.pages import json_value, table_records
 from postprocess.settings import natural_key
 
 #: A model whose Overall VDG is below this is flagged ``low-vdg``: its score barely needs the video.

@@ -35,7 +35,8 @@ def make_report(
     inputs (report.json). ``workers``: processes for the analyses (``postprocess.parallel.worker_count``).
 
     Raises:
-        postprocess.io.LogError: unreadable inputs; postprocess.report.ReportError: ``out`` holds files
+        postprocess.reading.lmms_eval_logs.LogError: unreadable inputs; postprocess.report.ReportError: ``out`` holds
+        files
             other than a previous report (both ``ValueError``s), and whatever ``frame`` raises.
     """
     check_registry()  # a module of analyses that cannot be read stops the report before its inputs are read

@@ -2,8 +2,9 @@
 folder and writing the report there.
 
 Every number comes from an analysis (``postprocess.analyses.ANALYSES``). The pages are rendered by
-``postprocess.render`` (values formatted by ``postprocess.formatting``): it knows a few headline tables
-by name (``postprocess.sections.HEADLINE``) and renders any other table generically from its declared
+``postprocess.rendering.pages`` (values formatted by ``postprocess.rendering.formatting``): it knows a few headline
+tables
+by name (``postprocess.rendering.sections.HEADLINE``) and renders any other table generically from its declared
 columns, so a new analysis appears in the HTML and JSON reports without a change there, and an absent
 or empty table is simply skipped.
 
@@ -23,7 +24,7 @@ Files written by ``write_report(tables, out)``:
   [...], "skipped": [...], "tables": {name: {"description", "columns": {column: description},
   "skipped", "n_rows", "rows": [{column: value}]}}}``; NaN and missing values are ``null``, +/-
   infinity the strings ``"inf"`` / ``"-inf"``
-- ``plots/*.png`` (see ``postprocess.plots``)
+- ``plots/*.png`` (see ``postprocess.rendering.plots``)
 
 ``write_report`` writes into a new folder beside ``out`` and moves it into place only when every
 file is written, so ``out`` never holds a mix of two runs: a previous report there is replaced
@@ -53,8 +54,8 @@ import pandas as pd
 import postprocess.analyses as _analyses
 from postprocess.analyses.base import ReportSettings
 from postprocess.parallel import can_fork, cpus
-from postprocess.plots import write_plots
-from postprocess.render import html_layout, html_with_plots, markdown_layout, markdown_with_plots, render_json
+from postprocess.rendering.pages import html_layout, html_with_plots, markdown_layout, markdown_with_plots, render_json
+from postprocess.rendering.plots import write_plots
 
 #: Version of the report.json layout.
 

@@ -1,5 +1,6 @@
 """The report's settings (``ReportSettings``): the conventions ``vdg report``'s flags set, shared by every analysis.
-(The question's answer options are elsewhere: ``postprocess.choices``, ``postprocess.options_file``.)"""
+(The question's answer options are elsewhere: ``postprocess.reading.answer_options``,
+``postprocess.reading.options_file``.)"""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ class ReportSettings:
             task types are no longer left out of the tables (``selection`` lists them).
         align: ``strict``: conditions of a (model, benchmark) must hold the same questions (else the load is
             refused); ``intersect``: they are compared on the questions present in all of them
-            (``postprocess.io.load_frame(align=...)``; the drops are listed in the ``selection`` table).
+            (``postprocess.reading.lmms_eval_logs.load_frame(align=...)``; the drops are listed in the ``selection``
+            table).
         by: question fields to stratify VDG, accuracy and the ladder by (``vdg_by_<field>``...).
         min_stratum: fewest questions a stratum (a task type, a category) needs for any inferential output (CI,
             test, tier); smaller strata stay in the descriptive tables, marked ``too small`` with their n.

@@ -180,17 +180,17 @@ ONLY: dict[str, frozenset[str]] = {"vdg_tasks.extend.shipped": frozenset({"vdg_t
 #: postprocess.build_report all read through it) reads question-set files and a plain base-task run as its orig, which
 #: the task side declares; nothing else of postprocess reaches past the vocabulary.
 BRIDGES: dict[str, frozenset[str]] = {
-    "postprocess.inputs": frozenset({"vdg_tasks.data.question_sets", "vdg_tasks.jobs.base_runs"}),
+    "postprocess.reading.inputs": frozenset({"vdg_tasks.data.question_sets", "vdg_tasks.jobs.base_runs"}),
 }
 #: The package's own front (its lazy public names) and the front doors kept for the dotted paths that files
 #: made by earlier versions name: each imports the one module it stands for.
 FRONTS: dict[str, frozenset[str]] = {
     "vdg_tasks": frozenset({"vdg_tasks.vocabulary.conditions", "vdg_tasks.perturb.cache"}),
+    "vdg_tasks.sources": frozenset({"vdg_tasks.lmms.dataset_fields"}),
     **{
         f"vdg_tasks.{name}": frozenset({f"vdg_tasks.{room}.{name}"})
         for room, name in [
             ("lmms", "hooks"),
-            ("lmms", "sources"),
             ("lmms", "synth_tasks"),
             ("lmms", "infinibench_tasks"),
             ("lmms", "derive"),
@@ -234,15 +234,15 @@ def test_the_contract_sees_a_breach():
     the public API."""
     graph = {
         "vdg_tasks.vocabulary.conditions": {"vdg_tasks.lmms.hooks"},
-        "postprocess.io": {"vdg_tasks.vocabulary.parse", "vdg_tasks.jobs.materialize"},
-        "postprocess.inputs": {"vdg_tasks.jobs.base_runs", "vdg_tasks.jobs.materialize"},
+        "postprocess.reading.lmms_eval_logs": {"vdg_tasks.vocabulary.parse", "vdg_tasks.jobs.materialize"},
+        "postprocess.reading.inputs": {"vdg_tasks.jobs.base_runs", "vdg_tasks.jobs.materialize"},
         "vdg_tasks.newroom.thing": set(),
         "vdg_tasks.hooks": {"vdg_tasks.lmms.hooks", "vdg_tasks.jobs.export"},
         "vdg_tasks.extend.shipped": {"vdg_tasks.extend", "vdg_tasks.vocabulary.conditions"},
     }
     assert contract_breaches(graph) == [
-        "postprocess.inputs -> vdg_tasks.jobs.materialize",
-        "postprocess.io -> vdg_tasks.jobs.materialize",
+        "postprocess.reading.inputs -> vdg_tasks.jobs.materialize",
+        "postprocess.reading.lmms_eval_logs -> vdg_tasks.jobs.materialize",
         "vdg_tasks.extend.shipped -> vdg_tasks.vocabulary.conditions (it imports only vdg_tasks.extend)",
         "vdg_tasks.hooks -> vdg_tasks.jobs.export (a front imports only what it stands for)",
         "vdg_tasks.newroom.thing: in no room of the contract",

@@ -35,8 +35,8 @@ from postprocess.analyses import collective, findings, selection, skipped, summa
 from postprocess.analyses.base import Analysis, Digest, ReportSettings, skip_reason
 from postprocess.analyses.base import skipped as skipped_table
 from postprocess.analyses.registry import CORE, ENTRY_POINT_GROUP, MODULES_ENV, declared
-from postprocess.frame import UNREAD_BY_CHOICES
 from postprocess.parallel import can_fork, cpus
+from postprocess.reading.frame import UNREAD_BY_CHOICES
 from postprocess.settings import natural_key
 from vdg_tasks.vocabulary.record import OPEN_STATUS
 
@@ -62,7 +62,8 @@ EVERY_COLUMN: frozenset[str] = frozenset(a.name for a in collective.ANALYSES)
 
 
 def _choices_columns(choices: pd.DataFrame, options: ReportSettings) -> pd.DataFrame:
-    """``choices`` without the columns no multiple-choice analysis reads (``postprocess.frame.UNREAD_BY_CHOICES``,
+    """``choices`` without the columns no multiple-choice analysis reads
+    (``postprocess.reading.frame.UNREAD_BY_CHOICES``,
     from each column's declaration; those ``--by`` names kept); ``attrs`` are kept."""
     unread = [c for c in UNREAD_BY_CHOICES if c in choices.columns and c not in options.by]
     out = choices.drop(columns=unread)

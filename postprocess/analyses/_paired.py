@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.base import MissingPolicy, ReportSettings, memo_by_frame
-from postprocess.frame import graded_rows
+from postprocess.reading.frame import graded_rows
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 from vdg_tasks.vocabulary.scoring import CORRECT_AT
 

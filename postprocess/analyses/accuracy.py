@@ -6,7 +6,7 @@ wrong. ``n_error`` counts those questions either way. No pairing across conditio
 (paired comparisons are in ``vdg`` and ``ladder``).
 
 ``chance`` is the accuracy of uniform guessing on the same questions: the mean of 1 / (the
-question's option count, ``postprocess.choices``), so a task type of 3-option questions has chance
+question's option count, ``postprocess.reading.answer_options``), so a task type of 3-option questions has chance
 1/3 next to one of 5-option questions at 1/5.
 
 The models of a benchmark are scored on one question set per condition (``ReportSettings.question_set="shared"``,
@@ -31,7 +31,7 @@ from postprocess.analyses._paired import (
     question_rule,
 )
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
-from postprocess.choices import option_counts
+from postprocess.reading.answer_options import option_counts
 from postprocess.stats import wilson
 
 COLUMNS: dict[str, str] = {

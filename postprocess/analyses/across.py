@@ -17,7 +17,7 @@ homogeneity of the predicted-letter distributions (``scipy.stats.chi2_contingenc
 continuity correction) on the ``letters`` table's counts. Letter shares are only comparable between
 question sets with the same option count (a uniform guesser picks D a quarter of the time on
 4-option questions and never on 3-option ones), so the test is made only when every question of
-both sets has the same count (``postprocess.choices``); otherwise the row says why in
+both sets has the same count (``postprocess.reading.answer_options``); otherwise the row says why in
 ``not_compared``. Letters no answer uses in either benchmark are dropped.
 """
 
@@ -33,7 +33,7 @@ from postprocess.analyses._paired import condition_sort_key, question_set_digest
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty
 from postprocess.analyses.letters import letters_table
 from postprocess.analyses.vdg import UNIT_QUESTION, UNIT_VIDEO, ci_clusters, conventions, per_question
-from postprocess.choices import option_counts
+from postprocess.reading.answer_options import option_counts
 from postprocess.stats import chi2_independence, percentile_interval, resampled_means
 from vdg_tasks.vocabulary.parse import LETTERS
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 
-from postprocess.frame import graded_rows
+from postprocess.reading.frame import graded_rows
 from postprocess.settings import AlignPolicy as AlignPolicy  # re-exported: the analyses import them from here
 from postprocess.settings import MissingPolicy as MissingPolicy
 from postprocess.settings import ReportSettings as ReportSettings

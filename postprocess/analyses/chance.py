@@ -5,7 +5,7 @@ One table, ``above_chance``: one row per (model, benchmark, condition, task type
 - Question set per (model, benchmark, condition): the answered questions (``ok`` and ``unparsed``,
   an unparsed answer scored wrong), plus the ``error`` questions under ``missing=incorrect``
   (scored wrong), as the ``letters`` table counts them.
-- Chance is per question: 1 / its option count (``postprocess.choices``: an ``--options-file``, the
+- Chance is per question: 1 / its option count (``postprocess.reading.answer_options``: an ``--options-file``, the
   record's own, the benchmark's declared count, else inferred per task type; ``n_options_rule`` names
   which rules gave the row's counts, so a reader knows when chance rests on an inference). Under the
   null of guessing, the number right is a sum of independent Bernoulli(1 / k_i): a Poisson-binomial
@@ -31,7 +31,7 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL, cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, ReportSettings, empty, letter_rows
 from postprocess.analyses.vdg import conventions
-from postprocess.choices import option_counts, rule_codes, rules_label
+from postprocess.reading.answer_options import option_counts, rule_codes, rules_label
 from postprocess.stats import binom_pmf, binom_sf, holm, wilson
 
 BLACK = "black"
@@ -49,7 +49,8 @@ COLUMNS: dict[str, str] = {
     "ci_low": "lower bound of the Wilson score interval of acc (empty when too_small)",
     "ci_high": "upper bound of the Wilson score interval of acc (empty when too_small)",
     "n_options": "options per question: k when all n questions have k, else 'min-max'",
-    "n_options_rule": "the rules that gave the n questions their option counts (postprocess.choices, in precedence "
+    "n_options_rule": "the rules that gave the n questions their option counts (postprocess.reading.answer_options, "
+    "in precedence "
     "order, joined by '; '): options file, record, benchmark declares, inferred per task type",
     "expected_correct": "questions a uniform guesser gets right on average: the sum of 1 / (the question's options)",
     "chance": "expected_correct / n",

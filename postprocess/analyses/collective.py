@@ -27,7 +27,7 @@ from postprocess.analyses._paired import (
 )
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import conventions
-from postprocess.frame import VIDEO_ID_FIELDS
+from postprocess.reading.frame import VIDEO_ID_FIELDS
 from postprocess.stats import wilson
 
 COLUMNS: dict[str, str] = {

@@ -76,7 +76,7 @@ from postprocess.analyses._paired import (
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.consistency import MIN_TASK_TYPES, correlation_reason, too_small_note
 from postprocess.analyses.vdg import conventions, per_question, question_set_cache, vdg_table
-from postprocess.frame import graded_rows
+from postprocess.reading.frame import graded_rows
 from postprocess.stats import fisher, mcnemar_p, spearman, wilson
 
 ORIG = "orig"
@@ -350,7 +350,7 @@ def _raise_row(frame: pd.DataFrame, row: int, what: str) -> None:
     rec = frame.iloc[row]
     raise ValueError(
         f"model {rec['model']!r}, benchmark {rec['benchmark']!r}: condition {rec['condition']!r} {what} "
-        f"{rec['question_id']!r}; de-duplicate the frame (postprocess.io.load_frame does)"
+        f"{rec['question_id']!r}; de-duplicate the frame (postprocess.reading.lmms_eval_logs.load_frame does)"
     )
 
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
-from postprocess.formatting import CI_METHODS
+from postprocess.rendering.formatting import CI_METHODS
 
 COLUMNS: dict[str, str] = {
     "model": "model label",

@@ -7,10 +7,10 @@ counts would score (its reply to one question given to another with as many opti
 
 Conventions (each named in a column):
 
-- Each question has its own option count (``postprocess.choices``: an ``--options-file``, else the
+- Each question has its own option count (``postprocess.reading.answer_options``: an ``--options-file``, else the
   record's ``n_options`` or ``options``, else the benchmark's declared count, else the largest letter
   of its task type's key and replies; ``n_options_rule`` names the rules a row's counts came from). A
-  letter beyond it is not an answer (``postprocess.io`` makes it ``unparsed``).
+  letter beyond it is not an answer (``postprocess.reading.lmms_eval_logs`` makes it ``unparsed``).
 - Chance and the chi-square null are per question: a question-blind answerer picks uniformly among
   *that question's* options, so letter L is expected ``sum over questions with more than L options
   of 1 / n_options`` times. When every question has k options this is the usual uniform-over-k test.
@@ -27,7 +27,7 @@ import pandas as pd
 from postprocess.analyses._paired import cell_index, condition_sort_key
 from postprocess.analyses.base import Analysis, ReportSettings, empty, letter_rows
 from postprocess.analyses.vdg import conventions
-from postprocess.choices import RULES, option_counts, rule_codes, rules_label
+from postprocess.reading.answer_options import RULES, option_counts, rule_codes, rules_label
 from postprocess.stats import chi2_counts
 from vdg_tasks.vocabulary.parse import LETTERS
 
@@ -35,7 +35,8 @@ COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
     "condition": "condition name",
-    "n_options": "options per question (postprocess.choices: the options file, else the record's, else the "
+    "n_options": "options per question (postprocess.reading.answer_options: the options file, else the record's, else "
+    "the "
     "benchmark's declared count, else inferred per task type); the largest among the n questions when they differ",
     "n_options_rule": "the rules that gave the n questions their option counts (in precedence order, joined by "
     "'; '): options file, record, benchmark declares, inferred per task type",
@@ -115,7 +116,8 @@ def letters_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings(
     _raise_at(
         frame,
         has_pred & (pred >= options_of),
-        "pred {pred!r} is beyond the question's option count (postprocess.io.load_frame makes it unparsed)",
+        "pred {pred!r} is beyond the question's option count (postprocess.reading.lmms_eval_logs.load_frame makes it "
+        "unparsed)",
     )
     pred = np.where(has_pred, pred, -1)
     rules = rule_codes(frame).astype(np.int64)

@@ -208,7 +208,8 @@ def _wide(group: pd.DataFrame) -> _Wide:
         row = group[dup].iloc[0]
         raise ValueError(
             f"model {row['model']!r} / {row['benchmark']!r}: question {row['question_id']!r} appears more than "
-            f"once under condition {row['condition']!r}; de-duplicate the frame (postprocess.io.load_frame does)"
+            f"once under condition {row['condition']!r}; de-duplicate the frame "
+            f"(postprocess.reading.lmms_eval_logs.load_frame does)"
         )
     q_codes, q_uniques = pd.factorize(group["question_id"])
     order = np.argsort(np.asarray(q_uniques, dtype=object), kind="stable")

@@ -20,7 +20,7 @@ from postprocess.analyses._paired import SCALE_CORRECT, SCALE_GRADED, by_model_b
 from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.analyses.no_vision import BLIND
 from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions, paired_arms
-from postprocess.frame import named_sets
+from postprocess.reading.frame import named_sets
 
 #: The name of the row of every compared question.
 ALL = "all"

@@ -1,4 +1,4 @@
-"""How many options each task type's questions have, and which rule said so (``postprocess.choices``).
+"""How many options each task type's questions have, and which rule said so (``postprocess.reading.answer_options``).
 
 ``option_counts``: one row per (benchmark, task type, option count, rule), with the questions it covers.
 Chance levels (``above_chance``, ``letters``, ``accuracy``) are 1 / this count, so a count the report
@@ -12,14 +12,15 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, ReportSettings, empty
-from postprocess.choices import MAX_OPTIONS, RULES, option_counts, rule_codes, task_type_codes
+from postprocess.reading.answer_options import MAX_OPTIONS, RULES, option_counts, rule_codes, task_type_codes
 
 COLUMNS: dict[str, str] = {
     "benchmark": "benchmark name",
     "task_type": "task type",
     "n_questions": "distinct questions of the task type with this option count and rule",
     "n_options": "their option count (chance is 1 / n_options)",
-    "n_options_rule": "the rule that gave it (postprocess.choices, first that applies): options file, record, "
+    "n_options_rule": "the rule that gave it (postprocess.reading.answer_options, first that applies): options file, "
+    "record, "
     "benchmark declares, inferred per task type (the largest letter in the task type's key and replies)",
 }
 

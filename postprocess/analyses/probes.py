@@ -33,7 +33,7 @@ from postprocess.analyses._paired import SCALE_CORRECT, by_model_benchmark
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.paired_contrast import Cell, Contrast, choices_by_arm, paired_cells, same_choice
 from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions, question_set_cache
-from postprocess.frame import original_letter
+from postprocess.reading.frame import original_letter
 from postprocess.stats import BootstrapCI, DifferenceCI, wilson
 from vdg_tasks.vocabulary.conditions import CONDITIONS, CORE
 

@@ -34,7 +34,7 @@ from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Analysis, ReportSettings, empty
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import CI_COLUMNS, per_question, vdg_table
-from postprocess.frame import QUANTIZED_MARK
+from postprocess.reading.frame import QUANTIZED_MARK
 from vdg_tasks.vocabulary.conditions import CORE, LADDER
 
 #: The sampling axes: frames per video, frames per second.

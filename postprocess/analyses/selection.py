@@ -9,7 +9,7 @@ Three options of ``ReportSettings`` choose the questions every table is computed
   ``too_small`` column); the ``selection`` table lists them with their n (``kind`` = ``too_small``);
 - ``align``: ``strict`` (default) refuses conditions of one (model, benchmark) holding different
   questions; ``intersect`` compares them on the questions present in all of them. The alignment is
-  done while loading (``postprocess.io.load_frame(align=...)``), which records the drops.
+  done while loading (``postprocess.reading.lmms_eval_logs.load_frame(align=...)``), which records the drops.
 
 The ``selection`` table names everything left out this way, one row per (kind, model, benchmark,
 condition, task type), so no table is silently shorter.
@@ -30,7 +30,7 @@ import pandas as pd
 
 from postprocess.analyses import accuracy, ladder, vdg
 from postprocess.analyses.base import Analysis, Digest, ReportSettings, empty
-from postprocess.frame import ALIGNMENT_ATTR
+from postprocess.reading.frame import ALIGNMENT_ATTR
 
 #: Key of ``select``'s notes in ``frame.attrs`` (a JSON list of ``COLUMNS`` rows).
 SELECTION_ATTR = "vdg_selection"

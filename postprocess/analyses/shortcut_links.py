@@ -19,7 +19,7 @@ import pandas as pd
 from postprocess.analyses._paired import by_model_benchmark, paired
 from postprocess.analyses.base import Analysis, ReportSettings, empty, memo_by_frame
 from postprocess.analyses.vdg import CI_COLUMNS, ci_or_none, conventions
-from postprocess.frame import shortcut_table, text_scores
+from postprocess.reading.frame import shortcut_table, text_scores
 from postprocess.shortcuts import TYPE_COLUMNS, type_summary
 from postprocess.stats import MIN_CORRELATION_POINTS, pearson, spearman
 from vdg_tasks.vocabulary.conditions import NO_VISION

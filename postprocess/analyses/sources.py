@@ -1,4 +1,5 @@
-"""Which file each answer came from, and which of its fields vdg read (``postprocess.io.load_frame``).
+"""Which file each answer came from, and which of its fields vdg read
+(``postprocess.reading.lmms_eval_logs.load_frame``).
 
 Prediction files from other harnesses name their ids in many ways (``video_uid``, ``qid``...); this
 table says, per file, which field was read as the question id and the video id and where each
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from postprocess.analyses.base import Analysis, ReportSettings, empty
-from postprocess.frame import sources
+from postprocess.reading.frame import input_files
 from vdg_tasks.vocabulary.untrusted import redact
 
 COLUMNS: dict[str, str] = {
@@ -34,7 +35,7 @@ COLUMNS: dict[str, str] = {
 
 
 def sources_table(frame: pd.DataFrame, options: ReportSettings = ReportSettings()) -> pd.DataFrame:
-    rows = sources(frame)
+    rows = input_files(frame)
     if not rows:
         return empty(COLUMNS)
     table = pd.DataFrame(rows).reindex(columns=list(COLUMNS))

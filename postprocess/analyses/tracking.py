@@ -48,7 +48,7 @@ import pandas as pd
 
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
 from postprocess.analyses.vdg import conventions
-from postprocess.choices import option_counts
+from postprocess.reading.answer_options import option_counts
 from postprocess.stats import binomial_test, cohen_h, mcnemar, wilson
 from vdg_tasks.vocabulary.conditions import core_measured
 from vdg_tasks.vocabulary.record import OPEN_STATUS
@@ -300,7 +300,8 @@ def _arm(rows: pd.DataFrame, condition: str) -> pd.DataFrame:
         row = arm[dup].iloc[0]
         raise ValueError(
             f"model {row['model']!r} / {row['benchmark']!r}: question {row['question_id']!r} appears more than once "
-            f"under condition {condition!r}; de-duplicate the frame (postprocess.io.load_frame does)"
+            f"under condition {condition!r}; de-duplicate the frame (postprocess.reading.lmms_eval_logs.load_frame "
+            f"does)"
         )
     return arm.set_index("question_id")
 

@@ -31,7 +31,7 @@ import torch
 
 from model_wrappers.baselines import VdgChance, VdgConstant
 from model_wrappers.probe import VdgProbe
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import offline_env
 from vdg_tasks.lmms.yamlgen import write_all
 from vdg_tasks.synthetic.synth import generate

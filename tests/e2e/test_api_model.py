@@ -44,7 +44,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
 from tests.helpers.videos import read_index, write_indexed_source
 from vdg_tasks.lmms.yamlgen import write_all

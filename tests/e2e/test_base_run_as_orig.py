@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from postprocess.reading import PLAIN_RUN_KIND
+from postprocess.reading.files import PLAIN_RUN_KIND
 from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
 from tests.helpers.runs import lmms_eval, offline_env
 from tests.helpers.standins import write_standins

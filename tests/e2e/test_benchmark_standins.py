@@ -11,7 +11,7 @@ import string
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
 from tests.helpers.standins import write_standins
 from vdg_tasks.data.benchmarks import BENCHMARKS, MVBENCH_SUB_TASKS, mvbench_question_id
@@ -118,7 +118,7 @@ def test_the_benchmarks_own_scores_are_logged_beside(world):
 
 
 def test_without_a_local_copy_the_dataset_is_the_hub_s(monkeypatch, tmp_path):
-    import vdg_tasks.lmms.sources as sources
+    import vdg_tasks.lmms.dataset_fields as sources
     from vdg_tasks.data.upstream import task_config
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)

@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
 from vdg_tasks.cli import main
 from vdg_tasks.lmms.derive_spec import DeriveSpec

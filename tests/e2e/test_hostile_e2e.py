@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import lmms_eval, offline_env, synth_with_sources
 from tests.helpers.samplers import collapse, sample_decord
 from tests.helpers.videos import make_hostile_sources, read_index

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
 from tests.helpers.videos import write_indexed_source
 from vdg_tasks.cli import main

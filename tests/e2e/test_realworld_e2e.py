@@ -19,7 +19,7 @@ import av
 import numpy as np
 import pytest
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.colour_range import write_half_black_source
 from tests.helpers.mpegts import STARTS, write_ts
 from tests.helpers.runs import lmms_eval, offline_env, synth_with_sources

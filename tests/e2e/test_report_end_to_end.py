@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import ANALYSES, ReportSettings, skip_reason
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.report import compute_tables, write_report
 from tests.helpers.prediction_files import five_option_records, letter_counts, write_records
 from tests.helpers.reference_data import ORIG_BLACK, reference_predictions

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
 from postprocess.judge import OFFLINE_LABEL, judge_frame, make_judge
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.runs import lmms_eval, offline_env
 from vdg_tasks.cli import main as vdg_main
 from vdg_tasks.lmms.yamlgen import write_all

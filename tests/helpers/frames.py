@@ -1,4 +1,4 @@
-"""Small tidy frames (the columns postprocess.io.load_frame produces) for analysis tests."""
+"""Small tidy frames (the columns postprocess.reading.lmms_eval_logs.load_frame produces) for analysis tests."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from postprocess.frame import RECORD_TEXT_AS_LOGGED, SAMPLE_COLUMNS
+from postprocess.reading.frame import RECORD_TEXT_AS_LOGGED, SAMPLE_COLUMNS
 
 _DEFAULTS: dict[str, Any] = {
     "model_settings": "",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "awg-videomme"
 FILES = {

@@ -1,7 +1,7 @@
 """Generated stand-ins for Video-MME, MVBench and EgoSchema: their hub column layout, generated videos.
 
 ``write_standins(root)`` lays them out as a local copy under ``$VDG_LOCAL_DATA`` (see
-``vdg_tasks.lmms.sources``): question files with the hub dataset's columns, videos in the folders lmms-eval's
+``vdg_tasks.lmms.dataset_fields``): question files with the hub dataset's columns, videos in the folders lmms-eval's
 own lookups use. Every question's answer is known, so a test can check scoring; MVBench gets one
 question per sub-task (3 to 5 candidates), episodic_reasoning as a folder of frames (as MVBench ships it).
 """

@@ -18,7 +18,7 @@ import vdg_tasks
 from postprocess import analyses
 from postprocess.analyses.base import ReportSettings
 from postprocess.api import build_report, run_analysis
-from postprocess.choices import RULE_FILE
+from postprocess.reading.answer_options import RULE_FILE
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.frames import make_frame
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from postprocess.io import load_frame, read_samples
-from postprocess.predictions import read_predictions
-from postprocess.reading import LogError, read_log_bytes, samples_logs
+from postprocess.reading.files import LogError, read_log_bytes, samples_logs
+from postprocess.reading.lmms_eval_logs import load_frame, read_samples
+from postprocess.reading.prediction_files import read_predictions
 from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from postprocess.frame import VIDEO_ID_FIELDS, sources
-from postprocess.io import load_frame
-from postprocess.predictions import QUESTION_ID_FIELDS, read_predictions
-from postprocess.reading import LogError
+from postprocess.reading.files import LogError
+from postprocess.reading.frame import VIDEO_ID_FIELDS, input_files
+from postprocess.reading.lmms_eval_logs import load_frame
+from postprocess.reading.prediction_files import QUESTION_ID_FIELDS, read_predictions
 from tests.helpers.prediction_files import five_option_records, write_records
 
 BASE = {"condition": "orig", "task_type": "T", "ground_truth": "A", "prediction": "A"}
@@ -21,7 +21,7 @@ def test_video_id_aliases(tmp_path, field):
     path = write_records(tmp_path / "p.json", [dict(BASE, question_id="q1", **{field: "clip-7"})])
     frame = load_frame(predictions=[("m", path)], benchmark="b")
     assert frame["video_id"].tolist() == ["clip-7"]
-    assert sources(frame)[0]["video_id_field"] == field
+    assert input_files(frame)[0]["video_id_field"] == field
 
 
 @pytest.mark.parametrize("field", ["qid", "q_uid", "uid", "id", "question_idx", "question_uid", "questionID"])
@@ -39,7 +39,7 @@ def test_precedence_is_the_documented_order_per_record(tmp_path):
     ]
     frame = load_frame(predictions=[("m", write_records(tmp_path / "p.jsonl", records))], benchmark="b")
     assert frame.set_index("question_id")["video_id"].to_dict() == {"q1": "v-canonical", "q2": "v-alias-2"}
-    info = sources(frame)[0]
+    info = input_files(frame)[0]
     assert info["question_id_field"] == "question_id" and info["video_id_field"] == "video_id, then video_uid"
     assert VIDEO_ID_FIELDS.index("video_id") < VIDEO_ID_FIELDS.index("video_uid")
     assert QUESTION_ID_FIELDS[0] == "question_id" and QUESTION_ID_FIELDS.index("qid") < QUESTION_ID_FIELDS.index("id")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from postprocess.analyses import ReportSettings, run_all
-from postprocess.plots import plot_ladder, plot_vdg_by_task
+from postprocess.rendering.plots import plot_ladder, plot_vdg_by_task
 from tests.helpers.reference_data import FILES, reference_frame
 
 #: The reference models under sweep-like labels; lexicographically m@16f < m@2f < m@8f.
@@ -47,7 +47,7 @@ def test_model_pairs_are_oriented_and_listed_in_natural_order(tables):
 
 
 def test_plots_draw_models_in_natural_order(tables, tmp_path, monkeypatch):
-    import postprocess.plots as plots
+    import postprocess.rendering.plots as plots
 
     drawn = []
     monkeypatch.setattr(plots, "_save", lambda fig, path: drawn.append(fig) or path)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import ReportSettings, run_all
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.report import ReportError, compute_tables, partial_dir, write_report
 from tests.helpers.prediction_files import five_option_records, write_records
 

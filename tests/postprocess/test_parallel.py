@@ -12,8 +12,8 @@ import pytest
 
 from postprocess import analyses
 from postprocess.analyses import Analysis, run_all, skip_reason
-from postprocess.io import load_frame
 from postprocess.parallel import can_fork, cpus
+from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.settings import ReportSettings
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.reference_data import reference_frame

@@ -11,7 +11,7 @@ import pytest
 
 from postprocess.analyses import TABLES
 from postprocess.pipeline import make_report
-from postprocess.reading import LogError
+from postprocess.reading.files import LogError
 from postprocess.report import ReportError, partial_dir
 from postprocess.settings import ReportSettings
 from postprocess.stats import paired_difference_ci

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
-from postprocess.reading import LogError
-from postprocess.run_labels import precision
+from postprocess.reading.files import LogError
+from postprocess.reading.lmms_eval_logs import load_frame
+from postprocess.reading.run_labels import precision
 from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main as vdg_main
 

@@ -1,5 +1,5 @@
 """postprocess.report: compute_tables and write_report, the report folder they write (CSVs, report.md / .html /
-.json, plots) from the reference tables; the rendering of small tables is in test_render.py."""
+.json, plots) from the reference tables; the rendering of small tables is in rendering/test_pages.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from postprocess.analyses import ANALYSES, TABLES
-from postprocess.formatting import CI_METHODS
-from postprocess.render import JSON_FORMAT, render_html
+from postprocess.rendering.formatting import CI_METHODS
+from postprocess.rendering.pages import JSON_FORMAT, render_html
 from postprocess.report import compute_tables, partial_dir, write_report
 from tests.helpers.reference_data import REFERENCE, reference_frame, reference_predictions
 from tests.helpers.report_tables import FAST, reference_tables

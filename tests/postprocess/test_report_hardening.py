@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postprocess.io import load_frame
-from postprocess.reading import LogError
+from postprocess.reading.files import LogError
+from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.report import ReportError, write_report
 from tests.helpers.fakelogs import sample, write_run
 from vdg_tasks.cli import main
@@ -135,15 +135,15 @@ def test_two_models_under_one_label_are_refused_naming_the_files(tmp_path, capsy
 
 
 def test_the_model_behind_each_file_is_recorded(tmp_path):
-    from postprocess.frame import sources
-    from postprocess.run_labels import model_source
+    from postprocess.reading.frame import input_files
+    from postprocess.reading.run_labels import model_source
 
     a = _model_run(tmp_path / "a", "qwen2_vl", "pretrained=Qwen/Qwen2-VL-2B/,device=cpu")
     results = json.loads(next(a.glob("*_results.json")).read_text())
     frame = load_frame([f"m={a}"])
     expected = f"{results['config']['model']} Qwen/Qwen2-VL-2B"
     assert model_source(results) == expected
-    assert {row["file"]: row["model_source"] for row in sources(frame)} == {
+    assert {row["file"]: row["model_source"] for row in input_files(frame)} == {
         str(f): expected for f in sorted(a.glob("*_samples_*.jsonl"))
     }
 
@@ -178,13 +178,13 @@ def _versioned_run(folder: Path, model: str, versions: list[int | None]) -> Path
 
 
 def test_runs_of_one_benchmark_built_by_different_transform_versions_are_flagged(tmp_path):
-    from postprocess.frame import sources
-    from postprocess.render import render_html, render_markdown, transform_version_lines
+    from postprocess.reading.frame import input_files
+    from postprocess.rendering.pages import render_html, render_markdown, transform_version_lines
 
     old = _versioned_run(tmp_path / "old", "old", [2, 2, None])
     new = _versioned_run(tmp_path / "new", "new", [3, 3, 3])
     frame = load_frame([old, new])
-    table = pd.DataFrame(sources(frame))
+    table = pd.DataFrame(input_files(frame))
     assert set(table["transform_version"]) == {"2", "3"}
     title, lines = transform_version_lines({"sources": table})
     expected = "vdgsynth: version 2: old (black), old (orig); version 3: new (black), new (orig)"
@@ -193,7 +193,7 @@ def test_runs_of_one_benchmark_built_by_different_transform_versions_are_flagged
     assert html_escape(expected) in render_html({"sources": table})
     # One version throughout (or none logged): no flag.
     same = load_frame([_versioned_run(tmp_path / "a", "a", [3, 3, 3]), _versioned_run(tmp_path / "b", "b", [3] * 3)])
-    assert transform_version_lines({"sources": pd.DataFrame(sources(same))}) == (title, [])
+    assert transform_version_lines({"sources": pd.DataFrame(input_files(same))}) == (title, [])
 
 
 def test_vdg_report_flags_mixed_transform_versions_and_names_the_model_behind_each_file(tmp_path, capsys):

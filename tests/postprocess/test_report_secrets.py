@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from postprocess.frame_checks import check_settings
-from postprocess.reading import LogError
-from postprocess.run_labels import model_settings, model_source
+from postprocess.reading.files import LogError
+from postprocess.reading.frame_checks import check_settings
+from postprocess.reading.run_labels import model_settings, model_source
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.frames import tidy_frame, tidy_row
 from vdg_tasks.cli import main as vdg_main
@@ -50,8 +50,8 @@ def test_the_report_writes_no_secret_anywhere(tmp_path, capsys):
     assert _files_holding_a_secret(out) == []
     assert "SECRET" not in captured.out + captured.err
     # The frame (in memory: vdg's Python API) keeps the settings as read, so runs are compared on what they were.
-    from postprocess.io import load_frame
-    from postprocess.run_labels import RunDir
+    from postprocess.reading.lmms_eval_logs import load_frame
+    from postprocess.reading.run_labels import RunDir
 
     frame = load_frame(runs=[RunDir(a, "m32"), RunDir(b, "m16")])
     assert set(frame["model_settings"].str.contains("api_key=SECRET1")) == {True}
@@ -172,7 +172,8 @@ def test_a_frame_built_elsewhere_has_its_settings_redacted_in_the_refusal():
 
 
 def test_model_settings_and_source_are_read_whole_and_redacted_where_shown():
-    # Read whole, so two runs are compared on what they were run with (postprocess.frame_checks redacts its words).
+    # Read whole, so two runs are compared on what they were run with (postprocess.reading.frame_checks redacts its
+    # words).
     config = {"model": "openai", "model_args": f"model_version=gpt,{SECRETS},visual_key=v", "gen_kwargs": "auth=S6"}
     assert "api_key=SECRET1" in model_settings(config) and "auth=S6" in model_settings(config)
     source = model_source({"config": {"model": "m", "model_args": "pretrained=https://u:SECRET7@hub/org/x"}})

@@ -7,7 +7,8 @@ and reported by both trees with the same Python: the published per-question pred
 tests/data/awg-videomme (``--predictions``), and lmms-eval-shaped samples logs of 3 models x 12
 conditions written by benchmarks/report.py's generator, and the same generator's logs of 2 models under the
 conditions the declared readings compare (blind, mute, blur, the five probes, one no module declares), with each
-option shuffle's ``shuffled_from`` and its answer mapped, and option counts from 4 to 8 under video_only. Every file of each ``vdg report --out``
+option shuffle's ``shuffled_from`` and its answer mapped, and option counts from 4 to 8 under video_only. Every file
+of each ``vdg report --out``
 folder (CSVs, report.md, report.html, report.json, plots) must be byte-identical, the committed
 yaml_tasks/ must equal BASE's, and ``vdg write-yamls --check`` must pass in the tree. Then each
 tree's hooks run one lmms-eval job (``vdg_probe`` over every vdgsynth condition, on 3 synthetic

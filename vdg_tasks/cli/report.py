@@ -10,12 +10,12 @@ from pathlib import Path
 
 from postprocess import leaderboard as lb
 from postprocess import stats
-from postprocess.inputs import ReportInputs, load_inputs
 from postprocess.judge import JudgeError
 from postprocess.leaderboard import MergeError, merge_leaderboard
 from postprocess.pipeline import make_report
+from postprocess.reading.inputs import ReportInputs, load_inputs
+from postprocess.rendering.schema import SCHEMA_PATH, schema_is_current, write_schema
 from postprocess.report import compute_tables
-from postprocess.schema import SCHEMA_PATH, schema_is_current, write_schema
 from postprocess.settings import ReportSettings
 from postprocess.stats import json_ready as json_value
 from vdg_tasks.cli.common import fail
@@ -126,7 +126,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             plots=not args.no_plots,
             workers=args.workers,
         )
-    except (ValueError, JudgeError) as exc:  # postprocess.io.LogError is a ValueError
+    except (ValueError, JudgeError) as exc:  # postprocess.reading.lmms_eval_logs.LogError is a ValueError
         return fail("report", exc)
     print(written)
     print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself

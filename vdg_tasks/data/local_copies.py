@@ -13,7 +13,7 @@ a benchmark to its local copy: ``VDG_LOCAL_DATA=/data/benchmarks``, with one fol
 
 The question files keep the hub dataset's columns. This module knows layouts and paths only; which
 benchmark has which layout is ``vdg_tasks.data.benchmarks``, and the dataset fields lmms-eval reads are
-``vdg_tasks.lmms.sources``.
+``vdg_tasks.lmms.dataset_fields``.
 """
 
 from __future__ import annotations

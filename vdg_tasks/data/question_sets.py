@@ -4,7 +4,7 @@ The paper evaluates a fixed set of 100 questions per task type (6 task types: 60
 ``vdg subset BENCHMARK --per-task-type N --seed S --out FILE`` writes such a set
 (``stratified_subset`` + ``write``); setting ``VDG_QUESTION_SET=FILE`` restricts every vdg task of
 that benchmark to it (``active``, ``restrict_ids``), and every logged sample carries the set's
-``digest`` (``postprocess.io`` refuses to join runs of one benchmark made on different sets).
+``digest`` (``postprocess.reading.lmms_eval_logs`` refuses to join runs of one benchmark made on different sets).
 
 The choice is deterministic: per task type the ids are sorted, then drawn without replacement by a
 numpy Generator seeded from (seed, benchmark, task type) (``vdg_tasks.vocabulary.seeding``), so neither the

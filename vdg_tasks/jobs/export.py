@@ -96,7 +96,7 @@ from vdg_tasks.jobs.materialize import TaskError, benchmark_docs, expand_tasks, 
 from vdg_tasks.lmms.yamlgen import TEMPLATE, YamlFunction, dump_yaml, leaf, template
 from vdg_tasks.perturb.cache import built_by, pid_alive, source_identity
 from vdg_tasks.perturb.provenance import builder_versions, provenance
-from vdg_tasks.perturb.shown import RequestError, VideoRequest, bound_params, shown_from, video_request
+from vdg_tasks.perturb.video_request import RequestError, VideoRequest, bound_params, shown_from, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, TRANSFORM_VERSION, Condition
 from vdg_tasks.vocabulary.untrusted import UntrustedPath, path_component
 

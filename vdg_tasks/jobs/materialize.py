@@ -48,10 +48,10 @@ from tqdm import tqdm
 
 from vdg_tasks.data.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
 from vdg_tasks.lmms import yamlgen  # the module: YAML_ROOT is read when used (tests point it elsewhere)
+from vdg_tasks.lmms.dataset_fields import LocalCopyError, hub_problem, local_files, missing_dataset_message
 from vdg_tasks.lmms.hooks import make_process_docs
-from vdg_tasks.lmms.sources import LocalCopyError, hub_problem, local_files, missing_dataset_message
 from vdg_tasks.perturb.cache import materialize, remove_temps_in_progress, sweep_stale_temps
-from vdg_tasks.perturb.shown import RequestError, video_request
+from vdg_tasks.perturb.video_request import RequestError, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, families
 from vdg_tasks.vocabulary.paths import cache_dir, ensure_writable
 from vdg_tasks.vocabulary.seeding import stable_seed
@@ -289,7 +289,7 @@ def benchmark_docs(benchmark: str, any_task: str, yaml_root: Path | None = None)
     Raises:
         TaskError: a local dataset file is missing (for vdgsynth: run ``vdg synth`` first), a local
             copy in ``$VDG_LOCAL_DATA`` cannot be read, or a hub dataset could not be downloaded
-            (``vdg_tasks.lmms.sources.hub_problem``, ``missing_dataset_message``).
+            (``vdg_tasks.lmms.dataset_fields.hub_problem``, ``missing_dataset_message``).
     """
     root = Path(yaml_root) if yaml_root is not None else yamlgen.YAML_ROOT
     config, folder = vdg_task_config(root, benchmark, any_task)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vdg_tasks.lmms import yamlgen  # the module: YAML_ROOT is read when used (tests point it elsewhere)
-from vdg_tasks.perturb.shown import SAMPLING_ENV
+from vdg_tasks.perturb.video_request import SAMPLING_ENV
 
 __all__ = [
     "SAMPLING_ENV",

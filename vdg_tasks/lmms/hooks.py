@@ -43,7 +43,9 @@ from vdg_tasks.lmms.model_classes import calling_model, empty_visual_refusal, us
 from vdg_tasks.lmms.register import stale_registration_warning
 from vdg_tasks.perturb.frames import apply_to_frames, effective_frame_params, frame_count
 from vdg_tasks.perturb.provenance import declared_origin, provenance
-from vdg_tasks.perturb.shown import (
+from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter, numbered_kwargs, numbered_prompt
+from vdg_tasks.perturb.text import apply as apply_text
+from vdg_tasks.perturb.video_request import (
     RequestError,
     VideoRequest,
     bound_params,
@@ -51,8 +53,6 @@ from vdg_tasks.perturb.shown import (
     shown_from,
     video_request,
 )
-from vdg_tasks.perturb.text import TextChange, TextUnavailable, idk_letter, numbered_kwargs, numbered_prompt
-from vdg_tasks.perturb.text import apply as apply_text
 from vdg_tasks.vocabulary.conditions import TRANSFORM_VERSION, Condition, registry
 from vdg_tasks.vocabulary.parse import LETTERS, parse_answer, parse_number
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY, SampleRecord, logged
@@ -368,7 +368,8 @@ def build_record(
     original_options = list(doc.get("options") or [])
     options = list(change.doc.get("options") or []) if isinstance(change, TextChange) else original_options
     # The options the question was asked with (abstain adds one; open asks with none, so its question's own);
-    # None when the doc has none: the report infers the count (postprocess.choices), and the reply is read
+    # None when the doc has none: the report infers the count (postprocess.reading.answer_options), and the reply is
+    # read
     # against every letter the parser knows.
     n_options = len(options) or len(original_options) or None
     record = SampleRecord(

@@ -2,8 +2,9 @@
 
 The hooks write it (``vdg_tasks.lmms.hooks.build_record``, failures included) under ``RECORD_KEY`` of the
 dict lmms-eval's ``process_results`` returns, which lmms-eval writes into the samples log; the
-report's reader (``postprocess.io``) decodes it from there; its columns in the tidy frame are described in
-``postprocess.io``'s docstring.
+report's reader (``postprocess.reading.lmms_eval_logs``) decodes it from there; its columns in the tidy frame are
+described in
+``postprocess.reading.lmms_eval_logs``'s docstring.
 """
 
 from __future__ import annotations

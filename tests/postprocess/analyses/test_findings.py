@@ -16,8 +16,8 @@ from scipy import stats
 
 from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.findings import CI_TESTS, COLUMNS
-from postprocess.formatting import CI_METHODS
-from postprocess.render import render_html, render_markdown
+from postprocess.rendering.formatting import CI_METHODS
+from postprocess.rendering.pages import render_html, render_markdown
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame
 
@@ -247,7 +247,7 @@ def test_report_md_opens_with_the_findings():
 
 
 def test_not_computed_names_only_what_the_benchmark_offers():
-    from postprocess.render import _skip_lines
+    from postprocess.rendering.pages import _skip_lines
     from vdg_tasks.data.benchmarks import BENCHMARKS
 
     tables = _tables()

@@ -7,7 +7,7 @@ import pandas as pd
 
 from postprocess.analyses import ReportSettings
 from postprocess.analyses.named_sets import COLUMNS, family, question_set_comparison
-from postprocess.frame import with_named_sets
+from postprocess.reading.frame import with_named_sets
 from tests.helpers.frames import make_frame
 
 N = 60

@@ -9,7 +9,7 @@ import pandas as pd
 
 from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.option_counts import ANALYSES, COLUMNS, option_counts_table
-from postprocess.choices import RULES
+from postprocess.reading.answer_options import RULES
 from tests.helpers.frames import answer_fields, tidy_frame, tidy_row
 
 #: (benchmark, task type, question id, conditions logged, n_options, n_options_rule)

@@ -10,8 +10,8 @@ from postprocess.analyses import run_all, skip_reason
 from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.sampling import COLUMNS, parse_setting, run_settings, sampling_axis
 from postprocess.analyses.vdg import vdg_table
-from postprocess.plots import plot_sampling
-from postprocess.render import render_markdown
+from postprocess.rendering.pages import render_markdown
+from postprocess.rendering.plots import plot_sampling
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 
 OPTIONS = ReportSettings(n_resamples=200, min_stratum=1)  # a few questions per run: CIs even so

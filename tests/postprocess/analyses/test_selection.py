@@ -11,9 +11,9 @@ import pytest
 from postprocess.analyses import run_all, skip_reason
 from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.selection import PATTERNS, by_field_analyses, select, selection_table
-from postprocess.frame import alignment
-from postprocess.io import load_frame
-from postprocess.reading import LogError
+from postprocess.reading.files import LogError
+from postprocess.reading.frame import alignment
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
 from tests.helpers.prediction_files import write_records
 

@@ -14,7 +14,7 @@ from postprocess.analyses.shortcut_links import (
     terciles,
     vdg_by_shortcut,
 )
-from postprocess.frame import with_text_scores
+from postprocess.reading.frame import with_text_scores
 from tests.helpers.frames import make_frame
 
 N = 60

@@ -13,8 +13,8 @@ import postprocess.analyses as analyses
 from postprocess.analyses import ANALYSES, ReportSettings, run_all, skip_reason
 from postprocess.analyses.base import Analysis
 from postprocess.analyses.letters import letters_table
-from postprocess.io import load_frame
-from postprocess.reading import LogError
+from postprocess.reading.files import LogError
+from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.report import compute_tables, write_report
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.prediction_files import five_option_records, write_records

@@ -11,8 +11,8 @@ import pytest
 
 from postprocess.analyses.base import ReportSettings
 from postprocess.analyses.sources import ANALYSES, COLUMNS, sources_table
-from postprocess.frame import SOURCES_ATTR
-from postprocess.io import load_frame
+from postprocess.reading.frame import SOURCES_ATTR
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.frames import make_frame
 from tests.helpers.prediction_files import write_records
 

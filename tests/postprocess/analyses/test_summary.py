@@ -8,8 +8,8 @@ import pytest
 
 from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.summary import COLUMNS, FLAGS
-from postprocess.io import load_frame
-from postprocess.render import render_html, render_json, render_markdown
+from postprocess.reading.lmms_eval_logs import load_frame
+from postprocess.rendering.pages import render_html, render_json, render_markdown
 from tests.helpers.prediction_files import five_option_records, write_records
 from tests.helpers.reference_data import reference_frame
 from tests.helpers.report_tables import reference_tables

@@ -55,12 +55,13 @@ from postprocess.analyses.tracking import (
     tracking_benchmarks,
     tracking_tests,
 )
-from postprocess.frame import SAMPLE_COLUMNS
-from postprocess.render import render_html, render_markdown
+from postprocess.reading.frame import SAMPLE_COLUMNS
+from postprocess.rendering.pages import render_html, render_markdown
 from postprocess.stats import cohen_h, wilson
 from tests.helpers.reference_data import reference_frame
 
-#: The columns postprocess.io adds for the tracking protocol (defined here until io's EXTRA_COLUMNS lands),
+#: The columns postprocess.reading.lmms_eval_logs adds for the tracking protocol (defined here until io's
+#: EXTRA_COLUMNS lands),
 #: with their "not applicable" value.
 EXTRA: dict[str, object] = {
     "character": "",
@@ -215,7 +216,7 @@ def test_every_table_has_its_declared_columns(golden):
 
 
 def test_local_extra_columns_are_declared_columns_of_the_frame():
-    from postprocess.frame import EXTRA_COLUMNS
+    from postprocess.reading.frame import EXTRA_COLUMNS
 
     assert set(EXTRA) <= set(EXTRA_COLUMNS)
 

@@ -10,7 +10,7 @@ import pytest
 from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.ladder import ladder_table
 from postprocess.analyses.vdg import COLUMNS, vdg_table
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.report import write_report
 from tests.helpers.fakelogs import sample, write_run
 
@@ -83,7 +83,7 @@ def test_bootstrap_is_seeded_from_stable_ids(tmp_path):
     pd.testing.assert_frame_equal(here, renamed)
     code = (
         "from postprocess.analyses import ReportSettings; from postprocess.analyses.vdg import vdg_table; "
-        "from postprocess.io import load_frame; "
+        "from postprocess.reading.lmms_eval_logs import load_frame; "
         f"t = vdg_table(load_frame(['m={run}']), ReportSettings(n_resamples=300, ci_method='resample')); "
         f"print(t[{columns!r}].to_json(orient='records', double_precision=15))"
     )

@@ -29,7 +29,7 @@ MODEL_SIDE = ("lmms_eval", "torch", "vdg_tasks.jobs.materialize", "vdg_tasks.lmm
     [
         "from vdg_tasks.cli import build_parser; build_parser()",
         "from vdg_tasks.cli import main; main(['stats', 'wilson', '3', '10'])",
-        "import postprocess.io, postprocess.report, postprocess.analyses",
+        "import postprocess.reading.lmms_eval_logs, postprocess.report, postprocess.analyses",
     ],
 )
 def test_no_model_side_imports(code):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vdg_tasks.lmms.sources import VideoUnavailable, require_video_path, video_path_problem
+from vdg_tasks.lmms.dataset_fields import VideoUnavailable, require_video_path, video_path_problem
 
 
 def test_each_kind_of_bad_path_is_named(tmp_path: Path) -> None:

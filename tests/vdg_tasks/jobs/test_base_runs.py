@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 import vdg_tasks.jobs.base_runs as base_runs
-from postprocess.io import load_frame
-from postprocess.reading import LogError
-from postprocess.run_labels import results_of
+from postprocess.reading.files import LogError
+from postprocess.reading.lmms_eval_logs import load_frame
+from postprocess.reading.run_labels import results_of
 from tests.helpers.docs import videomme_docs
 from vdg_tasks.data.benchmarks import BENCHMARKS
 from vdg_tasks.jobs.base_runs import BaseRunError, BaseTask, as_orig, base_task, orig_lines

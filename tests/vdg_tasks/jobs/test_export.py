@@ -476,7 +476,7 @@ def round_trip(tmp_path_factory):
 
 @pytest.mark.slow
 def test_evaluating_from_the_export_gives_the_same_answers(round_trip):
-    from postprocess.io import load_frame
+    from postprocess.reading.lmms_eval_logs import load_frame
 
     cols = ["condition", "question_id", "pred", "status", "correct"]
     a = load_frame([round_trip["a"]])
@@ -491,7 +491,7 @@ def test_evaluating_from_the_export_gives_the_same_answers(round_trip):
 
 @pytest.mark.slow
 def test_a_broken_video_in_the_export_is_an_error_row(round_trip):
-    from postprocess.io import load_frame
+    from postprocess.reading.lmms_eval_logs import load_frame
 
     b = load_frame([round_trip["b"]])
     broken = b.video_id == BROKEN

@@ -196,7 +196,7 @@ def _vdg_message(stderr: str, prefix: str = "vdg materialize: ", log_lines: int 
 
 @pytest.mark.slow
 def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_local_layout(tmp_path):
-    from vdg_tasks.lmms.sources import layout_tree
+    from vdg_tasks.lmms.dataset_fields import layout_tree
 
     proc = _materialize_offline(tmp_path, None)
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -220,7 +220,7 @@ def test_a_hub_benchmark_without_hub_or_local_copy_names_the_dataset_and_the_loc
 )
 @pytest.mark.slow
 def test_an_lmms_eval_run_without_hub_or_local_copy_stops_with_the_same_message(tmp_path, no_hub):
-    from vdg_tasks.lmms.sources import layout_tree
+    from vdg_tasks.lmms.dataset_fields import layout_tree
 
     env = {k: v for k, v in os.environ.items() if k not in ("VDG_LOCAL_DATA", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
     env.update(no_hub, HF_HOME=str(tmp_path / "hf"), VDG_CACHE=str(tmp_path / "cache"))
@@ -240,7 +240,7 @@ def test_a_cached_hub_dataset_is_left_to_lmms_eval(tmp_path, monkeypatch):
     import huggingface_hub.constants
 
     from vdg_tasks.data.upstream import task_config
-    from vdg_tasks.lmms import sources
+    from vdg_tasks.lmms import dataset_fields as sources
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")

@@ -14,7 +14,7 @@ from vdg_tasks.data.benchmarks import BENCHMARKS
 from vdg_tasks.data.upstream import task_config
 from vdg_tasks.jobs.materialize import plan
 from vdg_tasks.lmms.yamlgen import YAML_ROOT
-from vdg_tasks.perturb.shown import video_request
+from vdg_tasks.perturb.video_request import video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS
 
 BLIND = CONDITIONS["blind"]

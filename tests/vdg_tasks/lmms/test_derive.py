@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from loguru import logger
 
-from postprocess.io import load_frame
+from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
 from tests.helpers.runs import lmms_eval, offline_env
 from vdg_tasks.cli import main as vdg_main

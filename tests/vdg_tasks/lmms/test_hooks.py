@@ -8,7 +8,7 @@ import av
 import pytest
 
 import vdg_tasks.lmms.hooks as hooks
-import vdg_tasks.perturb.shown as shown
+import vdg_tasks.perturb.video_request as shown
 from tests.helpers.videos import write_source
 from vdg_tasks.data.benchmarks import BENCHMARKS
 from vdg_tasks.perturb.cache import placeholder_video

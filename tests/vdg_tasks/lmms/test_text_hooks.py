@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import vdg_tasks.lmms.hooks as hooks
-import vdg_tasks.perturb.shown as shown
+import vdg_tasks.perturb.video_request as shown
 from vdg_tasks.data.benchmarks import infinibench_prompt
 from vdg_tasks.perturb.cache import PLACEHOLDER
 from vdg_tasks.vocabulary.conditions import ABSTAIN_OPTION

@@ -47,7 +47,7 @@ def test_every_condition_has_a_task_per_benchmark_with_hooks_that_exist():
 
 
 def test_videomme_template_reuses_lmms_eval_prompt_and_dataset(monkeypatch):
-    import vdg_tasks.lmms.sources as sources
+    import vdg_tasks.lmms.dataset_fields as sources
 
     monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from postprocess.io import LOG_FIELDS, load_frame
+from postprocess.reading.lmms_eval_logs import LOG_FIELDS, load_frame
 from vdg_tasks.data.benchmarks import BENCHMARKS
 from vdg_tasks.lmms import hooks
 from vdg_tasks.vocabulary.conditions import CONDITIONS
