@@ -36,7 +36,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from postprocess.stats import binom_sf, wilson
+from postprocess.stats import binom_sf, holm, wilson
 from vdg_tasks.vocabulary.seeding import stable_seed
 
 #: The columns of the input frame.
@@ -89,8 +89,16 @@ TYPE_COLUMNS: dict[str, str] = {
     "ci_high": "upper bound of the Wilson interval of accuracy",
     "chance": "mean of 1 / n_options over the questions: accuracy picking at random",
     "p_above_chance": "one-sided exact binomial p of accuracy above chance (chance as the success probability)",
+    "p_holm": "p_above_chance Holm-adjusted over the benchmark's task types for this answerer (Overall: a family of "
+    "its own)",
+    "n_family": "task types in that Holm family",
+    "above_chance": "p_holm < 1 - ci_level: the text gives this task type's answers away",
+    "ci_low_adjusted": "lower bound of the Bonferroni interval: Wilson at ci_level_adjusted, simultaneous over the "
+    "family",
+    "ci_high_adjusted": "upper bound of that interval",
     "mean_s": "mean s(q)",
     "ci_level": "level of the interval",
+    "ci_level_adjusted": "1 - (1 - ci_level) / n_family",
     "note": "why a task type has no scores (too few videos to cross-validate); empty otherwise",
 }
 
@@ -302,35 +310,53 @@ def shortcut_scores(questions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame
     return scores[list(QUESTION_COLUMNS)], type_summary(scores, notes)
 
 
+def _p_above(k: int, n: int, chance: float) -> float:
+    """One-sided exact binomial p of ``k`` or more right of ``n`` at ``chance``."""
+    return float(binom_sf(k - 1, n, chance)) if k else 1.0
+
+
 def type_summary(
     scores: pd.DataFrame, notes: dict[tuple[str, str], str] | None = None, level: float = 0.95
 ) -> pd.DataFrame:
     """Text-only accuracy per (benchmark, task type, answerer) and Overall, with its Wilson interval, chance
-    level and a one-sided binomial test against chance; columns ``TYPE_COLUMNS``."""
+    level and a one-sided binomial test against chance; columns ``TYPE_COLUMNS``.
+
+    Which task types give their answers away is asked of all of a benchmark's task types at once, so the decision
+    (``above_chance``) is Holm-adjusted over them per answerer, and beside the interval of each stands one
+    simultaneous over the family (Bonferroni). With five task types and no shortcut at all, about one in five
+    benchmarks would show some type outside its unadjusted 95% interval by chance alone."""
     rows = []
     for (benchmark, answerer), group in scores.groupby(["benchmark", "answerer"], sort=True):
-        strata = [(t, g) for t, g in group.groupby("task_type", sort=True)] + [("Overall", group)]
-        for task_type, rows_of in strata:
-            n = len(rows_of)
-            k = int(rows_of["picked"].sum())
-            chance = float(rows_of["chance"].mean())
-            interval = wilson(k, n, level)
-            rows.append(
-                {
-                    "benchmark": benchmark,
-                    "task_type": task_type,
-                    "answerer": answerer,
-                    "n": n,
-                    "accuracy": k / n,
-                    "ci_low": interval.low,
-                    "ci_high": interval.high,
-                    "chance": chance,
-                    "p_above_chance": float(binom_sf(k - 1, n, chance)) if k else 1.0,  # P(X >= k) at chance
-                    "mean_s": float(rows_of["s"].mean()),
-                    "ci_level": level,
-                    "note": "",
-                }
-            )
+        types = [(t, g) for t, g in group.groupby("task_type", sort=True)]
+        for family in (types, [("Overall", group)]):
+            counts = [(task_type, len(part), int(part["picked"].sum()), part) for task_type, part in family]
+            p_values = [_p_above(k, n, float(part["chance"].mean())) for _, n, k, part in counts]
+            adjusted = holm(p_values)
+            level_adjusted = 1.0 - (1.0 - level) / len(family)
+            for (task_type, n, k, part), p, p_holm in zip(counts, p_values, adjusted, strict=True):
+                interval, simultaneous = wilson(k, n, level), wilson(k, n, level_adjusted)
+                rows.append(
+                    {
+                        "benchmark": benchmark,
+                        "task_type": task_type,
+                        "answerer": answerer,
+                        "n": n,
+                        "accuracy": k / n,
+                        "ci_low": interval.low,
+                        "ci_high": interval.high,
+                        "chance": float(part["chance"].mean()),
+                        "p_above_chance": p,
+                        "p_holm": float(p_holm),
+                        "n_family": len(family),
+                        "above_chance": bool(p_holm < 1.0 - level),
+                        "ci_low_adjusted": simultaneous.low,
+                        "ci_high_adjusted": simultaneous.high,
+                        "mean_s": float(part["s"].mean()),
+                        "ci_level": level,
+                        "ci_level_adjusted": level_adjusted,
+                        "note": "",
+                    }
+                )
     for (benchmark, task_type), note in (notes or {}).items():
         for answerer in ANSWERERS:
             rows.append(

@@ -455,12 +455,14 @@ HEADLINE: tuple[Section, ...] = (
     Section(
         "shortcut_types",
         "Text-only shortcuts",
-        ("benchmark", "task_type", "n", "accuracy", "ci_low", "ci_high", "chance", "p_above_chance"),
+        ("benchmark", "task_type", "n", "accuracy", "ci_low", "ci_high", "chance", "p_holm", "above_chance"),
         "What the question text alone gives away, before any model: answerers trained on the benchmark's own "
         "questions and options (vdg shortcuts: a linear model over the words of each question-option pair and a "
         "random forest over the options' lengths, overlaps, positions and numbers, cross-validated with questions "
         "about one video kept in one fold), combined. accuracy: share of questions whose right option they pick; "
-        "chance: picking at random; CI: Wilson. A task type far above chance is answerable without the video.",
+        "chance: picking at random; CI: Wilson; p_holm: the one-sided binomial p against chance, Holm-adjusted over "
+        "the benchmark's task types (above_chance: below the level). A task type far above chance is answerable "
+        "without the video.",
         lambda table: table[table["answerer"] == "combined"],
     ),
     Section(

@@ -182,3 +182,55 @@ def test_type_summary_wilson_interval_and_binomial_p_match_statsmodels_and_scipy
     np.testing.assert_allclose(row.p_above_chance, binomtest(14, 40, 0.25, alternative="greater").pvalue, rtol=1e-9)
     none_right = type_summary(scores.assign(picked=False)).query("task_type == 't'").iloc[0]
     assert none_right.p_above_chance == binomtest(0, 40, 0.25, alternative="greater").pvalue == 1.0
+
+
+def test_the_decision_is_holm_over_the_benchmarks_task_types_with_a_simultaneous_interval():
+    """Three task types with 5, 14 and 22 right of 40 (chance 0.25): the decision is each one-sided binomial p
+    Holm-adjusted over the three (statsmodels), the adjusted interval Wilson at 1 - 0.05 / 3; Overall is a family of
+    its own."""
+    from scipy.stats import binomtest
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import proportion_confint
+
+    right = {"a": 5, "b": 14, "c": 22}
+    scores = pd.DataFrame(
+        [
+            {"benchmark": "b", "question_id": f"{t}{i}", "task_type": t, "answerer": "linear", "n_options": 4,
+             "s": 0.5, "picked": i < k, "chance": 0.25}
+            for t, k in right.items()
+            for i in range(40)
+        ]
+    )  # fmt: skip
+    table = type_summary(scores).set_index("task_type")
+    p = [binomtest(k, 40, 0.25, alternative="greater").pvalue for k in right.values()]
+    np.testing.assert_allclose(table.loc[list(right), "p_holm"], multipletests(p, method="holm")[1], rtol=1e-9)
+    assert table.loc[list(right), "above_chance"].tolist() == [
+        bool(x < 0.05) for x in multipletests(p, method="holm")[1]
+    ]
+    low, high = proportion_confint(list(right.values()), 40, alpha=0.05 / 3, method="wilson")
+    np.testing.assert_allclose(table.loc[list(right), "ci_low_adjusted"], low, atol=1e-12)
+    np.testing.assert_allclose(table.loc[list(right), "ci_high_adjusted"], high, atol=1e-12)
+    assert (table.loc[list(right), "n_family"] == 3).all()
+    overall = table.loc["Overall"]
+    assert overall.n_family == 1 and overall.p_holm == overall.p_above_chance
+    np.testing.assert_allclose([overall.ci_low_adjusted, overall.ci_high_adjusted], [overall.ci_low, overall.ci_high])
+
+
+def test_with_no_shortcut_the_family_decision_keeps_its_error_rate_and_the_simultaneous_intervals_cover():
+    """A seeded simulation of 1,000 benchmarks of five task types of 30 questions each, every pick right with
+    probability 0.25 independently (no shortcut, no cross-validation): some type is called above chance in at most
+    5% of benchmarks (Holm), and all five simultaneous intervals hold chance in at least 93% of them."""
+    rng = np.random.default_rng(20261207)
+    n_benchmarks, n_types, n = 1000, 5, 30
+    picked = rng.random((n_benchmarks, n_types, n)) < 0.25
+    b, t, q = np.indices(picked.shape)
+    columns = {"benchmark": b.ravel(), "question_id": q.ravel(), "task_type": t.ravel(), "picked": picked.ravel()}
+    scores = pd.DataFrame({**columns, "answerer": "linear", "n_options": 4, "s": 0.5, "chance": 0.25})
+    table = type_summary(scores)
+    types = table[table["task_type"] != "Overall"]
+    assert (types["n_family"] == n_types).all() and len(types) == n_benchmarks * n_types
+    any_called = types.groupby("benchmark")["above_chance"].any().mean()
+    covered = types.assign(hold=(types["ci_low_adjusted"] <= 0.25) & (0.25 <= types["ci_high_adjusted"]))
+    all_hold = covered.groupby("benchmark")["hold"].all().mean()
+    assert any_called <= 0.05 + 3 * (0.05 * 0.95 / n_benchmarks) ** 0.5, any_called
+    assert all_hold >= 0.93, all_hold

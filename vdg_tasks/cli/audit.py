@@ -76,7 +76,7 @@ def derived_docs(task: str, folder: Path) -> list[dict[str, Any]]:
 
 
 def _markdown(table: Any) -> str:
-    shown = table[["task_type", "answerer", "n", "accuracy", "ci_low", "ci_high", "chance", "p_above_chance"]]
+    shown = table[["task_type", "answerer", "n", "accuracy", "ci_low", "ci_high", "chance", "p_holm", "above_chance"]]
     return shown.to_markdown(index=False, floatfmt=".3f")
 
 

@@ -10,31 +10,20 @@ and no picture: every video condition but ``mute`` keeps the sound (``black`` to
 ``videomme_doc_to_text`` builds the prompt.
 
 Every random choice is drawn from ``rng_for("vdgsynth", seed, <stable ids>, <purpose>)``, never from ``hash()`` or a
-shared stream. What concerns one video alone (its scene count, texture, words and the order of its distractors)
-is drawn from its id. What must balance across the benchmark is drawn per *block* of consecutive videos, from the
-group of its ids (``s`` of ``s012``) and the block's number, so that within a block every option text is right
-equally often and wrong equally often:
+shared stream, and each video's from its own id, so the first ``n`` videos of a larger benchmark are the benchmark
+of ``n``. A video's colours are one uniform permutation of ``PALETTE`` whose positions are the roles (its border,
+its scenes, the ``temporal_order`` filler of a 3-scene video, the ``multi_frame`` distractors, the colours none of
+its other questions show); its ``multi_frame`` answer is its first or its last scene, at even odds; its pitch and
+the pitch question's three distractors are a uniform draw of four of ``PITCHES``; its four visual questions take
+the four answer letters in a uniform order, its ``audio_only`` question a uniform letter.
 
-- colours, blocks of ``len(PALETTE)`` (10) videos: a seeded 10 x 10 Latin square (rows the videos, columns the
-  roles; every row and every column holds every colour once) gives each video its border, its scenes (first,
-  middle, last), the ``temporal_order`` filler of a 3-scene video, the three ``multi_frame`` distractors and the
-  two colours none of its other questions show. So in a block each colour is the border of one video and a
-  ``single_frame`` distractor of three (the two unshown colours and the first middle scene), the first scene of one
-  video and another ``temporal_order`` option of three, and a ``multi_frame`` distractor of three; the
-  ``multi_frame`` answer (the first or the last scene: the middle frame shows neither) takes the first scene on
-  some cycles of the first-to-last map and the last on the others, so it too is every colour once;
-- pitches, blocks of ``len(PITCHES)`` (6) videos: a seeded 6 x 4 Latin rectangle (the pitch, three distractors);
-- answer letters, blocks of 4 videos: a seeded 4 x 4 Latin square for the visual types (each video's four visual
-  questions use every letter once, and each type every letter once per block) and a seeded permutation for
-  ``audio_only``.
-
-So, at the default 30 videos, every colour (pitch) option of a task type other than ``text_only`` is right in
-exactly a quarter of the questions that show it, and each type's answer letters differ in count by at most one: a
-text-only answerer cannot learn which option texts tend to be right. (``vdg shortcuts``' cross-validated answerers
-even score below chance on these types: the right options of the questions a fold holds out are, by this balance, the
-ones its training folds saw right less often. Below chance is no shortcut.) Other sizes are balanced in their full
-blocks and near it in the last. A video depends on the other videos of its block but not on how many are generated: the
-first ``n`` videos of a larger benchmark are the benchmark of ``n``.
+So every option text of a task type other than ``text_only`` is, by symmetry, right with probability exactly one
+in four whenever a question shows it, and every answer letter is equally likely, question by question and
+independently across videos: the text says nothing about the answer, and what a cross-validated text-only answerer
+learns from one fold tells it nothing about another. (An earlier design balanced them exactly, every colour right
+in exactly a quarter of the questions showing it; cross-validation then scored *below* chance, since the right
+options of the questions a fold holds out were exactly those its training folds saw right less often.)
+``vdg shortcuts`` reads the types' accuracies against the family of task types (Holm, Bonferroni intervals).
 
 Only ``text_only`` carries a text shortcut, by construction (the question quotes its answer): it is what
 ``vdg shortcuts`` finds and ``vdg debias`` removes. No other question's own text says anything about its answer
@@ -54,9 +43,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -184,47 +171,6 @@ def _video_id(i: int) -> str:
     return f"s{i:03d}"
 
 
-#: Consecutive videos that together use every colour, pitch and answer letter equally often (see the docstring).
-_COLOUR_BLOCK = len(PALETTE)
-_PITCH_BLOCK = len(PITCHES)
-_LETTER_BLOCK = len(LETTERS)
-_NUMBERED = re.compile(r"^(.*?)(\d+)$")
-
-
-def _place(video_id: str, block: int) -> tuple[str, int, int]:
-    """(group, block number, row in the block) of ``video_id`` for blocks of ``block`` videos: ``s012`` is video 12
-    of group ``s``; an id that does not end in a number is video 0 of a group of its own."""
-    m = _NUMBERED.match(video_id)
-    group, number = (m.group(1), int(m.group(2))) if m else (video_id, 0)
-    return group, number // block, number % block
-
-
-def _latin(rng: np.random.Generator, n: int, n_cols: int) -> np.ndarray:
-    """An ``n x n_cols`` Latin rectangle of the symbols ``0..n-1`` (``n_cols <= n``): no symbol twice in a row,
-    every column a permutation. Column by column, each a perfect matching of rows to the symbols their row lacks,
-    found by augmenting paths tried in orders ``rng`` draws (a Latin rectangle always extends: Hall's theorem)."""
-    table = np.full((n, n_cols), -1, dtype=int)
-    for col in range(n_cols):
-        candidates = [[int(s) for s in rng.permutation(n) if s not in table[row, :col]] for row in range(n)]
-        owner = [-1] * n  # symbol -> row
-
-        def take(row: int, seen: set[int], candidates: list[list[int]] = candidates, owner: list[int] = owner) -> bool:
-            for symbol in candidates[row]:
-                if symbol not in seen:
-                    seen.add(symbol)
-                    if owner[symbol] < 0 or take(owner[symbol], seen):
-                        owner[symbol] = row
-                        return True
-            return False
-
-        for row in rng.permutation(n):
-            if not take(int(row), set()):  # pragma: no cover - impossible by Hall's theorem
-                raise RuntimeError(f"no column {col} extends the Latin rectangle")
-        for symbol, row in enumerate(owner):
-            table[row, col] = symbol
-    return table
-
-
 @dataclass(frozen=True)
 class _Colours:
     """One video's colours: its ``VideoSpec`` part and the options its questions show besides the answer."""
@@ -241,48 +187,11 @@ class _Colours:
 _BORDER, _FIRST, _LAST, _MIDDLE, _MIDDLE2, _MULTI_D, _UNSHOWN = 0, 1, 2, 3, 4, (5, 6, 7), (8, 9)
 
 
-@functools.lru_cache(maxsize=256)
-def _colour_block(group: str, block: int, seed: int) -> tuple[tuple[tuple[str, ...], str], ...]:
-    """Per video of one colour block: its row of the colour square (roles by column) and its multi_frame answer."""
-    names = list(PALETTE)
-    rng = rng_for(BENCHMARK, seed, "block", group, block, "colours")
-    square = [tuple(names[j] for j in row) for row in _latin(rng, len(names), len(names))]
-    # the multi_frame answer: the first scene or the last. first -> last maps colours one to one; choosing, per
-    # cycle of that map, the first scene for all its videos or the last for all keeps the answers a permutation
-    row_of_first = {row[_FIRST]: i for i, row in enumerate(square)}
-    multi: dict[int, str] = {}
-    for start in range(len(square)):
-        if start in multi:
-            continue
-        cycle, row = [], start
-        while row not in cycle:
-            cycle.append(row)
-            row = row_of_first[square[row][_LAST]]
-        role = _FIRST if rng.random() < 0.5 else _LAST
-        multi.update({i: square[i][role] for i in cycle})
-    return tuple((row, multi[i]) for i, row in enumerate(square))
-
-
-@functools.lru_cache(maxsize=256)
-def _pitch_block(group: str, block: int, seed: int) -> tuple[tuple[str, ...], ...]:
-    """Per video of one pitch block: its pitch, then the three distractors of its pitch question."""
-    names = list(PITCHES)
-    square = _latin(rng_for(BENCHMARK, seed, "block", group, block, "pitches"), len(names), 4)
-    return tuple(tuple(names[j] for j in row) for row in square)
-
-
-@functools.lru_cache(maxsize=256)
-def _letter_block(group: str, block: int, seed: int) -> tuple[tuple[str, ...], ...]:
-    """Per video of one letter block: the answer letters of its ``TASK_TYPES`` questions, then of its audio one."""
-    rng = rng_for(BENCHMARK, seed, "block", group, block, "letters")
-    visual = _latin(rng, len(LETTERS), len(TASK_TYPES))
-    audio = rng.permutation(len(LETTERS))
-    return tuple(tuple(LETTERS[j] for j in (*row, audio[i])) for i, row in enumerate(visual))
-
-
 def _colours(video_id: str, seed: int) -> _Colours:
-    group, block, i = _place(video_id, _COLOUR_BLOCK)
-    row, multi_answer = _colour_block(group, block, seed)[i]
+    rng = rng_for(BENCHMARK, seed, video_id, "colours")
+    names = list(PALETTE)
+    row = tuple(names[j] for j in rng.permutation(len(names)))  # the colours of the roles, by column
+    multi_answer = row[_FIRST] if rng.random() < 0.5 else row[_LAST]
     four = bool(rng_for(BENCHMARK, seed, video_id, "scene_count").random() < 0.5)
     middle = (row[_MIDDLE], row[_MIDDLE2]) if four else (row[_MIDDLE],)
     return _Colours(
@@ -296,17 +205,20 @@ def _colours(video_id: str, seed: int) -> _Colours:
 
 
 def _pitches(video_id: str, seed: int) -> tuple[str, ...]:
-    group, block, row = _place(video_id, _PITCH_BLOCK)
-    return _pitch_block(group, block, seed)[row]
+    """The video's pitch, then the three distractors of its pitch question."""
+    names = list(PITCHES)
+    return tuple(names[j] for j in rng_for(BENCHMARK, seed, video_id, "pitches").permutation(len(names))[:4])
 
 
 def _letters(video_id: str, seed: int) -> tuple[str, ...]:
-    group, block, row = _place(video_id, _LETTER_BLOCK)
-    return _letter_block(group, block, seed)[row]
+    """The answer letters of the video's ``TASK_TYPES`` questions (each letter once), then of its audio one."""
+    rng = rng_for(BENCHMARK, seed, video_id, "letters")
+    visual = rng.permutation(len(LETTERS))[: len(TASK_TYPES)]
+    return tuple(LETTERS[j] for j in (*visual, int(rng.integers(len(LETTERS)))))
 
 
 def video_spec(video_id: str, seed: int = 0, n_frames: int = 128) -> VideoSpec:
-    """The seeded colours and pitch of ``video_id`` (drawn for its block of videos: see the module docstring)."""
+    """The seeded colours and pitch of ``video_id`` (drawn from its id: see the module docstring)."""
     colours = _colours(video_id, seed)
     return VideoSpec(video_id, colours.border, colours.scenes, n_frames, _pitches(video_id, seed)[0])
 

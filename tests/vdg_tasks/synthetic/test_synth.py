@@ -14,7 +14,9 @@ import av
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import binom
+from scipy.stats import binomtest, chisquare
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
 import vdg_tasks.synthetic.synth as synth
 from postprocess.settings import ReportSettings
@@ -203,56 +205,61 @@ def _option_counts(records: list[dict]) -> dict[str, tuple[Counter, Counter]]:
     return out
 
 
-@pytest.mark.parametrize("n_videos", [synth.N_VIDEOS, 12, 17])
-def test_every_option_text_but_text_only_s_is_right_in_a_quarter_of_the_questions_that_show_it(n_videos):
-    """No option text predicts whether it is right: P(right | shown) = 1/4 for every colour and pitch, exactly at the
-    default size (whole colour and pitch blocks); at other sizes its right count is within 3/4 of a quarter of its
-    shown count (what the last, partial block can add)."""
-    for seed in range(3):
-        counts = _option_counts(_many_records([seed], n_videos))
-        for task_type, (shown, right) in counts.items():
-            if task_type == "text_only":
-                continue  # answerable from the text by design
+def test_every_option_text_but_text_only_s_is_right_in_a_quarter_of_the_questions_that_show_it():
+    """No option text predicts whether it is right: over many benchmarks, each colour and pitch is right in a
+    quarter of the questions that show it (an exact binomial test each, at 0.001 Bonferroni-adjusted over the texts:
+    at these counts a text the design favoured by 8 points fails, sampling noise does not)."""
+    counts = _option_counts(_many_records(range(200)))
+    tests = [(t, text, right[text], n) for t, (shown, right) in counts.items() if t != "text_only" for text, n in
+             shown.items()]  # fmt: skip
+    for task_type, (shown, _) in counts.items():
+        if task_type != "text_only":
             assert set(shown) == set(PITCHES if task_type == AUDIO_TASK_TYPE else PALETTE), task_type
-            for text, n in shown.items():
-                assert abs(right[text] - n / 4) <= 0.75, (seed, task_type, text, right[text], n)
-                if n_videos == synth.N_VIDEOS:
-                    assert right[text] * 4 == n, (seed, task_type, text, right[text], n)
+    for task_type, text, k, n in tests:
+        assert n >= 800, (task_type, text, n)
+        assert binomtest(k, n, 0.25).pvalue > 0.001 / len(tests), (task_type, text, k, n)
 
 
-@pytest.mark.parametrize("n_videos", [synth.N_VIDEOS, 12, 17])
-def test_every_task_type_uses_every_answer_letter_equally_often(n_videos):
-    for seed in range(3):
-        records = _many_records([seed], n_videos)
-        for task_type in [*TASK_TYPES, AUDIO_TASK_TYPE]:
-            counts = Counter(r["answer"] for r in records if r["task_type"] == task_type)
-            assert set(counts) <= set("ABCD") and sum(counts.values()) == n_videos
-            assert max(counts.values()) - min(counts.get(L, 0) for L in "ABCD") <= 1, (seed, task_type, counts)
+def test_every_task_type_uses_every_answer_letter_equally_often():
+    """Each task type's answer letters are uniform over many benchmarks (a chi-square test each, Bonferroni over the
+    types; each video's visual questions use every letter once: test_answer_letters_are_balanced)."""
+    records = _many_records(range(40))
+    types = [*TASK_TYPES, AUDIO_TASK_TYPE]
+    for task_type in types:
+        counts = Counter(r["answer"] for r in records if r["task_type"] == task_type)
+        assert set(counts) == set("ABCD"), (task_type, counts)
+        assert chisquare([counts[letter] for letter in "ABCD"]).pvalue > 0.01 / len(types), (task_type, counts)
 
 
 def test_vdg_shortcuts_finds_text_only_and_nothing_else(tmp_path):
-    """``vdg shortcuts`` on the default benchmark: the text answers text_only; every other question's text is no
-    better than chance. (Below chance is expected: with every option right in exactly a quarter of the questions
-    showing it, the questions a fold holds out are those whose right options the training folds saw right less
-    often. Below chance is no shortcut.)"""
+    """``vdg shortcuts`` on the default benchmark: the text gives text_only's answers away; for every other type,
+    chance lies within the interval simultaneous over the benchmark's task types, and no type is called above
+    chance after Holm. The table's tests are recomputed here with scipy and statsmodels."""
     from vdg_tasks.cli import main
 
     docs = tmp_path / "questions.jsonl"
     docs.write_text("".join(json.dumps(r) + "\n" for r in _many_records([0], synth.N_VIDEOS)), encoding="utf-8")
     assert main(["shortcuts", "vdgsynth", "--docs", str(docs), "--out", str(tmp_path / "out")]) == 0
     scores = pd.read_csv(tmp_path / "out" / "shortcuts.csv")
+    types = pd.read_csv(tmp_path / "out" / "shortcut_types.csv", keep_default_na=False)
     assert set(scores["answerer"]) == {"linear", "forest", "combined"}
     assert (scores["chance"] == 0.25).all()
-    for (task_type, answerer), group in scores.groupby(["task_type", "answerer"]):
-        n, k = len(group), int(group["picked"].sum())
-        above_chance = binom.sf(k - 1, n, 0.25)  # P(X >= k) for a text no better than chance
-        quoted = task_type == "text_only"  # the question quotes its answer
-        if quoted and answerer != "linear":
-            assert k >= 0.9 * n, (task_type, answerer, k, n)  # found (nearly) every time
-        elif quoted:  # the linear answerer finds fewer, still above chance
-            assert above_chance < 0.05, (task_type, answerer, k, n)
-        else:
-            assert above_chance > 0.05, (task_type, answerer, k, n)
+    for answerer, rows in types[types["task_type"] != "Overall"].groupby("answerer"):
+        counts = scores[scores["answerer"] == answerer].groupby("task_type")["picked"].agg(["sum", "count"])
+        rows = rows.set_index("task_type").loc[counts.index]
+        p = [binomtest(int(k), int(n), 0.25, alternative="greater").pvalue for k, n in counts.to_numpy()]
+        p_holm = multipletests(p, method="holm")[1]
+        low, high = proportion_confint(counts["sum"], counts["count"], alpha=0.05 / len(counts), method="wilson")
+        np.testing.assert_allclose(rows["p_holm"].astype(float), p_holm, rtol=1e-9)
+        np.testing.assert_allclose(rows["ci_low_adjusted"].astype(float), low, rtol=1e-9)
+        np.testing.assert_allclose(rows["ci_high_adjusted"].astype(float), high, rtol=1e-9)
+        for task_type, (k, n), ph, lo, hi in zip(counts.index, counts.to_numpy(), p_holm, low, high, strict=True):
+            if task_type == "text_only":  # the question quotes its answer
+                assert ph < 0.05, (answerer, k, n)
+                if answerer != "linear":
+                    assert k >= 0.9 * n, (answerer, k, n)  # found (nearly) every time
+            else:
+                assert ph >= 0.05 and lo <= 0.25 <= hi, (task_type, answerer, k, n, lo, hi)
 
 
 def test_no_constant_letter_or_text_heuristic_beats_chance_per_task_type():
