@@ -217,11 +217,11 @@ def test_the_decision_is_holm_over_the_benchmarks_task_types_with_a_simultaneous
 
 
 def test_with_no_shortcut_the_family_decision_keeps_its_error_rate_and_the_simultaneous_intervals_cover():
-    """A seeded simulation of 1,000 benchmarks of five task types of 30 questions each, every pick right with
+    """A seeded simulation of 600 benchmarks of five task types of 30 questions each, every pick right with
     probability 0.25 independently (no shortcut, no cross-validation): some type is called above chance in at most
     5% of benchmarks (Holm), and all five simultaneous intervals hold chance in at least 93% of them."""
     rng = np.random.default_rng(20261207)
-    n_benchmarks, n_types, n = 1000, 5, 30
+    n_benchmarks, n_types, n = 600, 5, 30
     picked = rng.random((n_benchmarks, n_types, n)) < 0.25
     b, t, q = np.indices(picked.shape)
     columns = {"benchmark": b.ravel(), "question_id": q.ravel(), "task_type": t.ravel(), "picked": picked.ravel()}
