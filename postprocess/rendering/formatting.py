@@ -124,6 +124,13 @@ def is_pvalue(column: str) -> bool:
     return column == "p" or column.startswith("p_") or column.endswith("_p") or "pvalue" in column
 
 
+def brief_p(p: float) -> str:
+    """A p-value as a terminal line reads it: ``<0.001`` below that, else three decimals (empty when missing)."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _is_count(column: str) -> bool:
     return column in {"n", "d", "c", "k", "b01", "b10"} or column.startswith("n_") or column.endswith("_n")
 

@@ -9,6 +9,7 @@ take.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from postprocess.debias import (
     removed_per_type,
     type_sizes,
 )
+from postprocess.rendering.formatting import brief_p
 from postprocess.shortcuts import shortcut_scores
 from vdg_tasks.cli.common import fail
 from vdg_tasks.data import question_sets
@@ -77,7 +79,13 @@ def derived_docs(task: str, folder: Path) -> list[dict[str, Any]]:
 
 def _markdown(table: Any) -> str:
     shown = table[["task_type", "answerer", "n", "accuracy", "ci_low", "ci_high", "chance", "p_holm", "above_chance"]]
-    return shown.to_markdown(index=False, floatfmt=".3f")
+    return shown.assign(p_holm=shown["p_holm"].map(brief_p)).to_markdown(index=False, floatfmt=".3f")
+
+
+def default_out(benchmark: str) -> Path:
+    """``shortcuts_<benchmark>`` in the working folder, the name kept to letters, digits, ``-`` and ``_`` (a
+    benchmark name never reaches outside the folder)."""
+    return Path("shortcuts_" + re.sub(r"[^A-Za-z0-9_-]", "_", benchmark))
 
 
 def cmd_shortcuts(args: argparse.Namespace) -> int:
@@ -86,7 +94,7 @@ def cmd_shortcuts(args: argparse.Namespace) -> int:
         scores, types = shortcut_scores(questions)
     except (ValueError, OSError) as exc:
         return fail("shortcuts", exc)
-    out = Path(args.out)
+    out = Path(args.out) if args.out else default_out(args.benchmark)
     out.mkdir(parents=True, exist_ok=True)
     scores.to_csv(out / SHORTCUTS_CSV, index=False)
     types.to_csv(out / SHORTCUT_TYPES_CSV, index=False)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import os
+import sys
+from importlib import metadata
 from pathlib import Path
 
 from vdg_tasks.cli.audit import cmd_debias, cmd_shortcuts
@@ -58,6 +61,28 @@ def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
     return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
 
 
+#: Commands that maintain vdg itself, listed apart from the user's in ``vdg --help``.
+DEVELOPER_COMMANDS: dict[str, str] = {
+    "write-yamls": "regenerate yaml_tasks/ from the condition declarations",
+    "schema": "regenerate docs/report-schema.md from the declared columns",
+}
+
+
+def _developer(sub, name: str) -> argparse.ArgumentParser:
+    """A developer command: parsed as any other, listed in the help's epilog rather than among the user's."""
+    sub._choices_actions = [a for a in sub._choices_actions if a.dest != name]  # added below, without a help line
+    p = sub.add_parser(name, description=DEVELOPER_COMMANDS[name], formatter_class=_HelpFormatter)
+    return p
+
+
+def version() -> str:
+    """The installed vdg's version (``unknown`` when vdg runs from a source tree that was never installed)."""
+    try:
+        return metadata.version("vdg")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     # vdg_tasks.jobs.materialize.default_workers and vdg_tasks.lmms.yamlgen.YAML_ROOT, without importing those
     # modules of the model side, which vdg --help does not load (tests/vdg_tasks/cli/test_cli_imports.py checks).
@@ -67,7 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         except (AttributeError, OSError):
             return max(1, os.cpu_count() or 1)
 
-    parser = argparse.ArgumentParser(prog="vdg", description=SUMMARY, formatter_class=_HelpFormatter)
+    epilog = "developer commands:\n" + "\n".join(f"  {name:<13} {text}" for name, text in DEVELOPER_COMMANDS.items())
+    parser = argparse.ArgumentParser(
+        prog="vdg", description=SUMMARY, epilog=epilog, formatter_class=_RawEpilogFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"vdg {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     _add = functools.partial(_subcommand, sub)
 
@@ -167,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks-dir", help="lmms-eval's task folder (default: <lmms_eval>/tasks of this environment)")
     p.set_defaults(func=cmd_register)
 
-    p = _add("write-yamls", help="regenerate yaml_tasks/ from the condition declarations")
+    p = _developer(sub, "write-yamls")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="only check the committed files are up to date")
     mode.add_argument(
@@ -269,7 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark, as vdg names it (or any name, with --docs)")
     p.add_argument("--docs", metavar="FILE", help=docs_help)
     p.add_argument("--derived", metavar="DIR", help=derived_help)
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for shortcuts.csv and shortcut_types.csv")
+    p.add_argument(
+        "--out", metavar="DIR", help="folder for shortcuts.csv and shortcut_types.csv (default: shortcuts_BENCHMARK)"
+    )
     p.set_defaults(func=cmd_shortcuts)
 
     p = _add("debias", help="iterative bias pruning to a question set, with random-pruning controls")
@@ -341,15 +372,50 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("counts", nargs="+", metavar="C", help="observed counts, one per category")
     p.set_defaults(func=cmd_stats)
 
-    p = _add("schema", help="regenerate docs/report-schema.md from the declared columns")
+    p = _developer(sub, "schema")
     p.add_argument("--check", action="store_true", help="only check the committed file is up to date")
     p.add_argument("--out", help="write here instead of docs/report-schema.md")
     p.set_defaults(func=cmd_schema)
     return parser
 
 
+class _RawEpilogFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's lines (the developer commands) as written."""
+
+
+def _unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The one line for a first word that is no command (with the closest commands), or None."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    if argv[0] in commands:
+        return None
+    close = difflib.get_close_matches(argv[0], list(commands), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "; `vdg --help` lists them"
+    return f"vdg: no command {argv[0]!r}{hint}"
+
+
+def _report_without_inputs(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The one line for ``vdg report``/``leaderboard`` given neither a run folder nor a predictions file."""
+    if len(argv) < 1 or argv[0] not in ("report", "leaderboard") or any(a in ("-h", "--help") for a in argv):
+        return None
+    args, _ = parser.parse_known_args([argv[0], *argv[1:], "--out", "_"])
+    if args.runs or args.predictions:
+        return None
+    return (
+        f"vdg {argv[0]}: nothing to read: give lmms-eval output folders (vdg {argv[0]} RUN_DIR ... --out DIR) or "
+        "prediction files (--predictions MODEL=FILE)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    for problem in (_unknown_command(parser, words), _report_without_inputs(parser, words)):
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+    args = parser.parse_args(words)
     refused = conditions_refused()
     if refused:
         return refused

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from postprocess.rendering.formatting import (
+    brief_p,
     conventions,
     display_columns,
     drop_blank_columns,
@@ -327,3 +328,9 @@ def test_a_pipe_or_a_line_break_in_a_cell_stays_in_its_cell():
     for line in lines[2:]:
         assert len(re.findall(r"(?<!\\)\|", line)) == 3, line
     assert "a\\|b" in lines[2] and "two lines" in lines[3] and len(lines) == 4
+
+
+@pytest.mark.parametrize(("p", "text"), [(0.0, "<0.001"), (0.000999, "<0.001"), (0.001, "0.001"), (0.0123, "0.012"),
+                                         (1.0, "1.000"), (float("nan"), "")])  # fmt: skip
+def test_a_terminal_p_value_is_below_a_thousandth_or_three_decimals(p, text):
+    assert brief_p(p) == text

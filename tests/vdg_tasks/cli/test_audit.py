@@ -171,3 +171,13 @@ def test_debias_replaces_an_earlier_runs_sets(audited, tmp_path, capsys):
     assert main([*args, "--controls", "1", "--out", str(out)]) == 0
     assert sorted(p.stem for p in out.glob("*.json")) == ["debiased", "matched_00", "uniform_00"]
     assert "removed 7 question sets an earlier run wrote" in capsys.readouterr().err
+
+
+def test_shortcuts_writes_into_a_folder_of_the_benchmarks_name_by_default(tmp_path, monkeypatch, capsys):
+    docs = write_shortcut_docs(tmp_path / "docs.jsonl", per_task_type=12, seed=1)
+    monkeypatch.chdir(tmp_path)
+    assert main(["shortcuts", "../out of/planted", "--docs", str(docs)]) == 0  # a name that is no folder name
+    written = tmp_path / "shortcuts____out_of_planted"
+    assert (written / "shortcuts.csv").is_file() and (written / "shortcut_types.csv").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", written.name]
+    assert "<0.001" in capsys.readouterr().out  # the planted shortcuts' p-values, not 0.000
