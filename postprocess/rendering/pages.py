@@ -30,6 +30,7 @@ from postprocess.rendering.formatting import (
     nonblank,
     shown_rows,
 )
+from postprocess.rendering.glance import glance_html, glance_markdown
 from postprocess.rendering.sections import GROUPS, HEADLINE, Section
 from postprocess.stats import json_ready
 from vdg_tasks.vocabulary.untrusted import redact_value
@@ -414,6 +415,7 @@ def markdown_with_plots(layout: _Layout, plots: Sequence[Path]) -> str:
 def markdown_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     info = _analysis_info()
     parts = ["# vdg report", ""]
+    parts += glance_markdown(tables)
     parts += _findings_markdown(tables)
     parts += _summary_markdown(tables)
     group = ""
@@ -569,6 +571,10 @@ def html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
         return f'<p class="flag">{html.escape(title_text)}</p><ul>{items}</ul>' if lines else ""
 
+    first_screen = glance_html(tables)
+    if first_screen:
+        sections.append(first_screen)
+        toc.append(("at-a-glance", "At a glance"))
     paragraphs = findings_paragraphs(tables)
     if paragraphs:
         sections.append(

@@ -152,11 +152,12 @@ def test_probe_vdg_rows_and_markdown(report):
 
 def test_the_report_opens_with_the_findings_of_every_model_in_words(report):
     md, findings = report["md"], report["findings"]
-    assert md.startswith("# vdg report\n\n## Findings\n")
-    first_table = md.index("\n|")
+    assert md.startswith("# vdg report\n\n## At a glance\n")  # the headline and task-type grid, then the words
+    start = md.index("\n## Findings\n")
+    end = md.index("\n## ", start + 1)
     assert set(findings["model"]) == set(report["vdg"]["model"])
     for row in findings.itertuples():
-        assert 0 < md.index(row.sentence) < first_table, row.sentence  # every sentence, before any table
+        assert start < md.index(row.sentence) < end, row.sentence  # every sentence, in the Findings
     # the probe's video sentence carries the vdg table's Overall VDG and CI (one decimal, in points)
     video = findings[(findings.model == "probe") & (findings.topic == "video")].iloc[0]
     overall = report["vdg"].set_index(["model", "task_type"]).loc[("probe", "Overall")]

@@ -14,6 +14,7 @@ from postprocess.judge import JudgeError
 from postprocess.leaderboard import MergeError, merge_leaderboard
 from postprocess.pipeline import make_report
 from postprocess.reading.inputs import ReportInputs, load_inputs
+from postprocess.rendering.glance import terminal_lines
 from postprocess.rendering.schema import SCHEMA_PATH, schema_is_current, write_schema
 from postprocess.report import compute_tables
 from postprocess.settings import ReportSettings
@@ -128,8 +129,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     except (ValueError, JudgeError) as exc:  # postprocess.reading.lmms_eval_logs.LogError is a ValueError
         return fail("report", exc)
-    print(written)
-    print(f"report written to {written.path}", file=sys.stderr)  # stdout is report.md itself
+    print("\n".join(terminal_lines(written)))
+    print(f"report written to {written.path}", file=sys.stderr)  # report.md, report.html, report.json, the CSVs
     return 0
 
 

@@ -236,11 +236,11 @@ def test_task_types_of_equal_vdg_are_never_called_most_and_least_visual():
     assert tables["task_type_contrast"]["p_holm"].iloc[0] > 0.5
 
 
-def test_report_md_opens_with_the_findings():
+def test_report_md_opens_with_the_first_screen_then_the_findings():
     tables = _tables()
     markdown = render_markdown(tables)
     headings = re.findall(r"^## (.+)$", markdown, flags=re.M)
-    assert headings[0] == "Findings"
+    assert headings[:2] == ["At a glance", "Findings"]
     first = tables["findings"]["sentence"].iloc[0]
     assert markdown.index(first) < markdown.index("## Summary")
     assert "Findings" in render_html(tables) and html.escape(first) in render_html(tables)

@@ -50,8 +50,8 @@ def test_a_broken_run_is_flagged_next_to_its_vdg(broken):
         summary.loc["fine", "tier"] in ("high", "mid", "low", "too small") or "straddles" in summary.loc["fine", "tier"]
     )
     md = render_markdown(broken)
-    assert md.startswith("# vdg report\n\n## Findings\n")
-    first_screen = md.split("\n## ", 3)[2]
+    assert md.startswith("# vdg report\n\n## At a glance\n")
+    first_screen = md.split("\n## ", 4)[3]  # after the headline and the Findings
     assert first_screen.startswith("Summary\n")
     assert "**1 of 2 model runs have flags:**" in first_screen
     assert "- broken / egoschema: orig: all 29 answers unparsed" in first_screen

@@ -1,0 +1,163 @@
+"""The report's first screen: per benchmark, one compact headline table and a task type x model grid of VDG.
+
+The headline reads the ``summary`` table (accuracy with the video, the Overall VDG with its CI, its tier and how
+many flags the run has, linked to them); the grid reads ``tiers``' rows of one model (each task type's VDG and its
+tier, from the CI). Both are views of tables the report writes anyway: nothing here computes a number.
+``terminal_lines`` is what ``vdg report`` prints: this first screen and the Findings, cut to a terminal's page.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+from tabulate import tabulate
+
+from postprocess.rendering.formatting import format_value
+
+OVERALL = "Overall"
+
+#: The most lines ``terminal_lines`` gives (the report's path follows them).
+TERMINAL_LINES = 38
+
+GLANCE_INTRO = (
+    "Per model: accuracy with the video, the Visual Dependency Gap (VDG = accuracy with the video - accuracy with a "
+    "black screen of the same length, on the same questions) with its 95% CI, its tier and how many flags the run "
+    "has (listed under Summary). Below, each task type's VDG and tier per model: which task types need the video."
+)
+
+
+def _short_tier(tier: object) -> str:
+    """A tier without its reason: ``mid/low (CI straddles 0.10)`` -> ``mid/low``."""
+    return str(tier).split(" (", 1)[0] if isinstance(tier, str) else ""
+
+
+def _vdg_with_ci(vdg: object, low: object, high: object) -> str:
+    shown = format_value("vdg", vdg)
+    if not shown:
+        return ""
+    low_text, high_text = format_value("vdg", low), format_value("vdg", high)
+    return f"{shown} [{low_text}, {high_text}]" if low_text and high_text else shown
+
+
+def headline(summary: pd.DataFrame, benchmark: str) -> pd.DataFrame:
+    """The headline rows of ``benchmark`` as text: model, accuracy, VDG [CI], tier, flags (how many); a column the
+    summary lacks is blank."""
+    rows = summary[summary["benchmark"] == benchmark]
+    rows = rows.reindex(columns=list(dict.fromkeys([*rows.columns, "acc_orig", "vdg", "ci_low", "ci_high", "tier"])))
+    flags = rows["flags"].fillna("").astype(str) if "flags" in rows else pd.Series("", index=rows.index)
+    return pd.DataFrame(
+        {
+            "model": rows["model"].astype(str),
+            "accuracy": [format_value("acc_orig", v) for v in rows["acc_orig"]],
+            "VDG [95% CI]": [
+                _vdg_with_ci(v, lo, hi) for v, lo, hi in zip(rows["vdg"], rows["ci_low"], rows["ci_high"], strict=True)
+            ],
+            "tier": [_short_tier(t) for t in rows["tier"]],
+            "flags": [str(len(f.split(","))) if f else "" for f in flags],
+        }
+    )
+
+
+def grid(tiers: pd.DataFrame, benchmark: str, models: Sequence[str]) -> pd.DataFrame:
+    """Task type x model, each cell the task type's VDG and short tier (``+0.180 mid/low``), Overall last; blank where
+    the model has no row for the task type."""
+    own = tiers[(tiers["benchmark"] == benchmark) & (tiers["n_models"] == 1) & tiers["model"].isin(models)]
+    cells = {
+        (str(r.task_type), str(r.model)): f"{format_value('vdg', r.vdg)} {_short_tier(r.tier)}".strip()
+        for r in own.itertuples()
+    }
+    task_types = sorted({t for t, _ in cells if t != OVERALL}) + (
+        [OVERALL] if any(t == OVERALL for t, _ in cells) else []
+    )
+    return pd.DataFrame(
+        {"task type": task_types, **{m: [cells.get((t, m), "") for t in task_types] for m in models}}, dtype=object
+    )
+
+
+def glance(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, pd.DataFrame, pd.DataFrame]]:
+    """(benchmark, headline, grid) per benchmark of the ``summary`` table, in its order."""
+    summary = tables.get("summary")
+    if summary is None or not len(summary):
+        return []
+    tiers = tables.get("tiers")
+    out = []
+    for benchmark in dict.fromkeys(summary["benchmark"].astype(str)):
+        head = headline(summary, benchmark)
+        by_type = (
+            grid(tiers, benchmark, head["model"].tolist())
+            if tiers is not None and len(tiers) and "n_models" in tiers
+            else pd.DataFrame()
+        )
+        out.append((benchmark, head, by_type))
+    return out
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    align = ["left"] + ["right" if c in ("accuracy", "VDG [95% CI]", "flags") else "left" for c in table.columns[1:]]
+    return tabulate(table.values.tolist(), headers=list(table.columns), tablefmt="pipe", colalign=align,
+                    disable_numparse=True)  # fmt: skip
+
+
+def glance_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The first screen of report.md (no lines when there is no summary)."""
+    blocks = glance(tables)
+    if not blocks:
+        return []
+    parts = ["## At a glance", "", GLANCE_INTRO, ""]
+    for benchmark, head, by_type in blocks:
+        parts += [f"### {benchmark}", "", _markdown(head), ""]
+        if len(by_type):
+            parts += [_markdown(by_type), ""]
+    return parts
+
+
+def _html_table(table: pd.DataFrame, flags_link: bool = False) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    body = []
+    for row in table.itertuples(index=False):
+        cells = []
+        for column, value in zip(table.columns, row, strict=True):
+            text = html.escape(str(value))
+            if flags_link and column == "flags" and text:
+                text = f'<a href="#summary">{text}</a>'
+            cells.append(f'<td class="{"t" if column in ("model", "task type", "tier") else ""}">{text}</td>')
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def glance_html(tables: Mapping[str, pd.DataFrame]) -> str:
+    """The first screen of report.html ('' when there is no summary)."""
+    blocks = glance(tables)
+    if not blocks:
+        return ""
+    parts = ['<h2 id="at-a-glance">At a glance</h2>', f"<p>{html.escape(GLANCE_INTRO)}</p>"]
+    for benchmark, head, by_type in blocks:
+        parts += [f"<h3>{html.escape(benchmark)}</h3>", _html_table(head, flags_link=True)]
+        if len(by_type):
+            parts.append(_html_table(by_type))
+    return "\n".join(parts)
+
+
+def terminal_lines(markdown: str, limit: int = TERMINAL_LINES) -> list[str]:
+    """What ``vdg report`` prints of ``markdown`` (report.md): the tables it could not compute (one line each, first:
+    they are what a reader must not miss), its first screen and its Findings, at most ``limit`` lines, the last
+    saying how many more report.md holds when they do not fit."""
+    wanted: list[str] = []
+    keep = False
+    lines = markdown.splitlines()
+    skipped = list(dict.fromkeys(line for line in lines if line.startswith("- ") and " was skipped: " in line))
+    if skipped:
+        wanted += ["Not computed:", *skipped, ""]
+    for line in lines:
+        if line.startswith("## "):
+            keep = line in ("## At a glance", "## Findings")
+        if keep:
+            wanted.append(line)
+    while wanted and not wanted[-1].strip():
+        wanted.pop()
+    if len(wanted) <= limit:
+        return wanted
+    shown = wanted[: limit - 1]
+    return [*shown, f"... {len(wanted) - len(shown)} more lines of these sections in report.md"]

@@ -1,0 +1,81 @@
+"""postprocess.rendering.glance: the report's first screen (headline and task-type grid per benchmark) and what
+``vdg report`` prints, checked against the summary and tiers tables of the reference predictions."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from postprocess.rendering.glance import TERMINAL_LINES, glance, grid, headline, terminal_lines
+from postprocess.rendering.pages import render_html, render_markdown
+from tests.helpers.report_tables import reference_tables
+
+
+def test_the_headline_quotes_the_summary_row_of_each_model():
+    summary = reference_tables()["summary"]
+    shown = headline(summary, "videomme").set_index("model")
+    for row in summary.itertuples():
+        cells = shown.loc[row.model]
+        assert cells["accuracy"] == f"{row.acc_orig:.3f}"
+        assert cells["VDG [95% CI]"] == f"{row.vdg:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
+        assert cells["tier"] == row.tier.split(" (")[0]
+        assert cells["flags"] == (str(len(row.flags.split(","))) if row.flags else "")
+    assert "conditions" not in shown.columns
+
+
+def test_the_grid_holds_each_models_own_vdg_and_tier_per_task_type_overall_last():
+    tables = reference_tables()
+    tiers = tables["tiers"]
+    own = tiers[tiers["n_models"] == 1]
+    models = sorted(own["model"].unique())
+    table = grid(tiers, "videomme", models).set_index("task type")
+    assert list(table.index)[-1] == "Overall" and list(table.columns) == models
+    for row in own.itertuples():
+        vdg, tier = table.loc[row.task_type, row.model].split(" ", 1)
+        assert float(vdg) == round(row.vdg, 3) and row.tier.startswith(tier)
+    assert len(table) == own["task_type"].nunique()
+
+
+def test_a_model_without_a_task_type_has_a_blank_cell():
+    tiers = pd.DataFrame(
+        [("m", "b", "T1", 1, 0.2, "mid"), ("n", "b", "T2", 1, -0.1, "low"), ("all", "b", "T1", 2, 0.0, "low")],
+        columns=["model", "benchmark", "task_type", "n_models", "vdg", "tier"],
+    )
+    table = grid(tiers, "b", ["m", "n"]).set_index("task type")
+    assert table.to_dict("index") == {"T1": {"m": "+0.200 mid", "n": ""}, "T2": {"m": "", "n": "-0.100 low"}}
+
+
+def test_the_first_screen_opens_report_md_and_html_and_fits_sixty_lines():
+    tables = reference_tables()
+    markdown = render_markdown(tables)
+    lines = markdown.splitlines()
+    assert re.findall(r"^## (.+)$", markdown, flags=re.M)[:2] == ["At a glance", "Findings"]
+    grid_rows = [line for line in lines[: lines.index("## Findings")] if line.startswith("| ")]
+    n_models, n_types = len(tables["summary"]), tables["tiers"]["task_type"].nunique()
+    assert len(grid_rows) == (1 + n_models) + (1 + n_types)  # two tables: header and rows each
+    assert lines.index("## Findings") <= 60
+    page = render_html(tables)
+    assert page.index('id="at-a-glance"') < page.index('id="findings"') < page.index('id="summary"')
+    assert '<a href="#summary">1</a>' in page  # a flags count links to the flags
+    assert [b for b, _, _ in glance(tables)] == ["videomme"]
+
+
+def test_the_terminal_gets_the_first_screen_and_the_findings_within_its_page():
+    markdown = render_markdown(reference_tables())
+    lines = terminal_lines(markdown)
+    assert lines[0] == "## At a glance" and "## Findings" in lines and len(lines) <= TERMINAL_LINES
+    assert "## Summary" not in lines
+    long = "\n".join(["# vdg report", "", "## At a glance", *(f"row {i}" for i in range(100)), "## Summary", "x"])
+    cut = terminal_lines(long, limit=10)
+    assert cut[:9] == ["## At a glance", *(f"row {i}" for i in range(8))]
+    assert cut[9] == "... 92 more lines of these sections in report.md" and len(cut) == 10
+
+
+def test_tables_that_could_not_be_computed_come_first_in_the_terminal():
+    markdown = "\n".join(
+        ["# vdg report", "", "## At a glance", "", "row", "", "## Summary", "", "- broken was skipped: it is odd.",
+         "- no ladder for m: single not run"]
+    )  # fmt: skip
+    assert terminal_lines(markdown) == ["Not computed:", "- broken was skipped: it is odd.", "", "## At a glance", "",
+                                        "row"]  # fmt: skip
