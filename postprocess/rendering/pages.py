@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -31,6 +32,7 @@ from postprocess.rendering.formatting import (
     shown_rows,
 )
 from postprocess.rendering.glance import glance_html, glance_markdown
+from postprocess.rendering.plots import PLOT_BESIDE
 from postprocess.rendering.sections import GROUPS, HEADLINE, Section
 from postprocess.stats import json_ready
 from vdg_tasks.vocabulary.untrusted import redact_value
@@ -283,6 +285,8 @@ def transform_version_lines(tables: Mapping[str, pd.DataFrame]) -> tuple[str, li
 
 #: The first screen's notes, in order: (title, lines) from the tables; a note without lines is not shown.
 FIRST_SCREEN_NOTES = (transform_version_lines, inferred_option_lines, question_set_lines, ci_method_lines)
+#: Of those, the ones that warn (runs built by different transform versions); the others explain.
+WARNING_NOTES = (transform_version_lines,)
 
 
 FINDINGS_INTRO = (
@@ -461,6 +465,8 @@ td.t,th.t{text-align:left}
 tr:nth-child(even) td{background:#fafafa}
 tr.overall td{font-weight:600}
 .flag{color:#a40000;font-weight:600}
+p.head{font-weight:600}
+details{margin:.3rem 0 .8rem}summary{cursor:pointer;color:#333;font-size:.9rem}
 img{max-width:100%;border:1px solid #eee;margin:.4rem 0}
 nav ul{columns:3;font-size:.9rem}
 code{background:#f3f3f3;padding:0 .2rem}
@@ -491,7 +497,9 @@ def _html_section(
     columns: Sequence[str] | None,
     anchor: str = "",
     level: int = 2,
+    collapsed: bool = False,
 ) -> str:
+    """A section: its heading, its sentence, its table (``collapsed``: inside ``<details>``, opened on a click)."""
     sentence, _ = conventions(table)
     parts = [f'<h{level} id="{html.escape(anchor or name)}">{html.escape(title)}</h{level}>']
     text = " ".join(s for s in (intro, sentence) if s)
@@ -504,7 +512,11 @@ def _html_section(
             f'<p class="note">First {HTML_MAX_ROWS} of {len(table)} rows; every row is in '
             f"<code>{html.escape(name)}.csv</code> and report.json.</p>"
         )
-    parts.append(_html_table(shown, columns, merge_ci=columns is not None))
+    table_html = _html_table(shown, columns, merge_ci=columns is not None)
+    if collapsed:
+        rows = f"{len(table)} row{'s' if len(table) != 1 else ''}"
+        table_html = f"<details><summary>The table ({rows})</summary>\n{table_html}\n</details>"
+    parts.append(table_html)
     parts.append(f'<p class="note">File: <code>{html.escape(name)}.csv</code></p>')
     return "\n".join(parts)
 
@@ -518,17 +530,34 @@ def render_html(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = (), 
     return html_with_plots(html_layout(tables), plots, title)
 
 
+def _figure(path: Path) -> str:
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    alt = html.escape(Path(path).stem)
+    return f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption></figure>'
+
+
+def _section_index(sections: Sequence[str], anchor: str) -> int | None:
+    """The index of the section whose heading has id ``anchor``."""
+    opening = re.compile(rf'^<h[23] id="{re.escape(html.escape(anchor))}">')
+    return next((i for i, section in enumerate(sections) if opening.match(section)), None)
+
+
 def html_with_plots(layout: _Layout, plots: Sequence[Path], title: str = "vdg report") -> str:
+    """The page: each figure right after the section of the table it illustrates (``plots.PLOT_BESIDE``), any other
+    in a Plots section where the layout keeps one."""
     sections, toc = list(layout.parts), list(layout.toc)
-    if plots:
-        imgs = []
-        for p in plots:
-            data = base64.b64encode(Path(p).read_bytes()).decode("ascii")
-            alt = html.escape(Path(p).stem)
-            imgs.append(
-                f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}</figcaption></figure>'
-            )
-        sections.insert(layout.at, '<h2 id="plots">Plots</h2>\n' + "\n".join(imgs))
+    placed: dict[int, list[str]] = {}
+    rest = []
+    for p in plots:
+        at = _section_index(sections, PLOT_BESIDE.get(Path(p).stem, ""))
+        if at is None:
+            rest.append(_figure(p))
+        else:
+            placed.setdefault(at, []).append(_figure(p))
+    for at in sorted(placed, reverse=True):
+        sections[at] = sections[at] + "\n" + "\n".join(placed[at])
+    if rest:
+        sections.insert(layout.at, '<h2 id="plots">Plots</h2>\n' + "\n".join(rest))
         toc.insert(layout.toc_at, ("plots", "Plots"))
     nav = "".join(f'<li><a href="#{html.escape(a)}">{html.escape(t)}</a></li>' for a, t in toc)
     return (
@@ -552,7 +581,7 @@ def html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
         reason = skip_reason(table)
         h = f"h{level}"
         if len(table):
-            sections.append(_html_section(name, title_text, intro, table, columns, anchor, level))
+            sections.append(_html_section(name, title_text, intro, table, columns, anchor, level, name != "summary"))
         elif reason:
             sections.append(
                 f'<{h} id="{html.escape(anchor)}">{html.escape(title_text)}</{h}>\n'
@@ -567,9 +596,11 @@ def html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
             )
         toc.append((anchor, title_text))
 
-    def bullets(title_text: str, lines: Sequence[str]) -> str:
+    def bullets(title_text: str, lines: Sequence[str], warning: bool = True) -> str:
+        """A titled list; styled as a warning (``.flag``) only when it is one (flags, what was not computed)."""
         items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
-        return f'<p class="flag">{html.escape(title_text)}</p><ul>{items}</ul>' if lines else ""
+        kind = "flag" if warning else "head"
+        return f'<p class="{kind}">{html.escape(title_text)}</p><ul>{items}</ul>' if lines else ""
 
     first_screen = glance_html(tables)
     if first_screen:
@@ -601,7 +632,7 @@ def html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     for note_lines in FIRST_SCREEN_NOTES:
         title, lines_of_note = note_lines(tables)
         if lines_of_note:
-            sections.append(bullets(title, lines_of_note))
+            sections.append(bullets(title, lines_of_note, warning=note_lines in WARNING_NOTES))
 
     group = ""
     for section in HEADLINE:

@@ -440,26 +440,45 @@ def _first(tables: Mapping[str, pd.DataFrame], *names: str) -> pd.DataFrame | No
 
 @dataclass(frozen=True)
 class Plot:
-    """One figure of the report: the tables it is drawn from, and ``draw(tables, out_dir)`` (its path, or
-    None when the tables lack what it needs)."""
+    """One figure of the report: its file's stem, the tables it is drawn from, ``draw(tables, out_dir)`` (its path,
+    or None when the tables lack what it needs) and the table whose section it illustrates (report.html shows it
+    there)."""
 
+    name: str
     needs: tuple[str, ...]
     draw: Callable[[Mapping[str, pd.DataFrame], Path], Path | None]
+    beside: str
 
 
 #: The report's figures, in the order they are listed.
 PLOTS: tuple[Plot, ...] = (
-    Plot(("vdg",), lambda tables, out: plot_vdg_by_task(tables.get("vdg"), out)),
-    Plot(("ladder",), lambda tables, out: plot_ladder(tables.get("ladder"), out)),
-    Plot(("vdg",), lambda tables, out: plot_vdg_vs_accuracy(tables.get("vdg"), out)),
-    Plot(("crf", "crf_flips"), lambda tables, out: plot_crf(tables.get("crf"), _first(tables, "crf_flips"), out)),
-    Plot(("sampling_sweep",), lambda tables, out: plot_sampling(tables.get("sampling_sweep"), out)),
+    Plot("vdg_by_task", ("vdg",), lambda tables, out: plot_vdg_by_task(tables.get("vdg"), out), "vdg"),
+    Plot("ladder", ("ladder",), lambda tables, out: plot_ladder(tables.get("ladder"), out), "ladder"),
+    Plot("vdg_vs_accuracy", ("vdg",), lambda tables, out: plot_vdg_vs_accuracy(tables.get("vdg"), out), "summary"),
+    Plot(
+        "crf",
+        ("crf", "crf_flips"),
+        lambda tables, out: plot_crf(tables.get("crf"), _first(tables, "crf_flips"), out),
+        "crf",
+    ),  # fmt: skip
+    Plot(
+        "sampling_sweep",
+        ("sampling_sweep",),
+        lambda tables, out: plot_sampling(tables.get("sampling_sweep"), out),
+        "sampling_sweep",
+    ),  # fmt: skip
 )
+
+#: The table whose section each figure illustrates, by the figure's file stem.
+PLOT_BESIDE: dict[str, str] = {plot.name: plot.beside for plot in PLOTS}
 
 
 def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
     """Every plot the tables allow, in ``PLOTS`` order; the paths written. Reads only the tables its plots
     declare they need (``Plot.needs``)."""
     out_dir = Path(out_dir)
-    made = [plot.draw(tables, out_dir) for plot in PLOTS]
-    return [p for p in made if p is not None]
+    made = [(plot, plot.draw(tables, out_dir)) for plot in PLOTS]
+    for plot, path in made:
+        if path is not None and path.stem != plot.name:
+            raise RuntimeError(f"plot {plot.name!r} wrote {path.name}")  # a figure named twice, differently
+    return [path for _, path in made if path is not None]

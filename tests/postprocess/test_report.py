@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from postprocess.analyses import ANALYSES, TABLES
 from postprocess.rendering.formatting import CI_METHODS
 from postprocess.rendering.pages import JSON_FORMAT, render_html
+from postprocess.rendering.plots import PLOT_BESIDE
 from postprocess.report import compute_tables, partial_dir, write_report
 from tests.helpers.reference_data import REFERENCE, reference_frame, reference_predictions
 from tests.helpers.report_tables import FAST, reference_tables
@@ -89,10 +91,13 @@ def test_html_is_self_contained_and_escaped(written):
     assert page.count("data:image/png;base64,") == len(list((out / "plots").iterdir()))
     # Headline first, then every table.
     assert page.index('id="vdg"') < page.index('id="ladder"') < page.index('id="coverage"')
-    # The plots (drawn while the rest is rendered) go in after coverage, before the remaining tables, and in the nav.
-    nav = page[page.index("<nav>") : page.index("</nav>")]
-    assert nav.index('href="#coverage"') < nav.index('href="#plots"') < nav.index('href="#sources"')
-    assert page.index('id="coverage"') < page.index('id="plots"') < page.index('id="sources"')
+    # Each plot sits in the section of the table it illustrates, right after that table, before the next section.
+    for plot in (out / "plots").iterdir():
+        section = page.index(f'id="{PLOT_BESIDE[plot.stem]}"')
+        figure = page.index(f'<img alt="{plot.stem}"')
+        following = re.compile(r'<h[23] id="').search(page, section + 1)
+        assert section < figure < (following.start() if following else len(page)), plot.stem
+    assert 'id="plots"' not in page  # every plot has its section here
     markdown = (out / "report.md").read_text()
     assert markdown.index("## Plots") < markdown.index("## All tables")
     assert markdown.count("](plots/") == len(list((out / "plots").iterdir()))
