@@ -11,6 +11,10 @@ next to the flag that says it measures nothing. Flags (``flags``, comma-separate
 - ``missing-conditions``: orig or black not run (what other models ran is theirs: a model's row never
   depends on which other models are in the report)
 - ``left-out``: some table leaves the model out (the ``skipped`` table says which and why)
+
+``headline_flags`` keeps those that concern the VDG itself: a flag of orig or black (``all-unparsed``,
+``unparsed``, ``errors`` there), ``no-vdg`` and ``missing-conditions``. The first screen counts only these: a probe
+condition whose answers are all unparsed is flagged in its own row (``coverage``) and here, not on the VDG.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_co
 from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
 from postprocess.analyses.skipped import conditions_run
+from postprocess.analyses.vdg import ARMS as VDG_ARMS
 from postprocess.analyses.vdg import CI_COLUMNS, conventions
 
 FLAGS: tuple[str, ...] = ("no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
@@ -42,6 +47,8 @@ COLUMNS: dict[str, str] = {
     "tier": "tier of the Overall VDG (tiers table): high, mid or low, decided by its CI (a CI across a threshold "
     "names both tiers), 'too small' below min_stratum questions; empty without a VDG",
     "flags": f"comma-separated, in this order: {', '.join(FLAGS)} (see details; empty when none)",
+    "headline_flags": "the flags that concern the VDG (of orig or black, no-vdg, missing-conditions): what the first "
+    "screen counts",
     "details": "each flag in words, joined by '; ' (which conditions, how many answers, which tables)",
     "ci_level": "confidence level of the CI",
     "ci_method": "the vdg table's ci_method of that row: " + CI_COLUMNS["ci_method"].split(": ", 1)[-1],
@@ -148,9 +155,11 @@ def summary_table(
             else:
                 why = "no question answered in both orig and black"
             details.append(f"no VDG: {why}")
-        cov_flags, cov_details = _coverage_flags(cov_rows.get((model, benchmark), cov.iloc[:0]))
+        own_coverage = cov_rows.get((model, benchmark), cov.iloc[:0])
+        cov_flags, cov_details = _coverage_flags(own_coverage)
         flags += cov_flags
         details += cov_details
+        core_flags, _ = _coverage_flags(own_coverage[own_coverage["condition"].isin(VDG_ARMS)])
         core = [c for c in ("orig", "black") if c not in ran]
         if core:
             flags.append("missing-conditions")
@@ -176,6 +185,9 @@ def summary_table(
                 "ci_high": v.get("ci_high", np.nan),
                 "tier": t["tier"] if isinstance(t.get("tier"), str) else "",
                 "flags": ",".join(f for f in FLAGS if f in flags),
+                "headline_flags": ",".join(
+                    f for f in FLAGS if f in (*core_flags, *(x for x in flags if x in ("no-vdg", "missing-conditions")))
+                ),
                 "details": "; ".join(details),
                 **conventions(
                     COLUMNS,

@@ -42,11 +42,12 @@ def _vdg_with_ci(vdg: object, low: object, high: object) -> str:
 
 
 def headline(summary: pd.DataFrame, benchmark: str) -> pd.DataFrame:
-    """The headline rows of ``benchmark`` as text: model, accuracy, VDG [CI], tier, flags (how many); a column the
-    summary lacks is blank."""
+    """The headline rows of ``benchmark`` as text: model, accuracy, VDG [CI], tier, flags (how many of those about
+    the VDG: ``headline_flags``); a column the summary lacks is blank."""
     rows = summary[summary["benchmark"] == benchmark]
     rows = rows.reindex(columns=list(dict.fromkeys([*rows.columns, "acc_orig", "vdg", "ci_low", "ci_high", "tier"])))
-    flags = rows["flags"].fillna("").astype(str) if "flags" in rows else pd.Series("", index=rows.index)
+    shown = "headline_flags" if "headline_flags" in rows else "flags"  # those about the VDG (summary's docstring)
+    flags = rows[shown].fillna("").astype(str) if shown in rows else pd.Series("", index=rows.index)
     return pd.DataFrame(
         {
             "model": rows["model"].astype(str),

@@ -10,6 +10,7 @@ from postprocess.analyses import ReportSettings, run_all
 from postprocess.analyses.summary import COLUMNS, FLAGS
 from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.rendering.pages import render_html, render_json, render_markdown
+from tests.helpers.frames import make_frame
 from tests.helpers.prediction_files import five_option_records, write_records
 from tests.helpers.reference_data import reference_frame
 from tests.helpers.report_tables import reference_tables
@@ -113,3 +114,26 @@ def test_the_ci_method_and_resamples_are_those_of_the_vdg_row_quoted():
             assert intro.count("Tango's score interval") == 2, intro  # the intro's CI and the conventions sentence
         else:
             assert (summary["ci_method"] == "monte carlo").all() and (summary["n_resamples"] >= 100).all()
+
+
+def test_the_headline_counts_only_flags_about_the_vdg():
+    """A probe whose answers are all unparsed and a CRF level with errors are flagged on the run, not on its VDG; an
+    error under black is both."""
+
+    def run(model: str, black_error: bool) -> list:
+        rows = []
+        for i in range(40):
+            q = f"v{i:02d}-1"
+            rows += [
+                (model, "orig", q, "T", i % 2 == 0),
+                (model, "black", q, "T", "e" if black_error and i < 2 else i % 4 == 0),
+            ]
+            rows += [(model, "video_only", q, "T", "u"), (model, "crf28", q, "T", "e" if i < 3 else True)]
+        return rows
+
+    frame = make_frame(run("clean", False) + run("broken", True))
+    summary = run_all(frame, ReportSettings(n_resamples=200, stability_resamples=50), workers=1)["summary"]
+    rows = summary.set_index("model")
+    assert rows.loc["clean", "flags"] == "all-unparsed,errors" and rows.loc["clean", "headline_flags"] == ""
+    assert rows.loc["broken", "flags"] == "all-unparsed,errors" and rows.loc["broken", "headline_flags"] == "errors"
+    assert "video_only: all 40 answers unparsed" in rows.loc["clean", "details"]

@@ -20,7 +20,7 @@ def test_the_headline_quotes_the_summary_row_of_each_model():
         assert cells["accuracy"] == f"{row.acc_orig:.3f}"
         assert cells["VDG [95% CI]"] == f"{row.vdg:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
         assert cells["tier"] == row.tier.split(" (")[0]
-        assert cells["flags"] == (str(len(row.flags.split(","))) if row.flags else "")
+        assert cells["flags"] == (str(len(row.headline_flags.split(","))) if row.headline_flags else "")
     assert "conditions" not in shown.columns
 
 
