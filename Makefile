@@ -18,8 +18,9 @@ CONSTRAINTS := .ci/constraints.txt
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
+	@echo "venv: installing vdg with lmms-eval, torch, PyAV, decord, scikit-learn and the test tools (versions pinned in $(CONSTRAINTS)); a few minutes"
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c $(CONSTRAINTS) -e '.[test]'
+	$(PY) -m pip install -q --progress-bar on -c $(CONSTRAINTS) -e '.[test]'
 	touch $@
 
 venv: $(VENV)/.installed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lmms_eval.api.model import lmms
+from tqdm import tqdm
 
 from model_wrappers.distributed import DataParallel
 from model_wrappers.probe import parse_prompt
@@ -38,9 +39,12 @@ class _TextOnlyModel(DataParallel, lmms):
     def generate_until(self, requests) -> list[str]:
         self._log_shard(self._model_name, len(requests))
         answers = []
+        bar = tqdm(total=len(requests), desc="Model Responding", disable=getattr(self, "_rank", 0) != 0)
         for context, _gen_kwargs, _doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]
             answers.append(self.answer(context, str(doc.get("question_id", doc_id))))
+            bar.update()
+        bar.close()
         return answers
 
     def generate_until_multi_round(self, requests) -> list[str]:

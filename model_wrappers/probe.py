@@ -79,6 +79,7 @@ import av
 import numpy as np
 from lmms_eval.api.model import lmms
 from loguru import logger as eval_logger
+from tqdm import tqdm
 
 from model_wrappers.distributed import DataParallel
 from vdg_tasks.vocabulary.drawing import (
@@ -611,6 +612,7 @@ class VdgProbe(DataParallel, lmms):
     def generate_until(self, requests) -> list[str]:
         self._log_shard("vdg_probe", len(requests))
         responses = []
+        bar = tqdm(total=len(requests), desc="Model Responding", disable=getattr(self, "_rank", 0) != 0)
         for context, _gen_kwargs, doc_to_visual, doc_id, task, split in [r.args for r in requests]:
             doc = self.task_dict[task][split][doc_id]
             visuals = doc_to_visual(doc)
@@ -625,6 +627,8 @@ class VdgProbe(DataParallel, lmms):
             )
             responses.append(response)
             self.cache_hook.add_partial("generate_until", (context, _gen_kwargs), response)
+            bar.update()
+        bar.close()
         return responses
 
     def generate_until_multi_round(self, requests) -> list[str]:

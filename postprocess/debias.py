@@ -25,6 +25,7 @@ import math
 from collections.abc import Mapping
 
 import pandas as pd
+from tqdm import tqdm
 
 from postprocess.shortcuts import check_questions, ids_digest, shortcut_scores
 from postprocess.stats import holm
@@ -77,18 +78,22 @@ def _batches(n: int, rounds: int) -> list[int]:
     return [n // rounds + (1 if i < n % rounds else 0) for i in range(rounds)] if n else []
 
 
-def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> pd.DataFrame:
+def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS, progress: bool = False) -> pd.DataFrame:
     """The questions iterative bias pruning removes, in order: ``PRUNED_COLUMNS`` rows (fewer than ``total`` when
     no task type is left whose text-only accuracy is above chance, or too few questions are left to
     cross-validate).
 
-    ``questions``: one benchmark's questions (``postprocess.shortcuts.QUESTION_INPUT``).
+    ``questions``: one benchmark's questions (``postprocess.shortcuts.QUESTION_INPUT``). ``progress``: a bar over
+    the rounds.
     """
     check_questions(questions)
     rows: list[dict[str, object]] = []
     remaining = questions.reset_index(drop=True)
     prunable: pd.DataFrame | None = None
-    for number, size in enumerate(_batches(int(total), rounds), start=1):
+    batches = _batches(int(total), rounds)
+    bar = tqdm(total=len(batches), desc="vdg debias: rounds", unit="round", disable=not progress)
+    for number, size in enumerate(batches, start=1):
+        bar.update()
         scores, types = shortcut_scores(remaining)
         ranked = scores[scores["answerer"] == RANKED_BY].assign(excess=lambda t: t["s"] - t["chance"])
         if prunable is None:  # decided once, on every question: a type's last few questions train no answerer
@@ -111,6 +116,7 @@ def bias_pruning(questions: pd.DataFrame, total: int, rounds: int = ROUNDS) -> p
             for r in removed.itertuples(index=False)
         ]
         remaining = remaining[~remaining["question_id"].isin(set(removed["question_id"]))].reset_index(drop=True)
+    bar.close()
     return pd.DataFrame(rows, columns=list(PRUNED_COLUMNS))
 
 

@@ -35,6 +35,7 @@ from scipy.sparse import hstack
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from tqdm import tqdm
 
 from postprocess.stats import binom_sf, holm, wilson
 from vdg_tasks.vocabulary.seeding import stable_seed
@@ -287,7 +288,7 @@ def _score_type(questions: pd.DataFrame, benchmark: str, task_type: str) -> pd.D
     return pd.concat(out, ignore_index=True)
 
 
-def shortcut_scores(questions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def shortcut_scores(questions: pd.DataFrame, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-question scores, per-task-type summary) of ``questions`` (columns ``QUESTION_INPUT``).
 
     Returns ``QUESTION_COLUMNS`` rows (one per question and answerer, task types with fewer than ``MIN_VIDEOS``
@@ -298,7 +299,8 @@ def shortcut_scores(questions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame
     """
     check_questions(questions)
     parts, notes = [], {}
-    for (benchmark, task_type), group in questions.groupby(["benchmark", "task_type"], sort=True):
+    groups = questions.groupby(["benchmark", "task_type"], sort=True)
+    for (benchmark, task_type), group in tqdm(groups, desc="vdg shortcuts", unit="task type", disable=not progress):
         n_videos = group["video_id"].nunique()
         if n_videos < MIN_VIDEOS:
             notes[(str(benchmark), str(task_type))] = (

@@ -91,7 +91,7 @@ def default_out(benchmark: str) -> Path:
 def cmd_shortcuts(args: argparse.Namespace) -> int:
     try:
         questions = _questions(args)
-        scores, types = shortcut_scores(questions)
+        scores, types = shortcut_scores(questions, progress=True)
     except (ValueError, OSError) as exc:
         return fail("shortcuts", exc)
     out = Path(args.out) if args.out else default_out(args.benchmark)
@@ -116,7 +116,7 @@ def cmd_debias(args: argparse.Namespace) -> int:
             )
         questions = _questions(args)
         total = removal_total(len(questions), budget=args.budget, frac=args.frac)
-        pruned = bias_pruning(questions, total, rounds=args.rounds)
+        pruned = bias_pruning(questions, total, rounds=args.rounds, progress=True)
     except (ValueError, OSError) as exc:
         return fail("debias", exc)
     out = Path(args.out)

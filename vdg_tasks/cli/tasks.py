@@ -19,7 +19,7 @@ from vdg_tasks.vocabulary.untrusted import redact
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    path = synth.generate(Path(args.out), n_videos=args.videos, seed=args.seed)
+    path = synth.generate(Path(args.out), n_videos=args.videos, seed=args.seed, progress=True)
     print(path)
     return 0
 

@@ -52,6 +52,7 @@ from types import MappingProxyType
 
 import av
 import numpy as np
+from tqdm import tqdm
 
 from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, LADDER
 from vdg_tasks.vocabulary.drawing import BACKGROUND, PALETTE, border_px, centre_box
@@ -396,6 +397,7 @@ def generate(
     height: int = 120,
     fps: int = 8,
     seconds: int = 16,
+    progress: bool = False,
 ) -> Path:
     """Write ``out_dir/videos/<video_id>.mp4`` and ``out_dir/questions.jsonl``; return the jsonl path.
 
@@ -415,7 +417,7 @@ def generate(
         raise ValueError(f"width and height must be even and >= 24 for yuv420p, got {width}x{height}")
     out_dir = Path(out_dir).resolve()
     records: list[dict] = []
-    for i in range(n_videos):
+    for i in tqdm(range(n_videos), desc="vdg synth", unit="video", disable=not progress):
         vid = _video_id(i)
         spec = video_spec(vid, seed, n_frames)
         path = out_dir / "videos" / f"{vid}.mp4"

@@ -47,7 +47,7 @@ def test_synth_generates_into_the_folder_with_its_count_and_seed(monkeypatch, tm
     monkeypatch.setattr(synth, "generate", generate)
     args = parse("synth", "--out", str(tmp_path / "d"), "--videos", "3", "--seed", "7")
     assert args.func is tasks.cmd_synth and tasks.cmd_synth(args) == 0
-    assert generate.calls == [((tmp_path / "d",), {"n_videos": 3, "seed": 7})]
+    assert generate.calls == [((tmp_path / "d",), {"n_videos": 3, "seed": 7, "progress": True})]
     assert capsys.readouterr().out == f"{tmp_path / 'd' / 'questions.jsonl'}\n"
 
 
