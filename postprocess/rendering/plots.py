@@ -21,6 +21,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from postprocess.settings import natural_key, natural_sorted  # noqa: E402
 from vdg_tasks.vocabulary.conditions import LADDER, LADDER_DELTAS, LADDER_FALLBACKS  # noqa: E402
@@ -155,22 +156,25 @@ def _facets(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return [(str(b), rows) for b, rows in table.groupby("benchmark", sort=True)]
 
 
-def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
+def plot_vdg_by_task(
+    vdg: pd.DataFrame | None, out_dir: Path, colors: Mapping[str, object] | None = None
+) -> Path | None:
     """Grouped bars: VDG per task type (Overall last), one bar per model, with the CI as error bars; one axes
-    per benchmark."""
+    per benchmark, holding only its own models, and a legend beside each listing them. A VDG of zero is drawn as
+    a flat mark in the model's colour (a bar of height zero would not show)."""
     if not _usable(vdg, ("model", "task_type", "vdg", "ci_low", "ci_high")):
         return None
     data = vdg.dropna(subset=["vdg"])
     if data.empty:
         return None
     facets = _facets(data)
-    series = natural_sorted(set(data["model"].astype(str)))
-    colors = _colors(series)
+    colors = colors or _colors(natural_sorted(set(data["model"].astype(str))))
     most_tasks = max(rows["task_type"].nunique() for _, rows in facets)
     fig, axes = plt.subplots(
         len(facets), 1, figsize=(max(6.0, 1.1 * most_tasks + 2), 4.0 * len(facets)), squeeze=False, sharey=True
     )
     for ax, (benchmark, rows) in zip(axes[:, 0], facets, strict=True):
+        series = natural_sorted(set(rows["model"].astype(str)))
         tasks = sorted(t for t in rows["task_type"].unique() if t != "Overall")
         tasks += ["Overall"] if (rows["task_type"] == "Overall").any() else []
         width = 0.8 / len(series)
@@ -180,16 +184,17 @@ def plot_vdg_by_task(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
             value = mine["vdg"].to_numpy(dtype=float)
             low = np.nan_to_num(value - mine["ci_low"].to_numpy(dtype=float))
             high = np.nan_to_num(mine["ci_high"].to_numpy(dtype=float) - value)
-            ax.bar(
-                x - 0.4 + width * (i + 0.5), value, width, label=name, color=colors[name], yerr=[low, high], capsize=2
-            )
+            centre = x - 0.4 + width * (i + 0.5)
+            ax.bar(centre, value, width, label=name, color=colors[name], yerr=[low, high], capsize=2)
+            for at in centre[value == 0]:
+                ax.plot([at - width / 2, at + width / 2], [0, 0], color=colors[name], linewidth=3, zorder=3)
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xticks(x, [t.replace(" ", "\n", 1) for t in tasks], fontsize=8)
         ax.set_ylabel("VDG = acc(orig) - acc(black)")
         ax.set_title(
             f"{benchmark}: VDG by task type (CI bars)" if benchmark else "Visual Dependency Gap by task type (CI bars)"
         )
-    _legend_beside(axes[0, 0])
+        _legend_beside(ax)
     return _save(fig, out_dir / "vdg_by_task.png")
 
 
@@ -228,7 +233,7 @@ def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
     fig, axes = plt.subplots(
         1,
         len(facets),
-        figsize=(min(sum(widths), _MAX_WIDTH), 4.0),
+        figsize=(min(sum(widths), _MAX_WIDTH - 2.0), 4.0),  # the legend beside takes up to 2 inches more
         squeeze=False,
         sharey=True,
         gridspec_kw={"width_ratios": [len(records) + 1 for _, records in facets]},
@@ -261,42 +266,100 @@ def plot_ladder(ladder: pd.DataFrame | None, out_dir: Path) -> Path | None:
     axes[0, 0].set_ylabel("accuracy (black, then each next rung)")
     handles = [h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]]
     labels = [lab for ax in axes[0] for lab in ax.get_legend_handles_labels()[1]]
-    axes[0, 0].legend(handles, labels, fontsize=7, loc="upper left")
+    _legend_beside(axes[0, -1], handles, labels)  # beside the bars, never over one
     return _save(fig, out_dir / "ladder.png")
 
 
-def plot_vdg_vs_accuracy(vdg: pd.DataFrame | None, out_dir: Path) -> Path | None:
-    """One point per model (Overall): accuracy on the original video against VDG, with the VDG CI."""
+def _texts_overlap(ax: plt.Axes, renderer: object) -> bool:
+    """Whether two of the names written on ``ax`` overlap (their drawn boxes)."""
+    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_visible() and t.get_text()]
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def plot_vdg_vs_accuracy(
+    vdg: pd.DataFrame | None, out_dir: Path, colors: Mapping[str, object] | None = None
+) -> Path | None:
+    """One point per model (Overall), its colour the model's: accuracy on the original video against VDG, with the
+    VDG CI; one axes per benchmark. Each point is named beside it when there are few and no two names would
+    overlap; otherwise the names are in a legend beside the axes."""
     if not _usable(vdg, ("model", "task_type", "acc_orig", "vdg")):
         return None
-    rows = _overall(vdg).dropna(subset=["acc_orig", "vdg"])
-    if rows.empty:
+    data = _overall(vdg).dropna(subset=["acc_orig", "vdg"])
+    if data.empty:
         return None
-    rows = rows.assign(series=_labels(rows)).sort_values("series", key=_in_natural_order)
-    fig, ax = plt.subplots(figsize=(5.5, 4.5))
-    value = rows["vdg"].to_numpy(dtype=float)
-    yerr = None
-    if {"ci_low", "ci_high"} <= set(rows.columns):
-        yerr = [
-            np.nan_to_num(value - rows["ci_low"].to_numpy(dtype=float)),
-            np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - value),
-        ]
-    acc = rows["acc_orig"].to_numpy(dtype=float)
-    series = [str(label) for label in rows["series"]]
-    if len(series) <= _LABELS_FLAT:  # few models: each point named beside it
-        ax.errorbar(acc, value, yerr=yerr, fmt="o", capsize=3)
-        for x, y, label in zip(acc, value, series, strict=True):
-            ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
-    else:  # many: names beside one another would overlap, so a colour per model and the legend beside
-        colors = _colors(series)
+    colors = colors or _colors(natural_sorted(set(data["model"].astype(str))))
+    facets = _facets(data)
+    fig, axes = plt.subplots(len(facets), 1, figsize=(5.5, 4.5 * len(facets)), squeeze=False)
+    renderer = fig.canvas.get_renderer()
+    for ax, (benchmark, rows) in zip(axes[:, 0], facets, strict=True):
+        rows = rows.assign(series=rows["model"].astype(str)).sort_values("series", key=_in_natural_order)
+        value = rows["vdg"].to_numpy(dtype=float)
+        yerr = None
+        if {"ci_low", "ci_high"} <= set(rows.columns):
+            yerr = [
+                np.nan_to_num(value - rows["ci_low"].to_numpy(dtype=float)),
+                np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - value),
+            ]
+        acc = rows["acc_orig"].to_numpy(dtype=float)
+        series = [str(label) for label in rows["series"]]
         ax.errorbar(acc, value, yerr=yerr, fmt="none", ecolor="#999999", capsize=3)
         ax.scatter(acc, value, c=[colors[label] for label in series], zorder=3)
-        _legend_beside(ax, [Line2D([], [], color=colors[label], marker="o", linestyle="") for label in series], series)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("accuracy (orig)")
-    ax.set_ylabel("VDG (Overall)")
-    ax.set_title("Visual dependency against accuracy")
+        ax.axhline(0, color="black", linewidth=0.8)
+        low, high = float(np.nanmin(acc)), float(np.nanmax(acc))
+        pad = max(0.05, (high - low) * 0.15)  # at least 0.1 of accuracy wide: close models do not crowd the ticks
+        ax.set_xlim(max(0.0, low - pad), min(1.0, high + pad))
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, prune="lower"))  # no x label in the corner of the y ones
+        ax.set_xlabel("accuracy (orig)")
+        ax.set_title(f"{benchmark}: VDG against accuracy" if benchmark else "Visual dependency against accuracy")
+        if len(series) <= _LABELS_FLAT:
+            for x, y, label in zip(acc, value, series, strict=True):
+                ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+            fig.tight_layout()
+            if not _texts_overlap(ax, renderer):
+                continue
+            for text in list(ax.texts):  # names that would cover one another: a legend instead
+                text.remove()
+        handles = [Line2D([], [], color=colors[label], marker="o", linestyle="") for label in series]
+        _legend_beside(ax, handles, series)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("VDG (Overall)")
     return _save(fig, out_dir / "vdg_vs_accuracy.png")
+
+
+def plot_vdg_grid(vdg: pd.DataFrame | None, out_dir: Path, colors: Mapping[str, object] | None = None) -> Path | None:
+    """The first screen's grid as a heat map: task types (Overall last) by models, each cell coloured by its VDG
+    (blue above zero, red below, one scale for every benchmark) and written in it; one axes per benchmark.
+    ``colors`` is unused (a cell's colour is its value)."""
+    if not _usable(vdg, ("model", "task_type", "vdg")):
+        return None
+    data = vdg.dropna(subset=["vdg"])
+    if data.empty:
+        return None
+    facets = _facets(data)
+    limit = max(0.05, float(np.abs(data["vdg"].to_numpy(dtype=float)).max()))
+    most_models = max(rows["model"].nunique() for _, rows in facets)
+    heights = [0.35 * rows["task_type"].nunique() + 1.6 for _, rows in facets]
+    fig, axes = plt.subplots(
+        len(facets), 1, figsize=(min(_MAX_WIDTH, max(5.0, 0.75 * most_models + 3.0)), sum(heights)),
+        squeeze=False, gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
+    for ax, (benchmark, rows) in zip(axes[:, 0], facets, strict=True):
+        models = natural_sorted(set(rows["model"].astype(str)))
+        tasks = sorted(t for t in rows["task_type"].unique() if t != "Overall")
+        tasks += ["Overall"] if (rows["task_type"] == "Overall").any() else []
+        table = rows.assign(model=rows["model"].astype(str)).pivot_table(
+            index="task_type", columns="model", values="vdg", aggfunc="first"
+        )
+        values = table.reindex(index=tasks, columns=models).to_numpy(dtype=float)
+        ax.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
+        for (i, j), value in np.ndenumerate(values):
+            if not np.isnan(value):
+                ink = "white" if abs(value) > 0.6 * limit else "black"
+                ax.text(j, i, f"{value:+.2f}", ha="center", va="center", fontsize=7, color=ink)
+        ax.set_xticks(range(len(models)), models, fontsize=8)
+        ax.set_yticks(range(len(tasks)), tasks, fontsize=8)
+        ax.set_title(f"{benchmark}: VDG by task type and model" if benchmark else "VDG by task type and model")
+    return _save(fig, out_dir / "vdg_grid.png")  # every cell says its value: no colour bar to read
 
 
 def _find(table: pd.DataFrame, candidates: Sequence[str]) -> str | None:
@@ -322,7 +385,12 @@ def _crf_series(table: pd.DataFrame, value_columns: Sequence[str]) -> pd.DataFra
     return rows if len(rows) else None
 
 
-def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path) -> Path | None:
+def plot_crf(
+    crf: pd.DataFrame | None,
+    flips: pd.DataFrame | None,
+    out_dir: Path,
+    colors: Mapping[str, object] | None = None,
+) -> Path | None:
     """Accuracy across CRF levels per model (from crf); correct->wrong and wrong->correct flips (from flips)."""
     acc_col = _find(crf, ("acc", "accuracy")) if crf is not None else None
     acc = _crf_series(crf, [acc_col]) if acc_col and _usable(crf, ("model",)) else None
@@ -337,7 +405,7 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
         return None
     panels = [p for p in (acc, flip) if p is not None]
     series = natural_sorted({str(name) for panel in panels for name in panel["series"]})
-    colors = _colors(series)
+    colors = colors if colors and set(series) <= set(colors) else _colors(series)
     # One legend for both panels: a colour patch per model (its colour in both), then the flips' two line styles.
     styles = [("correct->wrong", "o", "-"), ("wrong->correct", "s", "--")] if flip is not None else []
     entries = series + [label for label, _, _ in styles]
@@ -370,6 +438,8 @@ def plot_crf(crf: pd.DataFrame | None, flips: pd.DataFrame | None, out_dir: Path
                 ax.plot(rows["level"], rows[column], marker=marker, linestyle=linestyle, color=colors[str(name)])
         ax.set_xlabel("CRF")
         ax.set_ylabel("questions")
+        most = float(np.nanmax(flip[list(flip_cols)].to_numpy(dtype=float))) if len(flip) else 0.0
+        ax.set_ylim(0, max(1.0, most) * 1.1)  # counts: from zero, and room above the largest
         ax.set_title("Flips against the original")
     handles: list[Artist] = [Patch(color=colors[name]) for name in series]
     handles += [Line2D([], [], color="black", marker=marker, linestyle=linestyle) for _, marker, linestyle in styles]
@@ -381,7 +451,9 @@ _SAMPLING_PANELS = (("acc_orig", "accuracy (orig)"), ("acc_black", "accuracy (bl
 _AXIS_LABELS = {"frames": "frames per video", "fps": "frames per second (log scale)"}
 
 
-def plot_sampling(sampling: pd.DataFrame | None, out_dir: Path) -> Path | None:
+def plot_sampling(
+    sampling: pd.DataFrame | None, out_dir: Path, colors: Mapping[str, object] | None = None
+) -> Path | None:
     """Per sampling axis (a row of panels): accuracy on orig, on black and VDG (CI band) against the
     setting's value, one line per model; x log-scaled for fps."""
     if not _usable(sampling, ("model", "axis", "value", "acc_orig", "acc_black", "vdg")):
@@ -392,7 +464,7 @@ def plot_sampling(sampling: pd.DataFrame | None, out_dir: Path) -> Path | None:
         return None
     data = data.assign(series=_labels(data))
     series = natural_sorted(data["series"].unique())
-    colors = _colors(series)
+    colors = colors if colors and set(series) <= set(colors) else _colors(series)
     axes_present = [a for a in _AXIS_LABELS if (data["axis"] == a).any()]
     fig, axes = plt.subplots(
         len(axes_present), len(_SAMPLING_PANELS), figsize=(13.0, 3.8 * len(axes_present)), squeeze=False
@@ -446,28 +518,36 @@ class Plot:
 
     name: str
     needs: tuple[str, ...]
-    draw: Callable[[Mapping[str, pd.DataFrame], Path], Path | None]
+    draw: Callable[[Mapping[str, pd.DataFrame], Path, Mapping[str, object]], Path | None]
     beside: str
 
 
 #: The report's figures, in the order they are listed.
 PLOTS: tuple[Plot, ...] = (
-    Plot("vdg_by_task", ("vdg",), lambda tables, out: plot_vdg_by_task(tables.get("vdg"), out), "vdg"),
-    Plot("ladder", ("ladder",), lambda tables, out: plot_ladder(tables.get("ladder"), out), "ladder"),
-    Plot("vdg_vs_accuracy", ("vdg",), lambda tables, out: plot_vdg_vs_accuracy(tables.get("vdg"), out), "summary"),
-    Plot(
-        "crf",
-        ("crf", "crf_flips"),
-        lambda tables, out: plot_crf(tables.get("crf"), _first(tables, "crf_flips"), out),
-        "crf",
-    ),  # fmt: skip
+    Plot("vdg_grid", ("vdg",), lambda t, out, c: plot_vdg_grid(t.get("vdg"), out, c), "at-a-glance"),
+    Plot("vdg_by_task", ("vdg",), lambda t, out, c: plot_vdg_by_task(t.get("vdg"), out, c), "vdg"),
+    Plot("ladder", ("ladder",), lambda t, out, c: plot_ladder(t.get("ladder"), out), "ladder"),
+    Plot("vdg_vs_accuracy", ("vdg",), lambda t, out, c: plot_vdg_vs_accuracy(t.get("vdg"), out, c), "summary"),
+    Plot("crf", ("crf", "crf_flips"), lambda t, out, c: plot_crf(t.get("crf"), _first(t, "crf_flips"), out, c), "crf"),
     Plot(
         "sampling_sweep",
         ("sampling_sweep",),
-        lambda tables, out: plot_sampling(tables.get("sampling_sweep"), out),
+        lambda t, out, c: plot_sampling(t.get("sampling_sweep"), out, c),
         "sampling_sweep",
     ),  # fmt: skip
 )
+
+
+def model_colors(tables: Mapping[str, pd.DataFrame]) -> dict[str, object]:
+    """One colour per model of the report (``_colors`` over every model any plotted table names, in natural
+    order): a model has the same colour in every figure."""
+    names: set[str] = set()
+    for name in {n for plot in PLOTS for n in plot.needs}:
+        table = tables.get(name)
+        if table is not None and len(table) and "model" in table.columns:
+            names |= set(table["model"].astype(str))
+    return _colors(natural_sorted(names))
+
 
 #: The table whose section each figure illustrates, by the figure's file stem.
 PLOT_BESIDE: dict[str, str] = {plot.name: plot.beside for plot in PLOTS}
@@ -477,7 +557,8 @@ def write_plots(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]
     """Every plot the tables allow, in ``PLOTS`` order; the paths written. Reads only the tables its plots
     declare they need (``Plot.needs``)."""
     out_dir = Path(out_dir)
-    made = [(plot, plot.draw(tables, out_dir)) for plot in PLOTS]
+    colors = model_colors(tables)
+    made = [(plot, plot.draw(tables, out_dir, colors)) for plot in PLOTS]
     for plot, path in made:
         if path is not None and path.stem != plot.name:
             raise RuntimeError(f"plot {plot.name!r} wrote {path.name}")  # a figure named twice, differently

@@ -8,6 +8,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
 from matplotlib.colors import to_rgba
+from matplotlib.container import BarContainer
 
 import postprocess.rendering.plots as plots
 from postprocess.analyses.base import empty
@@ -22,6 +23,7 @@ from postprocess.rendering.plots import (
     plot_vdg_vs_accuracy,
     write_plots,
 )
+from postprocess.settings import natural_sorted
 from tests.helpers.report_tables import reference_tables
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -108,7 +110,7 @@ def test_crf_plot(tmp_path):
 def test_write_plots_makes_what_the_tables_allow(tables, tmp_path):
     crf, flips = _crf_tables()
     made = write_plots({**tables, "crf": crf, "crf_flips": flips}, tmp_path)
-    assert [p.name for p in made] == ["vdg_by_task.png", "ladder.png", "vdg_vs_accuracy.png", "crf.png"]
+    assert [p.name for p in made] == ["vdg_grid.png", "vdg_by_task.png", "ladder.png", "vdg_vs_accuracy.png", "crf.png"]
     assert write_plots({}, tmp_path / "empty") == []
 
 
@@ -275,3 +277,89 @@ def test_task_types_of_two_benchmarks_never_share_an_axes(tables, tmp_path, monk
         assert shown == set(both.loc[both["benchmark"] == benchmark, "task_type"])
         assert benchmark in ax.get_title()
     assert not _overlapping_ticks(fig)
+
+
+def _text_overlaps(fig) -> list[tuple[str, str]]:
+    """Every pair of texts drawn in one axes (tick labels, names, cell values, title, its legend's entries) whose
+    boxes intersect, in the figure as it was saved."""
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    pairs = []
+    for ax in fig.axes:
+        texts = [*ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts, ax.title]
+        legend = ax.get_legend()
+        texts += list(legend.get_texts()) if legend is not None else []
+        drawn = [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text()]
+        for i, (a, box_a) in enumerate(drawn):
+            for b, box_b in drawn[i + 1 :]:
+                if box_a.x0 < box_b.x1 and box_b.x0 < box_a.x1 and box_a.y0 < box_b.y1 and box_b.y0 < box_a.y1:
+                    pairs.append((a, b))
+    return pairs
+
+
+def _two_benchmarks(tables, n: int) -> pd.DataFrame:
+    """``n`` models on benchmark a and the first two of them on benchmark b: facets whose models differ."""
+    return _many_vdg(tables, [*_models(n, ("a",)), *[(f"model{i:02d}", "b") for i in range(min(2, n))]])
+
+
+@pytest.mark.parametrize("n", [1, 6, 20])
+@pytest.mark.parametrize("name", ["vdg_grid", "vdg_by_task", "vdg_vs_accuracy"])
+def test_figures_of_1_6_and_20_models_have_a_facet_per_benchmark_no_overlap_and_legends_of_what_is_drawn(
+    tables, tmp_path, monkeypatch, n, name
+):
+    vdg = _two_benchmarks(tables, n)
+    draw = getattr(plots, f"plot_{name}")
+    path, fig = _drawn(monkeypatch, lambda: draw(vdg, tmp_path))
+    assert path.read_bytes().startswith(PNG)
+    assert not _text_overlaps(fig), name
+    facets = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title().split(":")[0] for ax in facets] == ["a", "b"]  # one axes per benchmark, never mixed
+    for ax, benchmark in zip(facets, ("a", "b"), strict=True):
+        drawn = natural_sorted(vdg.loc[vdg["benchmark"] == benchmark, "model"].unique())
+        legend = ax.get_legend()
+        if name == "vdg_grid":
+            assert [t.get_text() for t in ax.get_xticklabels()] == drawn
+        elif legend is not None:
+            assert [t.get_text() for t in legend.get_texts()] == drawn  # only the models of this benchmark
+        else:  # named beside their points
+            assert sorted(t.get_text() for t in ax.texts) == sorted(drawn)
+
+
+def test_the_heat_map_writes_each_cells_vdg(tables, tmp_path, monkeypatch):
+    vdg = tables["vdg"]
+    _, fig = _drawn(monkeypatch, lambda: plots.plot_vdg_grid(vdg, tmp_path))
+    ax = fig.axes[0]
+    models = [t.get_text() for t in ax.get_xticklabels()]
+    tasks = [t.get_text() for t in ax.get_yticklabels()]
+    assert tasks[-1] == "Overall"
+    written = {(tasks[round(t.get_position()[1])], models[round(t.get_position()[0])]): t.get_text() for t in ax.texts}
+    expected = {(r.task_type, r.model): f"{r.vdg:+.2f}" for r in vdg.dropna(subset=["vdg"]).itertuples()}
+    assert written == expected
+
+
+def test_a_zero_vdg_is_drawn_and_a_model_keeps_its_colour_in_every_figure(tables, tmp_path, monkeypatch):
+    vdg = tables["vdg"].copy()
+    first = vdg["model"].iloc[0]
+    vdg.loc[(vdg["model"] == first) & (vdg["task_type"] == "Overall"), ["vdg", "ci_low", "ci_high"]] = 0.0
+    figures = {}
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.setdefault(path.stem, fig) and real_save(fig, path))
+    crf, flips = _crf_tables()
+    models = sorted(vdg["model"].unique())
+    crf, flips = (t.assign(model=t["model"].map({"m1": models[0], "m2": models[1]})) for t in (crf, flips))
+    write_plots({"vdg": vdg, "crf": crf, "crf_flips": flips}, tmp_path)
+    colour = plots.model_colors({"vdg": vdg})
+    by_task = figures["vdg_by_task"].axes[0]
+    marks = [line for line in by_task.get_lines() if list(line.get_ydata()) == [0, 0] and line.get_linewidth() == 3]
+    zeros = vdg.loc[vdg["vdg"] == 0, "model"]  # the one set here, and any the data hold
+    assert first in set(zeros)
+    assert sorted(to_rgba(m.get_color()) for m in marks) == sorted(to_rgba(colour[m]) for m in zeros)
+    bars = {
+        b.get_label(): to_rgba(b.patches[0].get_facecolor()) for b in by_task.containers if isinstance(b, BarContainer)
+    }
+    assert bars == {m: to_rgba(colour[m]) for m in models}
+    points = next(c for c in figures["vdg_vs_accuracy"].axes[0].collections if isinstance(c, PathCollection))
+    assert [tuple(c) for c in points.get_facecolors()] == [to_rgba(colour[m]) for m in natural_sorted(models)]
+    crf_lines = [line for line in figures["crf"].axes[0].get_lines()]
+    assert [to_rgba(line.get_color()) for line in crf_lines[:2]] == [to_rgba(colour[m]) for m in models[:2]]
+    flips_axes = figures["crf"].axes[1]
+    assert flips_axes.get_ylim()[0] == 0
