@@ -15,6 +15,7 @@ from postprocess.analyses.selection import PATTERNS
 from postprocess.leaderboard import LEADERBOARD_COLUMNS, TEMPORAL_TASK_TYPE
 from postprocess.reading.frame import FRAME_COLUMNS
 from postprocess.rendering.pages import HTML_MAX_ROWS, JSON_FORMAT
+from postprocess.rendering.plots import PLOTS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
 
@@ -41,15 +42,18 @@ def render_schema() -> str:
         "- `<name>.csv` for every table below: exactly the listed columns, in this order, whatever the options; "
         "a table whose inputs are absent (e.g. no black condition) has the header and no rows. "
         "A missing value is an empty cell; an infinite one (a D:C ratio with c = 0) is `inf`.",
-        "- `report.md` (also printed): first the summary (per model: Overall VDG with CI, tier, every flag) and "
+        "- `report.md`: first At a glance (per benchmark: model, accuracy, VDG with CI, tier, a count of the flags on "
+        "the VDG; a task type x model grid of VDG and tier) and the Findings (both also printed, at most 40 lines), "
+        "then the summary (per model: Overall VDG with CI, tier, every flag) and "
         "what was not computed, then the headline tables (vdg, ladder, mcnemar, dissociation, CRF flips, sampling "
         "sweep, letters, character tracking), coverage and the inputs, each under a sentence stating its conventions "
         "(read from the convention columns: missing_policy, ci_level, n_resamples, ...).",
-        f"- `report.html`: one self-contained page (inline CSS, plots embedded as PNG, no script): the summary, then "
-        f"every table, headline first; a table longer than {HTML_MAX_ROWS} rows shows its first {HTML_MAX_ROWS}.",
+        f"- `report.html`: one self-contained page (inline CSS, plots embedded as PNG beside the table each "
+        f"illustrates, no script): At a glance, the Findings, the summary, then every table, headline first, each "
+        f"collapsed under its sentence; a table longer than {HTML_MAX_ROWS} rows shows its first {HTML_MAX_ROWS}.",
         "- `report.json`: every table, machine-readable (layout below).",
-        "- `plots/*.png`: vdg_by_task.png, ladder.png, vdg_vs_accuracy.png, crf.png, sampling_sweep.png (each only "
-        "when its tables have rows; none with `--no-plots`).",
+        f"- `plots/*.png`: {', '.join(f'{plot.name}.png' for plot in PLOTS)} (each only when its tables have rows; "
+        "none with `--no-plots`).",
         "",
         "Rows that depend on a convention name it in a column (missing_policy, ci_level, n_resamples, "
         "resample_unit, ...). Per-task-type tables list the task types, then an `Overall` row.",
