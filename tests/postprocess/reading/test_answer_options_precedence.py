@@ -100,7 +100,7 @@ def test_the_report_first_screen_names_every_inferred_count(tmp_path, prediction
     assert main(["report", "--predictions", f"m={predictions}", "--benchmark", BENCH, "--out", str(out), *FAST]) == 0
     capsys.readouterr()
     markdown = (out / "report.md").read_text()
-    first_screen = markdown.split("\n## ", 3)[:3]  # the title, the findings and the summary section
+    first_screen = markdown.split("\n## ", 4)[:4]  # the title, At a glance, the findings and the summary section
     lines = [f"{BENCH} / {t}: {k} options, inferred per task type ({N_PER_TYPE} questions)" for t, k in TYPES.items()]
     for line in lines:
         assert any(f"- {line}" in part for part in first_screen), line
