@@ -18,6 +18,9 @@ from postprocess.rendering.formatting import format_value
 
 OVERALL = "Overall"
 
+#: How report.md's line of links to its sections starts (``pages.with_contents``); not for the terminal.
+CONTENTS_MARK = "**Contents:**"
+
 #: The most lines ``terminal_lines`` gives (the report's path follows them).
 TERMINAL_LINES = 38
 
@@ -154,7 +157,7 @@ def terminal_lines(markdown: str, limit: int = TERMINAL_LINES) -> list[str]:
     for line in lines:
         if line.startswith("## "):
             keep = line in ("## At a glance", "## Findings")
-        if keep:
+        if keep and not line.startswith(CONTENTS_MARK):
             wanted.append(line)
     while wanted and not wanted[-1].strip():
         wanted.pop()

@@ -31,7 +31,7 @@ from postprocess.rendering.formatting import (
     nonblank,
     shown_rows,
 )
-from postprocess.rendering.glance import glance_html, glance_markdown
+from postprocess.rendering.glance import CONTENTS_MARK, glance_html, glance_markdown
 from postprocess.rendering.plots import PLOT_BESIDE
 from postprocess.rendering.sections import GROUPS, HEADLINE, Section
 from postprocess.stats import json_ready
@@ -413,7 +413,24 @@ def render_markdown(tables: Mapping[str, pd.DataFrame], plots: Sequence[Path] = 
 
 def markdown_with_plots(layout: _Layout, plots: Sequence[Path]) -> str:
     shown = ["## Plots", "", *(f"![{p.stem}](plots/{p.name})" for p in plots), ""] if plots else []
-    return "\n".join(layout.parts[: layout.at] + shown + layout.parts[layout.at :])
+    return "\n".join(with_contents(layout.parts[: layout.at] + shown + layout.parts[layout.at :]))
+
+
+def markdown_anchor(title: str) -> str:
+    """The anchor GitHub and most markdown viewers give a heading: lower case, punctuation dropped, spaces as -."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def with_contents(parts: list[str]) -> list[str]:
+    """``parts`` with a line of links to every other section at the end of At a glance (the first screen's last
+    line; ``glance.terminal_lines`` leaves it out of the terminal)."""
+    headings = [p[3:] for p in parts if p.startswith("## ") and "\n" not in p]
+    if "At a glance" not in headings:
+        return parts
+    after = parts.index("## At a glance") + 1
+    end = next((i for i in range(after, len(parts)) if parts[i].startswith("## ")), len(parts))
+    links = " · ".join(f"[{h}](#{markdown_anchor(h)})" for h in headings if h != "At a glance")
+    return [*parts[:end], f"{CONTENTS_MARK} {links}", "", *parts[end:]] if links else parts
 
 
 def markdown_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:

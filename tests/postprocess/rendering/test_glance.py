@@ -79,3 +79,15 @@ def test_tables_that_could_not_be_computed_come_first_in_the_terminal():
     )  # fmt: skip
     assert terminal_lines(markdown) == ["Not computed:", "- broken was skipped: it is odd.", "", "## At a glance", "",
                                         "row"]  # fmt: skip
+
+
+def test_the_first_screen_ends_with_links_to_every_other_section_which_the_terminal_leaves_out():
+    markdown = render_markdown(reference_tables())
+    lines = markdown.splitlines()
+    (contents,) = [line for line in lines if line.startswith("**Contents:**")]
+    assert lines.index(contents) < lines.index("## Findings")
+    headings = [line[3:] for line in lines if line.startswith("## ")][1:]
+    links = re.findall(r"\[([^\]]+)\]\(#([a-z0-9-]+)\)", contents)
+    assert [label for label, _ in links] == headings
+    assert dict(links)["Answer flips under compression (CRF)"] == "answer-flips-under-compression-crf"
+    assert contents not in terminal_lines(markdown)
