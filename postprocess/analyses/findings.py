@@ -13,6 +13,8 @@ each only where its table has the row:
   without a significant difference the sentence says that no pair differs. The pair is picked among
   ``n_family``, so the CI quoted is the Bonferroni one at the family's size (``ci_low_adjusted``), consistent with
   the Holm decision (a Bonferroni CI that excludes 0 implies Holm rejects), not the unadjusted one.
+- ``tiers``: every task type named under its tier (``tiers``, the model's own rows: each VDG's CI against the tier
+  thresholds), the task type with the largest VDG as the source row.
 - ``temporal``: what temporal order adds (``ladder``'s Overall ``temporal`` with its CI).
 - ``compression``: at the strongest CRF level (``crf_flips``, Overall): accuracy at orig and at the level on the
   flips' own questions, how many answers change correctness each way, and McNemar's paired test of the change (a
@@ -39,7 +41,7 @@ from postprocess.rendering.formatting import CI_METHODS
 COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
-    "topic": "video, task_types, temporal, compression or letters",
+    "topic": "video, task_types, tiers, temporal, compression or letters",
     "sentence": "the finding in words, with its numbers",
     "value": "the headline number of the sentence (a proportion or a difference of proportions)",
     "ci_low": "lower bound of its CI, as in the source table (empty where the source has none)",
@@ -332,7 +334,39 @@ def _letters(tables, run, level) -> list[dict]:
     ]
 
 
-_WRITERS = (_video, _task_types, _temporal, _compression, _letters)
+#: Tiers in the order a sentence names them (``tiers``' values without their reasons).
+TIER_ORDER = ("high", "high/mid", "mid", "mid/low", "low", "too small")
+
+
+def _tiers(tables, run, level) -> list[dict]:
+    tiers = _usable(tables, "tiers")
+    if tiers is None or "n_models" not in tiers.columns:
+        return []
+    mine = tiers[(tiers["model"] == run[0]) & (tiers["benchmark"] == run[1]) & (tiers["n_models"] == 1)]
+    mine = mine[(mine["task_type"] != OVERALL) & mine["tier"].astype(str).ne("") & mine["vdg"].notna()]
+    if not len(mine):
+        return []
+    short = mine["tier"].astype(str).str.split(" (", n=1, regex=False).str[0]
+    groups = [
+        f"{tier}: {', '.join(sorted(mine.loc[short == tier, 'task_type'].astype(str)))}"
+        for tier in [*TIER_ORDER, *sorted(set(short) - set(TIER_ORDER))]
+        if (short == tier).any()
+    ]
+    top = mine.loc[mine["vdg"].astype(float).idxmax()].to_dict()
+    sizes = mine["n"].astype(int)
+    n_text = f"n = {sizes.min()}" + (f"-{sizes.max()}" if sizes.max() != sizes.min() else "")
+    low, high = float(top["tier_low"]), float(top["tier_high"])
+    sentence = (
+        f"Task types by tier ({n_text} questions each; a tier from the VDG's {level:.0%} CI against {100 * low:g} and "
+        f"{100 * high:g} points): " + "; ".join(groups) + "."
+    )
+    test = f"{level:.0%} CI of each task type's VDG against the tier thresholds (tiers table)"
+    rule = "each task type's questions in the vdg table"
+    where = {"task_type": top["task_type"], "n_models": 1}
+    return [_finding(run, "tiers", sentence, top, "tiers", where, "vdg", test=test, rule=rule)]
+
+
+_WRITERS = (_video, _task_types, _tiers, _temporal, _compression, _letters)
 
 
 def findings_table(
@@ -352,8 +386,8 @@ DIGESTS = (
     Digest(
         "findings",
         "The report's first screen in words: per model, how much of the accuracy needs the video, the most and "
-        "least visual task types, what temporal order adds, what compression changes, letter bias; every number "
-        "taken from the table and row the sentence names.",
+        "least visual task types, every task type's tier, what temporal order adds, what compression changes, "
+        "letter bias; every number taken from the table and row the sentence names.",
         COLUMNS,
         findings_table,
     ),

@@ -61,7 +61,7 @@ def test_every_finding_restates_its_source_row():
     tables = _tables()
     findings = tables["findings"]
     assert list(findings.columns) == list(COLUMNS)
-    assert set(findings["topic"]) == {"video", "task_types", "temporal", "compression", "letters"}
+    assert set(findings["topic"]) == {"video", "task_types", "tiers", "temporal", "compression", "letters"}
     for finding in findings.to_dict("records"):
         row = _source_row(tables, finding)
         assert finding["value"] == pytest.approx(float(row[finding["source_column"]]))
@@ -92,6 +92,18 @@ def test_every_finding_restates_its_source_row():
             assert f"(VDG {_pts(row['vdg_b'])}, n = {int(row['n_b'])})" in text
             assert text.startswith("Most and least") == bool(row["significant"])
             assert finding["test"] == f"Welch t, Holm over {int(row['n_family'])} pairs; Bonferroni CI"
+        elif topic == "tiers":
+            # every task type of the model under its tier, the source row the one with the largest VDG
+            tiers = tables["tiers"]
+            own = tiers[
+                (tiers["model"] == finding["model"]) & (tiers["n_models"] == 1) & (tiers["task_type"] != "Overall")
+            ]
+            assert row["vdg"] == own["vdg"].max()
+            named = dict(part.split(": ", 1) for part in text.split("points): ", 1)[1].rstrip(".").split("; "))
+            assert {t: tier for tier, types in named.items() for t in types.split(", ")} == {
+                r.task_type: r.tier.split(" (")[0] for r in own.itertuples()
+            }
+            assert f"n = {own['n'].min()}" in text and "against 10 and 30 points" in text
         elif topic == "temporal":
             assert _pts(row["temporal"]) in text and _pts(row["temporal_ci_high"]) in text
             assert f"n = {int(row['n'])} questions" in text and CI_METHODS[row["ci_method"]] in text
