@@ -93,7 +93,7 @@ TYPE_COLUMNS: dict[str, str] = {
     "p_holm": "p_above_chance Holm-adjusted over the benchmark's task types for this answerer (Overall: a family of "
     "its own)",
     "n_family": "task types in that Holm family",
-    "above_chance": "p_holm < 1 - ci_level: the text gives this task type's answers away",
+    "above_chance": "p_holm < alpha (0.05; the report's --alpha): the text gives this task type's answers away",
     "ci_low_adjusted": "lower bound of the Bonferroni interval: Wilson at ci_level_adjusted, simultaneous over the "
     "family",
     "ci_high_adjusted": "upper bound of that interval",
@@ -318,7 +318,7 @@ def _p_above(k: int, n: int, chance: float) -> float:
 
 
 def type_summary(
-    scores: pd.DataFrame, notes: dict[tuple[str, str], str] | None = None, level: float = 0.95
+    scores: pd.DataFrame, notes: dict[tuple[str, str], str] | None = None, level: float = 0.95, alpha: float = 0.05
 ) -> pd.DataFrame:
     """Text-only accuracy per (benchmark, task type, answerer) and Overall, with its Wilson interval, chance
     level and a one-sided binomial test against chance; columns ``TYPE_COLUMNS``.
@@ -350,7 +350,7 @@ def type_summary(
                         "p_above_chance": p,
                         "p_holm": float(p_holm),
                         "n_family": len(family),
-                        "above_chance": bool(p_holm < 1.0 - level),
+                        "above_chance": bool(p_holm < alpha),
                         "ci_low_adjusted": simultaneous.low,
                         "ci_high_adjusted": simultaneous.high,
                         "mean_s": float(part["s"].mean()),

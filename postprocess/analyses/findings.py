@@ -361,7 +361,8 @@ def _tiers(tables, run, level) -> list[dict]:
         f"{100 * high:g} points): " + "; ".join(groups) + "."
     )
     test = f"{level:.0%} CI of each task type's VDG against the tier thresholds (tiers table)"
-    rule = "each task type's questions in the vdg table"
+    vdg_row = _row(_usable(tables, "vdg"), run, task_type=top["task_type"])
+    rule = str(vdg_row["question_rule"]) if vdg_row else "each task type's questions in the vdg table"
     where = {"task_type": top["task_type"], "n_models": 1}
     return [_finding(run, "tiers", sentence, top, "tiers", where, "vdg", test=test, rule=rule)]
 

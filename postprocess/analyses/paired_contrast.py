@@ -126,6 +126,12 @@ def choices_by_arm(
         (frame["model"] == model) & (frame["benchmark"] == benchmark) & frame["condition"].isin(list(arms)),
         [c for c in wanted if c in frame.columns],
     ]
+    repeated = rows.duplicated(["condition", "question_id"])
+    if repeated.any():  # the message paired() gives, before a pandas one
+        first = rows[repeated].iloc[0]
+        raise ValueError(
+            f"model {model!r}: question {first['question_id']!r} appears twice under {first['condition']!r}"
+        )
     out = pd.DataFrame(index=pd.Index(sorted(rows["question_id"].astype(str).unique()), name="question_id"))
     for arm in arms:
         part = rows[rows["condition"] == arm]

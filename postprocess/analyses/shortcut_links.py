@@ -171,7 +171,7 @@ def shortcut_types(frame: pd.DataFrame, options: ReportSettings = ReportSettings
     table = shortcut_table(frame)
     if table.empty:
         return empty(TYPE_COLUMNS)
-    return type_summary(table, level=options.ci_level)
+    return type_summary(table, level=options.ci_level, alpha=options.alpha)
 
 
 ANALYSES = (

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from tabulate import tabulate
 
-from postprocess.rendering.formatting import format_value
+from postprocess.rendering.formatting import format_value, markdown_cell
 
 OVERALL = "Overall"
 
@@ -24,11 +24,21 @@ CONTENTS_MARK = "**Contents:**"
 #: The most lines ``terminal_lines`` gives (the report's path follows them).
 TERMINAL_LINES = 38
 
-GLANCE_INTRO = (
-    "Per model: accuracy with the video, the Visual Dependency Gap (VDG = accuracy with the video - accuracy with a "
-    "black screen of the same length, on the same questions) with its 95% CI, its tier and how many flags the run "
-    "has (listed under Summary). Below, each task type's VDG and tier per model: which task types need the video."
-)
+
+def glance_intro(level: str) -> str:
+    """The sentence above the first screen, for CIs at ``level`` (``"95%"``)."""
+    return (
+        "Per model: accuracy with the video, the Visual Dependency Gap (VDG = accuracy with the video - accuracy with "
+        f"a black screen of the same length, on the same questions) with its {level} CI, its tier and how many flags "
+        "concern the VDG (every flag is listed under Summary). Below, each task type's VDG and tier per model: which "
+        "task types need the video."
+    )
+
+
+def ci_level_text(summary: pd.DataFrame) -> str:
+    """The summary's CI level as text (``95%``; several joined by ``/``)."""
+    levels = pd.to_numeric(summary.get("ci_level", pd.Series(dtype=float)), errors="coerce").dropna().unique()
+    return "/".join(f"{100 * level:g}%" for level in sorted(levels)) if len(levels) else "95%"
 
 
 def _short_tier(tier: object) -> str:
@@ -55,7 +65,7 @@ def headline(summary: pd.DataFrame, benchmark: str) -> pd.DataFrame:
         {
             "model": rows["model"].astype(str),
             "accuracy": [format_value("acc_orig", v) for v in rows["acc_orig"]],
-            "VDG [95% CI]": [
+            f"VDG [{ci_level_text(summary)} CI]": [
                 _vdg_with_ci(v, lo, hi) for v, lo, hi in zip(rows["vdg"], rows["ci_low"], rows["ci_high"], strict=True)
             ],
             "tier": [_short_tier(t) for t in rows["tier"]],
@@ -99,9 +109,12 @@ def glance(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, pd.DataFrame, 
 
 
 def _markdown(table: pd.DataFrame) -> str:
-    align = ["left"] + ["right" if c in ("accuracy", "VDG [95% CI]", "flags") else "left" for c in table.columns[1:]]
-    return tabulate(table.values.tolist(), headers=list(table.columns), tablefmt="pipe", colalign=align,
-                    disable_numparse=True)  # fmt: skip
+    align = ["left"] + [
+        "right" if c in ("accuracy", "flags") or c.startswith("VDG") else "left" for c in table.columns[1:]
+    ]
+    rows = [[markdown_cell(str(v)) for v in row] for row in table.values.tolist()]
+    headers = [markdown_cell(str(c)) for c in table.columns]
+    return tabulate(rows, headers=headers, tablefmt="pipe", colalign=align, disable_numparse=True)
 
 
 def glance_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -109,9 +122,9 @@ def glance_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     blocks = glance(tables)
     if not blocks:
         return []
-    parts = ["## At a glance", "", GLANCE_INTRO, ""]
+    parts = ["## At a glance", "", glance_intro(ci_level_text(tables["summary"])), ""]
     for benchmark, head, by_type in blocks:
-        parts += [f"### {benchmark}", "", _markdown(head), ""]
+        parts += [f"### {markdown_cell(benchmark)}", "", _markdown(head), ""]
         if len(by_type):
             parts += [_markdown(by_type), ""]
     return parts
@@ -136,7 +149,10 @@ def glance_html(tables: Mapping[str, pd.DataFrame]) -> str:
     blocks = glance(tables)
     if not blocks:
         return ""
-    parts = ['<h2 id="at-a-glance">At a glance</h2>', f"<p>{html.escape(GLANCE_INTRO)}</p>"]
+    parts = [
+        '<h2 id="at-a-glance">At a glance</h2>',
+        f"<p>{html.escape(glance_intro(ci_level_text(tables['summary'])))}</p>",
+    ]
     for benchmark, head, by_type in blocks:
         parts += [f"<h3>{html.escape(benchmark)}</h3>", _html_table(head, flags_link=True)]
         if len(by_type):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binomtest
 
 from postprocess.shortcuts import (
     FEATURES,
@@ -234,3 +235,14 @@ def test_with_no_shortcut_the_family_decision_keeps_its_error_rate_and_the_simul
     all_hold = covered.groupby("benchmark")["hold"].all().mean()
     assert any_called <= 0.05 + 3 * (0.05 * 0.95 / n_benchmarks) ** 0.5, any_called
     assert all_hold >= 0.93, all_hold
+
+
+def test_the_decision_uses_the_reports_alpha():
+    scores = pd.DataFrame(
+        [{"benchmark": "b", "question_id": f"q{i}", "task_type": "t", "answerer": "linear", "n_options": 4, "s": 0.5,
+          "picked": i < 16, "chance": 0.25} for i in range(40)]
+    )  # fmt: skip
+    p = binomtest(16, 40, 0.25, alternative="greater").pvalue
+    assert 0.01 < p < 0.05
+    decide = lambda alpha: type_summary(scores, alpha=alpha).query("task_type == 't'")["above_chance"].item()  # noqa: E731
+    assert decide(0.05) and not decide(0.01)

@@ -330,10 +330,9 @@ def make_questions(spec: VideoSpec, seed: int, video_path: str) -> list[dict]:
     """The five question records of one video: ``TASK_TYPES`` in order (question_id suffix 1..4), then
     ``audio_only`` (suffix 5).
 
-    The options besides the answer and the answer letters come from the video's blocks (see the module docstring):
-    each video's four visual questions use every answer letter once, and in each block of 4 videos each task type
-    uses every letter once; the distractors make every option text of a task type but ``text_only`` right in a
-    quarter of the questions that show it.
+    The options besides the answer and the answer letters are the video's own draws (see the module docstring):
+    its four visual questions use every answer letter once, and every option text of a task type but
+    ``text_only`` is right with probability one in four whenever a question shows it.
 
     Raises:
         ValueError: ``spec`` is not ``video_spec(spec.video_id, seed)`` (the questions would not match the video).

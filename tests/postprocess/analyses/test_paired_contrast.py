@@ -8,6 +8,7 @@ import pytest
 
 from postprocess.analyses import TABLES, ReportSettings, run_all, skip_reason
 from postprocess.analyses._paired import by_model_benchmark
+from postprocess.analyses.added import added_table
 from postprocess.analyses.paired_contrast import Contrast, choices_by_arm, paired_cells, same_choice
 from postprocess.analyses.vdg import CI_COLUMNS, CONVENTIONS, conventions
 from tests.helpers.frames import make_frame
@@ -114,3 +115,12 @@ def test_every_table_states_the_settings_it_was_computed_under():
             assert rules.str.contains("every question|errors scored wrong").all(), (name, set(rules))
     assert filled >= 30
     assert set(CONVENTIONS) >= {"ci_level", "missing_policy", "question_rule", "scale"}
+
+
+def test_a_question_answered_twice_under_one_arm_is_refused_naming_it():
+
+    frame = make_frame(
+        [("m", "orig", "q0", "T", True), ("m", "blur", "q0", "T", True), ("m", "blur", "q0", "T", False)]
+    )
+    with pytest.raises(ValueError, match="model 'm': question 'q0' appears twice under 'blur'"):
+        added_table(frame, FAST)

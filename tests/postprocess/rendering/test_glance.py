@@ -91,3 +91,11 @@ def test_the_first_screen_ends_with_links_to_every_other_section_which_the_termi
     assert [label for label, _ in links] == headings
     assert dict(links)["Answer flips under compression (CRF)"] == "answer-flips-under-compression-crf"
     assert contents not in terminal_lines(markdown)
+
+
+def test_the_headline_says_the_reports_ci_level_and_escapes_what_markdown_reads():
+    summary = reference_tables()["summary"].assign(ci_level=0.8)
+    summary.loc[summary.index[0], "model"] = "m|odel"
+    assert "VDG [80% CI]" in headline(summary, "videomme").columns
+    markdown = render_markdown({"summary": summary})
+    assert "with its 80% CI" in markdown and "| m\\|odel " in markdown and "| m|odel " not in markdown
