@@ -118,6 +118,7 @@ def test_report_names_a_question_set_that_is_no_file(tmp_path, capsys):
     assert "--question-set sharde: no such file" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # vdg derive indexes lmms-eval's task folders (about 8 s), as the derive tests do
 def test_shortcuts_reads_a_derived_tasks_questions(tmp_path, capsys):
     from tests.helpers.derive_base import BASE_TASK, QUESTIONS, write_base_task
 
