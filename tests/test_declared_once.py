@@ -195,8 +195,32 @@ def test_a_users_analysis_named_in_the_environment_is_written_with_the_report(tm
     assert "questions_per_model" in (tmp_path / "out" / "report.html").read_text()
 
 
-@pytest.mark.parametrize(("name", "why"), [("vdg", "already a table's"), ("summary", "already a table's"),
-                                           ("../escape", "is not lower-case letters")])  # fmt: skip
+CANNOT_JOIN = [
+    ("vdg", "already a table's"),
+    ("summary", "already a table's"),
+    ("../escape", "is not lower-case letters"),
+]
+
+
+@pytest.mark.parametrize(("name", "why"), CANNOT_JOIN)
+def test_a_users_analysis_that_cannot_join_is_left_out_naming_its_module(tmp_path, monkeypatch, name, why):
+    from postprocess import analyses
+    from postprocess.analyses.registry import CORE, declared
+
+    module = f"my_tables_{len(name)}_{name.isalpha()}"  # a module per case: each is imported afresh
+    (tmp_path / f"{module}.py").write_text(f"NAME = {name!r}\n{ANALYSIS_MODULE}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("VDG_ANALYSES", module)
+    joined, problems = declared(CORE, reserved=[d.name for d in analyses.DIGESTS])
+    assert [a.name for a in joined] == [a.name for a in CORE]
+    assert len(problems) == 1 and module in problems[0] and "$VDG_ANALYSES" in problems[0] and why in problems[0]
+
+
+# The whole command for one case (the others: in this process, above; all three in the slow tier).
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [pytest.param(*case, marks=() if case[0] == "../escape" else pytest.mark.slow) for case in CANNOT_JOIN],
+)
 def test_a_users_analysis_that_cannot_join_stops_the_report_naming_its_module(tmp_path, name, why):
     done = _report(tmp_path, name)
     assert done.returncode == 2 and "my_tables" in done.stderr and why in done.stderr

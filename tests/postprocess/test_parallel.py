@@ -17,7 +17,7 @@ from postprocess.reading.lmms_eval_logs import load_frame
 from postprocess.settings import ReportSettings
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.reference_data import reference_frame
-from tests.helpers.report_tables import FAST
+from tests.helpers.report_tables import FAST, reference_tables
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
 
@@ -26,7 +26,7 @@ needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are for
 def test_two_workers_compute_every_table_exactly_as_one_process_does():
     frame = reference_frame()
     seen: list[str] = []
-    alone = run_all(frame, FAST, workers=1)
+    alone = reference_tables()
     shared = run_all(frame, FAST, workers=2, on_table=lambda name, table: seen.append(name))
     assert list(shared) == list(alone)
     # Handed over as computed: the pairwise tables (the longest) first, then the others, each in declared order.
@@ -66,18 +66,19 @@ def test_a_worker_that_dies_costs_time_not_the_report(monkeypatch):
 
     frame = reference_frame()
     keep = analyses.ANALYSES[0]
+    expected = reference_tables()[keep.name]  # before the analyses are replaced
     fragile = Analysis("fragile", "dies in workers", {"x": "x"}, dies_in_a_worker)
     monkeypatch.setattr(analyses, "ANALYSES", (keep, fragile))
     tables = run_all(frame, FAST, names=[keep.name, "fragile"], workers=2)
     assert tables["fragile"]["x"].tolist() == [len(frame)]
-    pd.testing.assert_frame_equal(tables[keep.name], run_all(frame, FAST, names=[keep.name], workers=1)[keep.name])
+    pd.testing.assert_frame_equal(tables[keep.name], expected)
 
 
 @pytest.mark.parametrize("workers", [1, 2] if can_fork() else [1])
 def test_tables_computed_first_are_offered_first_and_returned_in_declared_order(workers):
     frame = reference_frame()
     seen: list[str] = []
-    plain = run_all(frame, FAST, workers=1)
+    plain = reference_tables()
     early = run_all(
         frame, FAST, workers=workers, first=["ladder", "vdg", "nosuch"], on_table=lambda n, t: seen.append(n)
     )
@@ -254,7 +255,7 @@ def test_a_shared_intermediate_is_computed_once_by_two_workers(tmp_path, monkeyp
 def test_report_json_written_by_a_second_process_is_the_one_written_here_even_when_it_dies(tmp_path, monkeypatch):
     from postprocess import report
 
-    tables = run_all(reference_frame(), FAST, workers=1)
+    tables = reference_tables()
     written = {}
     parent = os.getpid()
     real = report._write_json

@@ -6,35 +6,30 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-
-def _modules_after(code: str) -> set[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return set(json.loads(out.strip().splitlines()[-1]))
-
-
 #: What neither `vdg --help` nor the report side needs: the model side's stack (seconds to load, and a report is read
 #: where no GPU stack is installed).
 MODEL_SIDE = ("lmms_eval", "torch", "vdg_tasks.jobs.materialize", "vdg_tasks.lmms.yamlgen")
 
-
-@pytest.mark.parametrize(
-    "code",
-    [
-        "from vdg_tasks.cli import build_parser; build_parser()",
-        "from vdg_tasks.cli import main; main(['stats', 'wilson', '3', '10'])",
-        "import postprocess.reading.lmms_eval_logs, postprocess.report, postprocess.analyses",
-    ],
+#: Each step runs after the ones before it, in one fresh interpreter: what a step loads alone is within what is loaded
+#: once it has run, so none of them loading the model side means none does alone.
+STEPS = (
+    "from vdg_tasks.cli import build_parser; build_parser()",
+    "from vdg_tasks.cli import main; main(['stats', 'wilson', '3', '10'])",
+    "import postprocess.reading.lmms_eval_logs, postprocess.report, postprocess.analyses",
 )
-def test_no_model_side_imports(code):
-    loaded = _modules_after(code)
-    assert not [m for m in loaded if m.split(".")[0] in MODEL_SIDE or m in MODEL_SIDE]
+
+
+def _modules_after_each(steps: tuple[str, ...]) -> list[set[str]]:
+    dump = "import sys as _s, json as _j; print('MODULES', _j.dumps(sorted(_s.modules)))"
+    code = "\n".join(f"{step}\n{dump}" for step in steps)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return [set(json.loads(line.removeprefix("MODULES "))) for line in out.splitlines() if line.startswith("MODULES ")]
+
+
+def test_no_model_side_imports():
+    loaded = _modules_after_each(STEPS)
+    for step, modules in zip(STEPS, loaded, strict=True):
+        assert not [m for m in modules if m.split(".")[0] in MODEL_SIDE or m in MODEL_SIDE], step
 
 
 def test_parser_defaults_match_their_modules():
