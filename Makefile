@@ -32,16 +32,22 @@ demo: venv
 	$(BIN)/vdg synth
 	$(BIN)/vdg synth-episodes
 	$(BIN)/vdg materialize --tasks $(SYNTH_TASKS),infinibench_ga_vdg_tracking --workers $(WORKERS)
+	@echo "lmms-eval, vdg_probe: it loads for about half a minute before its progress bar"
 	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks $(SYNTH_TASKS) \
 		--log_samples --output_path $(DEMO)/runs/probe --verbosity WARNING
+	@echo "lmms-eval, vdg_probe, blind to frame order: it loads for about half a minute before its progress bar"
 	$(BIN)/lmms-eval --model vdg_probe --model_args order_blind=True --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
+	@echo "lmms-eval, vdg_chance: it loads for about half a minute before its progress bar"
 	$(BIN)/lmms-eval --model vdg_chance --model_args seed=1 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
+	@echo "lmms-eval, vdg_probe, listening: it loads for about half a minute before its progress bar"
 	$(BIN)/lmms-eval --model vdg_probe --model_args listen=True --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/probe_listening --verbosity WARNING
+	@echo "lmms-eval, vdg_probe on the synthetic episodes: it loads for about half a minute before its progress bar"
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks infinibench_ga_vdg_tracking --log_samples --output_path $(DEMO)/runs/episodes --verbosity WARNING
+	@echo "lmms-eval, vdg_probe on the episodes, blind to names: it loads for about half a minute before its progress bar"
 	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16,name_mode=blind \
 		--include_path "$$($(BIN)/vdg tasks-path)" --tasks infinibench_ga_vdg_tracking --log_samples \
 		--output_path $(DEMO)/runs/episodes_name_blind --verbosity WARNING

@@ -19,6 +19,15 @@ each only where its table has the row:
 - ``compression``: at the strongest CRF level (``crf_flips``, Overall): accuracy at orig and at the level on the
   flips' own questions, how many answers change correctness each way, and McNemar's paired test of the change (a
   within-model change is stated with the paired test, not with two unpaired accuracy intervals).
+- ``tracking``: how often swapping the character's name changes the answer (``name_swap``, split ``all``, its
+  Wilson CI).
+- ``probes``: each probe's own measure in one sentence (``probes``, Overall: the row's ``reading``, its n).
+- ``added``: each added condition's accuracy change against orig with its paired CI (``added_conditions``,
+  Overall); where the condition is declared beside another (mute beside black), a second sentence gives that one's
+  change on the questions answered under all three.
+- ``shortcuts``: which task types the question text alone answers above chance (``shortcut_types``, the combined
+  answerer, Holm over the benchmark's task types; a benchmark-wide row, the same for every model), and under black,
+  how the model's correctness follows the text-only score s(q) (``shortcut_links``: Pearson r, its p).
 - ``letters``: the most chosen letter with the video and the chi-square test against uniform
   guessing among each question's options (``letters``, the orig row); the option count is a range ("3-5 options")
   where the questions' counts differ (the ``above_chance`` table's Overall orig row).
@@ -41,13 +50,15 @@ from postprocess.rendering.formatting import CI_METHODS
 COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
-    "topic": "video, task_types, tiers, temporal, compression or letters",
+    "topic": "video, task_types, tiers, temporal, compression, tracking, probes, added, shortcuts or letters",
     "sentence": "the finding in words, with its numbers",
-    "value": "the headline number of the sentence (a proportion or a difference of proportions)",
+    "value": "the headline number of the sentence (a proportion, a difference of proportions or, for shortcuts, "
+    "Pearson's r)",
     "ci_low": "lower bound of its CI, as in the source table (empty where the source has none)",
     "ci_high": "upper bound of its CI",
     "source_table": "the table the numbers come from",
-    "source_row": "the row of source_table, as column=value pairs joined by ', '",
+    "source_row": "the row of source_table, as column=value pairs joined by ', ' (with model and benchmark, where "
+    "source_table has them)",
     "source_column": "the column of that row holding value",
     "test": "the test or interval behind the sentence's numbers, as the source row states it (its ci_method, test or "
     "Holm family)",
@@ -367,7 +378,144 @@ def _tiers(tables, run, level) -> list[dict]:
     return [_finding(run, "tiers", sentence, top, "tiers", where, "vdg", test=test, rule=rule)]
 
 
-_WRITERS = (_video, _task_types, _tiers, _temporal, _compression, _letters)
+def _share_ci(row: Mapping, low: str, high: str, level: float) -> str:
+    if pd.isna(row.get(low)) or pd.isna(row.get(high)):
+        return "no CI: fewer questions than min_stratum"
+    return f"{level:.0%} CI {percent(row[low])} to {percent(row[high])}"
+
+
+def _tracking(tables, run, level) -> list[dict]:
+    row = _row(_usable(tables, "name_swap"), run, split="all")
+    if row is None or not row.get("n") or pd.isna(row.get("sensitivity")):
+        return []
+    sentence = (
+        f"Swapping the character's name changes the answer on {percent(row['sensitivity'])} of n = {int(row['n'])} "
+        f"questions ({_share_ci(row, 'ci_low', 'ci_high', level)})."
+    )
+    rule = "orig and nameswap: the questions answered with a readable letter under both"
+    return [
+        _finding(
+            run,
+            "tracking",
+            sentence,
+            row,
+            "name_swap",
+            {"split": "all"},
+            "sensitivity",
+            test="Wilson interval",
+            rule=rule,
+        )
+    ]
+
+
+def _probes(tables, run, level) -> list[dict]:
+    table = _usable(tables, "probes")
+    if table is None:
+        return []
+    mine = table[(table["model"] == run[0]) & (table["benchmark"] == run[1]) & (table["task_type"] == OVERALL)]
+    out = []
+    for row in mine.to_dict("records"):
+        if pd.isna(row.get("value")) or not row.get("n"):
+            continue
+        sentence = f"Probe {row['probe']} (n = {int(row['n_measure'])}): {row['reading']}."
+        share = row["measure"] in ("content_share", "none_rate")
+        test = "Wilson interval" if share else ci_test(row)
+        where = {"task_type": OVERALL, "probe": row["probe"]}
+        out.append(
+            _finding(run, "probes", sentence, row, "probes", where, "value", ("value_low", "value_high"), test=test)
+        )
+    return out
+
+
+def _added(tables, run, level) -> list[dict]:
+    table = _usable(tables, "added_conditions")
+    if table is None:
+        return []
+    mine = table[(table["model"] == run[0]) & (table["benchmark"] == run[1]) & (table["task_type"] == OVERALL)]
+    out = []
+    for row in mine.to_dict("records"):
+        if pd.isna(row.get("diff")) or not row.get("n"):
+            continue
+        where = {"task_type": OVERALL, "condition": row["condition"]}
+        sentence = (
+            f"Under {row['condition']}, accuracy changes by {points(row['diff'])} points against orig "
+            f"(n = {int(row['n'])}; {_ci_points(row, level=level)})."
+        )
+        out.append(_finding(run, "added", sentence, row, "added_conditions", where, "diff", test=ci_test(row)))
+        if row.get("beside") and pd.notna(row.get("diff_beside")) and row.get("n_beside"):
+            sentence = (
+                f"On the n = {int(row['n_beside'])} questions also run under {row['beside']}, {row['condition']} "
+                f"changes accuracy by {points(row['diff_same_questions'])} points and {row['beside']} by "
+                f"{points(row['diff_beside'])} ({_ci_points(row, 'beside_ci_low', 'beside_ci_high', level)})."
+            )
+            rule = f"orig, {row['condition']} and {row['beside']}: the questions answered under all three"
+            beside = _finding(
+                run,
+                "added",
+                sentence,
+                row,
+                "added_conditions",
+                where,
+                "diff_beside",
+                ("beside_ci_low", "beside_ci_high"),
+                test=ci_test(row),
+            )
+            out.append({**beside, "question_rule": rule})  # not the row's: its beside columns pair three arms
+    return out
+
+
+#: The text-only answerer a shortcuts sentence quotes (``vdg shortcuts``: linear, forest, combined).
+SHORTCUT_ANSWERER = "combined"
+
+
+def _shortcuts(tables, run, level) -> list[dict]:
+    out = []
+    types = _usable(tables, "shortcut_types")
+    if types is not None and "above_chance" in types.columns:
+        mine = types[(types["benchmark"] == run[1]) & (types["answerer"] == SHORTCUT_ANSWERER)]
+        overall = mine[mine["task_type"] == OVERALL]
+        per_type = mine[(mine["task_type"] != OVERALL) & mine["p_holm"].notna()]
+        if len(overall) and len(per_type):
+            row = overall.iloc[0].to_dict()
+            above = sorted(per_type.loc[per_type["above_chance"].astype(bool), "task_type"].astype(str))
+            family = f"Holm over {len(per_type)} task types"
+            named = ", ".join(above) if above else "no task type"
+            sentence = (
+                f"The question text alone answers {named} above chance ({SHORTCUT_ANSWERER} text-only answerer, "
+                f"{family}); over all n = {int(row['n'])} questions it scores {percent(row['accuracy'])} against "
+                f"{percent(row['chance'])} chance."
+            )
+            where = {"benchmark": run[1], "task_type": OVERALL, "answerer": SHORTCUT_ANSWERER}
+            test = f"one-sided exact binomial test against chance per task type, {family}; Wilson interval"
+            rule = "the benchmark's questions, cross-validated by vdg shortcuts (text only, no model)"
+            finding = _finding(run, "shortcuts", sentence, row, "shortcut_types", {}, "accuracy", test=test, rule=rule)
+            finding["source_row"] = ", ".join(f"{k}={v}" for k, v in where.items())
+            out.append(finding)
+    row = _row(_usable(tables, "shortcut_links"), run, condition="black")
+    if row is not None and row.get("n") and pd.notna(row.get("r")):
+        sentence = (
+            f"Under black, correctness follows the text-only score s(q) with r = {row['r']:+.2f} "
+            f"(Pearson, p = {row['p']:.2g}, n = {int(row['n'])})."
+        )
+        rule = "black: the questions answered that have an s(q)"
+        out.append(
+            _finding(
+                run,
+                "shortcuts",
+                sentence,
+                row,
+                "shortcut_links",
+                {"condition": "black"},
+                "r",
+                None,
+                test="Pearson correlation, two-sided p",
+                rule=rule,
+            )
+        )
+    return out
+
+
+_WRITERS = (_video, _task_types, _tiers, _temporal, _compression, _tracking, _probes, _added, _shortcuts, _letters)
 
 
 def findings_table(
@@ -388,7 +536,8 @@ DIGESTS = (
         "findings",
         "The report's first screen in words: per model, how much of the accuracy needs the video, the most and "
         "least visual task types, every task type's tier, what temporal order adds, what compression changes, "
-        "letter bias; every number taken from the table and row the sentence names.",
+        "name tracking, each probe, each added condition, text shortcuts, letter bias; every number taken from the "
+        "table and row the sentence names.",
         COLUMNS,
         findings_table,
     ),

@@ -160,24 +160,94 @@ def glance_html(tables: Mapping[str, pd.DataFrame]) -> str:
     return "\n".join(parts)
 
 
-def terminal_lines(markdown: str, limit: int = TERMINAL_LINES) -> list[str]:
-    """What ``vdg report`` prints of ``markdown`` (report.md): the tables it could not compute (one line each, first:
-    they are what a reader must not miss), its first screen and its Findings, at most ``limit`` lines, the last
-    saying how many more report.md holds when they do not fit."""
-    wanted: list[str] = []
+#: The most lines of "Not computed" the terminal shows (the rest are counted).
+NOT_COMPUTED_LINES = 6
+
+
+def _section_lines(lines: Sequence[str], title: str) -> list[str]:
+    """The lines of report.md's section ``## title`` (its contents line left out), trailing blanks dropped."""
+    out: list[str] = []
     keep = False
-    lines = markdown.splitlines()
-    skipped = list(dict.fromkeys(line for line in lines if line.startswith("- ") and " was skipped: " in line))
-    if skipped:
-        wanted += ["Not computed:", *skipped, ""]
     for line in lines:
         if line.startswith("## "):
-            keep = line in ("## At a glance", "## Findings")
+            keep = line == f"## {title}"
         if keep and not line.startswith(CONTENTS_MARK):
-            wanted.append(line)
-    while wanted and not wanted[-1].strip():
-        wanted.pop()
-    if len(wanted) <= limit:
-        return wanted
-    shown = wanted[: limit - 1]
-    return [*shown, f"... {len(wanted) - len(shown)} more lines of these sections in report.md"]
+            out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+def _headlines_only(glance_lines: Sequence[str]) -> list[str]:
+    """At a glance without its intro and grids: the heading, then each benchmark's heading and headline table."""
+    out = list(glance_lines[:1])
+    table = 0
+    for previous, line in zip(["", *glance_lines], glance_lines, strict=False):
+        if line.startswith("### "):
+            out += ["", line]
+            table = 0
+        elif line.startswith("|"):
+            table += not previous.startswith("|")
+            if table == 1:
+                out.append(line)
+    return out
+
+
+def _findings_blocks(findings: Sequence[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(the lines before the first run, [(the run's bold line, its sentence lines)])."""
+    head: list[str] = []
+    blocks: list[tuple[str, list[str]]] = []
+    for line in findings:
+        if line.startswith("**") and line.endswith("**"):
+            blocks.append((line, []))
+        elif blocks and line.startswith("- "):
+            blocks[-1][1].append(line)
+        elif not blocks and line.strip() and not line.startswith("## "):
+            head.append(line)
+    return head, blocks
+
+
+def _findings_within(findings: Sequence[str], room: int) -> list[str]:
+    """The Findings in at most ``room`` lines: every run's first sentences (its Overall VDG first), as many per run as
+    fit, the same number for each; where not even one each fits under its run's name, one line per run (name: first
+    sentence), as many runs as fit."""
+    if len(findings) <= room:
+        return list(findings)
+    _, blocks = _findings_blocks(findings)
+    most = max((len(sentences) for _, sentences in blocks), default=0)
+    for per_run in range(most, 0, -1):
+        lines = ["## Findings"]
+        for who, sentences in blocks:
+            lines += [who, *sentences[:per_run]]
+        if len(lines) <= room:
+            return lines
+    one_line = [f"- {who.strip('*')}: {sentences[0][2:]}" for who, sentences in blocks if sentences]
+    return ["## Findings", *one_line][:room]
+
+
+def terminal_lines(markdown: str, limit: int = TERMINAL_LINES) -> list[str]:
+    """What ``vdg report`` prints of ``markdown`` (report.md), at most ``limit`` lines: the tables it could not compute
+    (first: they are what a reader must not miss), its first screen and its Findings. Where they do not fit, the first
+    screen keeps each benchmark's headline table (not the task-type grid) and the Findings keep a third of the lines
+    at least, each run's first sentences; the last line then says how many more lines report.md's sections hold."""
+    lines = markdown.splitlines()
+    skipped = list(dict.fromkeys(line for line in lines if line.startswith("- ") and " was skipped: " in line))
+    not_computed: list[str] = []
+    if skipped:
+        shown = skipped[:NOT_COMPUTED_LINES]
+        more = [f"- and {len(skipped) - len(shown)} more (report.md)"] if len(skipped) > len(shown) else []
+        not_computed = ["Not computed:", *shown, *more, ""]
+    first_screen, findings = _section_lines(lines, "At a glance"), _section_lines(lines, "Findings")
+    whole = [*not_computed, *first_screen, *([""] if first_screen and findings else []), *findings]
+    if len(whole) <= limit:
+        return whole
+    total = len(whole)
+    if not findings:
+        return [*whole[: limit - 1], f"... report.md holds {total - limit + 1} more lines of these sections"]
+    headlines = _headlines_only(first_screen)
+    room = limit - 1 - len(not_computed)  # one line says what was left out
+    findings_room = max(min(len(findings), room // 3), room - len(headlines) - 1) if findings else 0
+    kept_findings = _findings_within(findings, findings_room)
+    kept_head = headlines[: max(0, room - len(kept_findings) - (1 if kept_findings else 0))]
+    shown = [*not_computed, *kept_head, *([""] if kept_head and kept_findings else []), *kept_findings]
+    return [*shown, f"... report.md holds {total - len(shown)} more lines of these sections"]

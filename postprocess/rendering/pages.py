@@ -295,26 +295,23 @@ FINDINGS_INTRO = (
 )
 
 
-def findings_paragraphs(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, str]]:
-    """(who: 'model on benchmark', paragraph) per run of the ``findings`` table, in its order."""
+def findings_by_run(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, list[str]]]:
+    """(who: 'model on benchmark', its sentences: one claim each) per run of the ``findings`` table, in its order."""
     findings = _nonempty(tables, "findings")
     if findings is None:
         return []
     runs = findings.groupby(["model", "benchmark"], sort=False)["sentence"]
-    return [(f"{model} on {benchmark}", " ".join(sentences)) for (model, benchmark), sentences in runs]
+    return [(f"{model} on {benchmark}", [str(s) for s in sentences]) for (model, benchmark), sentences in runs]
 
 
 def _findings_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
-    paragraphs = findings_paragraphs(tables)
-    if not paragraphs:
+    runs = findings_by_run(tables)
+    if not runs:
         return []
-    return [
-        "## Findings",
-        "",
-        FINDINGS_INTRO,
-        "",
-        *(line for who, text in paragraphs for line in (f"**{who}**: {text}", "")),
-    ]
+    lines = ["## Findings", "", FINDINGS_INTRO, ""]
+    for who, sentences in runs:
+        lines += [f"**{who}**", "", *(f"- {sentence}" for sentence in sentences), ""]
+    return lines
 
 
 def _summary_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -623,12 +620,15 @@ def html_layout(tables: Mapping[str, pd.DataFrame]) -> _Layout:
     if first_screen:
         sections.append(first_screen)
         toc.append(("at-a-glance", "At a glance"))
-    paragraphs = findings_paragraphs(tables)
-    if paragraphs:
+    runs = findings_by_run(tables)
+    if runs:
         sections.append(
             '<h2 id="findings">Findings</h2>\n'
             f'<p class="note">{html.escape(FINDINGS_INTRO)}</p>\n'
-            + "".join(f"<p><b>{html.escape(who)}</b>: {html.escape(text)}</p>" for who, text in paragraphs)
+            + "".join(
+                f"<p><b>{html.escape(who)}</b></p><ul>{''.join(f'<li>{html.escape(s)}</li>' for s in sentences)}</ul>"
+                for who, sentences in runs
+            )
         )
         toc.append(("findings", "Findings"))
     summary = tables.get("summary")

@@ -26,7 +26,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def cmd_synth_episodes(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    annotations = episodes.generate_episodes(out, n_episodes=args.episodes, seed=args.seed)
+    annotations = episodes.generate_episodes(out, n_episodes=args.episodes, seed=args.seed, progress=True)
     path, n = infinibench.prepare(annotations, out / "videos", Path(args.questions), subtitles_root=out / "subtitles")
     print(path)
     print(f"{n} questions over {args.episodes} synthetic episodes", file=sys.stderr)

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from vdg_tasks.synthetic.synth import encode_video
 from vdg_tasks.vocabulary.drawing import BACKGROUND, CAST, N_SLOTS, OUTFITS, PALETTE, figure_boxes
@@ -366,8 +367,10 @@ def generate_episodes(
     height: int = 96,
     fps: int = 8,
     seconds: int = 24,
+    progress: bool = False,
 ) -> Path:
-    """Write the episodes, their subtitles and the question annotations; return the annotations path.
+    """Write the episodes, their subtitles and the question annotations; return the annotations path (``progress``:
+    a tqdm bar per episode on stderr).
 
     Layout under ``out_dir``: ``videos/synthetic_sitcom/season_1/episode_{M}.mp4`` (H.264 via
     ``vdg_tasks.synthetic.synth.encode_video``, byte-reproducible), ``subtitles/synthetic_sitcom/season_1/
@@ -384,7 +387,7 @@ def generate_episodes(
     _check_timing(seconds, fps)
     out_dir = Path(out_dir).resolve()
     records: list[dict] = []
-    for m in range(1, n_episodes + 1):
+    for m in tqdm(range(1, n_episodes + 1), desc="vdg synth-episodes", unit="episode", disable=not progress):
         spec = episode_spec(m, seed, seconds, fps)
         ep = _episode_id(m)
         video = out_dir / "videos" / SHOW_KEY / SEASON / f"{ep}.mp4"

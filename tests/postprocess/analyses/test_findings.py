@@ -15,11 +15,12 @@ import pytest
 from scipy import stats
 
 from postprocess.analyses import ReportSettings, run_all
-from postprocess.analyses.findings import CI_TESTS, COLUMNS
+from postprocess.analyses.findings import CI_TESTS, COLUMNS, findings_table
 from postprocess.rendering.formatting import CI_METHODS
 from postprocess.rendering.pages import render_html, render_markdown
-from tests.helpers.frames import outcome_fields, tidy_frame, tidy_row
+from tests.helpers.frames import answer_fields, outcome_fields, tidy_frame, tidy_row
 from tests.helpers.reference_data import ORIG_BLACK, reference_frame
+from vdg_tasks.perturb.text import shuffle_order
 
 FAST = ReportSettings(n_resamples=200, stability_resamples=50)
 
@@ -321,3 +322,96 @@ def test_a_resampled_video_ci_is_named_as_the_bootstrap_it_is():
     assert f"{CI_METHODS['monte carlo']}, resampling whole videos)" in finding["sentence"]
     assert finding["test"] == "Monte Carlo percentile bootstrap (paired), resampling whole videos"
     assert "Tango" not in finding["sentence"]
+
+
+N_PROTOCOL = 40
+
+
+def _protocol_frame() -> pd.DataFrame:
+    """One model on one benchmark under orig, black, options_shuffled, mute and nameswap: question i's answer is
+    LETTERS[i % 4]; orig is right unless i % 3 == 0, black right when i % 4 == 0, mute as orig but wrong when
+    i % 5 == 0, the shuffle followed by content, the name swap changing the letter when i % 4 == 1."""
+    letters = "ABCD"
+    rows = []
+    for i in range(N_PROTOCOL):
+        qid, answer = f"v{i:02d}-1", letters[i % 4]
+        after = letters[(i % 4 + 1) % 4]
+        orig = answer if i % 3 else after
+        order = shuffle_order(qid, 4, i % 4)
+        picks = {
+            "orig": orig,
+            "black": answer if i % 4 == 0 else after,
+            "mute": after if i % 5 == 0 else orig,
+            "nameswap": letters[(letters.index(orig) + 1) % 4] if i % 4 == 1 else orig,
+        }
+        common = {"task_type": f"T{i % 2}", "n_options": 4}
+        for condition, pick in picks.items():
+            extra = {"swap_to": "Ross", "swap_gender": "same"} if condition == "nameswap" else {}
+            rows.append(tidy_row("m", condition, qid, **common, **extra, **answer_fields(answer, pick, "ok")))
+        moved = letters[order.index(i % 4)]
+        content = letters[order.index(letters.index(orig))]
+        shuffled_from = "".join(letters[k] for k in order)
+        rows.append(tidy_row("m", "options_shuffled", qid, **common, shuffled_from=shuffled_from,
+                             **answer_fields(moved, content, "ok")))  # fmt: skip
+    return tidy_frame(rows)
+
+
+def test_tracking_probes_added_conditions_and_shortcuts_each_get_a_sentence_of_their_own_numbers():
+    frame = _protocol_frame()
+    tables = run_all(frame, FAST, workers=1)
+    findings = tables["findings"]
+    by_topic = {topic: rows.to_dict("records") for topic, rows in findings.groupby("topic")}
+    assert {"tracking", "probes", "added"} <= set(by_topic)
+    orig_right = [i % 3 != 0 for i in range(N_PROTOCOL)]
+    # tracking: the letter changes on the questions with i % 4 == 1, out of all of them
+    (swap,) = by_topic["tracking"]
+    changed = sum(i % 4 == 1 for i in range(N_PROTOCOL))
+    assert swap["value"] == pytest.approx(changed / N_PROTOCOL)
+    assert _pct(changed / N_PROTOCOL) in swap["sentence"] and f"n = {N_PROTOCOL} " in swap["sentence"]
+    low, high = stats.binomtest(changed, N_PROTOCOL).proportion_ci(0.95, method="wilson")
+    assert (swap["ci_low"], swap["ci_high"]) == pytest.approx((low, high), abs=1e-9)
+    # probes: the shuffle is followed by content on every question it moved
+    (shuffle,) = [f for f in by_topic["probes"] if "options_shuffled" in f["sentence"]]
+    assert shuffle["value"] == 1.0 and shuffle["source_table"] == "probes"
+    # added: mute loses the questions orig had right with i % 5 == 0; beside it, black on the same questions
+    mute = [f for f in by_topic["added"] if f["sentence"].startswith("Under mute")]
+    beside = [f for f in by_topic["added"] if "also run under black" in f["sentence"]]
+    lost = sum(orig_right[i] and i % 5 == 0 for i in range(N_PROTOCOL))  # mute's pick is then never right
+    assert len(mute) == 1 and mute[0]["value"] == pytest.approx(-lost / N_PROTOCOL)
+    assert _pts(-lost / N_PROTOCOL) in mute[0]["sentence"]
+    black_right = [i % 4 == 0 for i in range(N_PROTOCOL)]
+    black_diff = (sum(black_right) - sum(orig_right)) / N_PROTOCOL
+    assert len(beside) == 1 and beside[0]["value"] == pytest.approx(black_diff)
+    assert _pts(black_diff) in beside[0]["sentence"] and "all three" in beside[0]["question_rule"]
+    for finding in (swap, shuffle, *mute, *beside):
+        row = _source_row(tables, finding)
+        assert finding["value"] == pytest.approx(float(row[finding["source_column"]]))
+
+
+def test_the_shortcuts_sentences_name_the_types_the_text_answers_and_the_black_correlation():
+    frame = _protocol_frame()
+    types = pd.DataFrame(
+        {
+            "benchmark": "b",
+            "task_type": ["T0", "T1", "Overall", "T0", "T1", "Overall"],
+            "answerer": ["combined"] * 3 + ["linear"] * 3,
+            "n": [20, 20, 40] * 2,
+            "accuracy": [0.9, 0.25, 0.575, 0.3, 0.3, 0.3],
+            "ci_low": [0.7, 0.1, 0.4, 0.1, 0.1, 0.2],
+            "ci_high": [0.97, 0.45, 0.7, 0.5, 0.5, 0.4],
+            "chance": 0.25,
+            "p_holm": [1e-6, 0.9, 1e-4, 0.5, 0.5, 0.3],
+            "above_chance": [True, False, True, False, False, False],
+        }
+    )
+    links = pd.DataFrame({"model": "m", "benchmark": "b", "condition": ["black", "orig"], "n": 40, "r": [0.41, 0.1],
+                          "p": [0.008, 0.5]})  # fmt: skip
+    tables = {"shortcut_types": types, "shortcut_links": links}
+    found = findings_table(tables, frame, FAST)
+    text, link = found[found["topic"] == "shortcuts"].to_dict("records")
+    assert "answers T0 above chance" in text["sentence"] and "T1" not in text["sentence"]
+    assert "Holm over 2 task types" in text["sentence"] and _pct(0.575) in text["sentence"]
+    assert text["value"] == 0.575 and text["source_row"] == "benchmark=b, task_type=Overall, answerer=combined"
+    assert "r = +0.41" in link["sentence"] and "p = 0.008" in link["sentence"] and link["value"] == 0.41
+    nothing = findings_table({"shortcut_types": types.assign(above_chance=False)}, frame, FAST)
+    assert "answers no task type above chance" in nothing["sentence"].iloc[0]

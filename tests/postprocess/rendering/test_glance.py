@@ -69,7 +69,36 @@ def test_the_terminal_gets_the_first_screen_and_the_findings_within_its_page():
     long = "\n".join(["# vdg report", "", "## At a glance", *(f"row {i}" for i in range(100)), "## Summary", "x"])
     cut = terminal_lines(long, limit=10)
     assert cut[:9] == ["## At a glance", *(f"row {i}" for i in range(8))]
-    assert cut[9] == "... 92 more lines of these sections in report.md" and len(cut) == 10
+    assert cut[9] == "... report.md holds 92 more lines of these sections" and len(cut) == 10
+
+
+def _benchmark_block(benchmark: str, models: int) -> list[str]:
+    headline = ["| model | accuracy |", "|:--|--:|", *(f"| m{i} | 0.5 |" for i in range(models))]
+    grid_rows = ["| task type | m0 |", "|:--|:--|", *(f"| t{i} | +0.1 mid |" for i in range(6))]
+    return [f"### {benchmark}", "", *headline, "", *grid_rows, ""]
+
+
+def test_with_several_benchmarks_the_terminal_keeps_each_headline_and_every_runs_first_findings():
+    benchmarks, models = ["b1", "b2", "b3"], 3
+    findings = ["## Findings", "", "In words, per model.", ""]
+    for b in benchmarks:
+        for m in range(models):
+            findings += [f"**m{m} on {b}**", "", *(f"- {b} m{m} claim {k}." for k in range(8)), ""]
+    blocks = [line for b in benchmarks for line in _benchmark_block(b, models)]
+    markdown = "\n".join(["# vdg report", "", "## At a glance", "", "Intro.", "", *blocks, *findings, "## Summary"])
+    cut = terminal_lines(markdown)
+    assert len(cut) <= TERMINAL_LINES and cut[-1].startswith("... report.md holds ")
+    assert "Intro." not in cut and not any(line.startswith("| t") for line in cut)  # the grids give way
+    for b in benchmarks:  # every headline row, every run named, every run's first claim
+        assert f"### {b}" in cut
+        for m in range(models):
+            assert any(f"m{m} on {b}" in line and f"{b} m{m} claim 0." in line for line in cut) or (
+                f"**m{m} on {b}**" in cut and f"- {b} m{m} claim 0." in cut
+            )
+    claims = [line for line in cut if " claim " in line]
+    per_run = {k: sum(line.endswith(f"claim {k}.") for line in claims) for k in range(8)}
+    assert all(count in (0, len(benchmarks) * models) for count in per_run.values())  # the same number for each run
+    assert sum(line.startswith("| m") and line != "| model | accuracy |" for line in cut) == len(benchmarks) * models
 
 
 def test_tables_that_could_not_be_computed_come_first_in_the_terminal():
@@ -99,3 +128,14 @@ def test_the_headline_says_the_reports_ci_level_and_escapes_what_markdown_reads(
     assert "VDG [80% CI]" in headline(summary, "videomme").columns
     markdown = render_markdown({"summary": summary})
     assert "with its 80% CI" in markdown and "| m\\|odel " in markdown and "| m|odel " not in markdown
+
+
+def test_runs_that_fit_under_their_names_keep_as_many_sentences_each():
+    findings = ["## Findings", ""]
+    for m in range(2):
+        findings += [f"**m{m} on b**", "", *(f"- m{m} claim {k}." for k in range(30)), ""]
+    markdown = "\n".join(["## At a glance", "", "### b", "| model |", "|:--|", "| m0 |", "| m1 |", "", *findings])
+    cut = terminal_lines(markdown)
+    assert len(cut) == TERMINAL_LINES and "**m0 on b**" in cut and "**m1 on b**" in cut
+    counts = [sum(line.startswith(f"- m{m} claim") for line in cut) for m in range(2)]
+    assert counts[0] == counts[1] >= 10

@@ -23,7 +23,7 @@ from postprocess.rendering.pages import (
     JSON_FORMAT,
     MD_MAX_ROWS,
     ci_method_lines,
-    findings_paragraphs,
+    findings_by_run,
     html_layout,
     html_with_plots,
     inferred_option_lines,
@@ -260,14 +260,16 @@ def test_a_skipped_summary_says_why():
     )
 
 
-def test_findings_are_one_paragraph_per_run_in_table_order():
+def test_findings_are_one_sentence_per_line_under_each_run_in_table_order():
     findings = pd.DataFrame(
         {"model": ["m", "n", "m"], "benchmark": ["b", "b", "b"], "sentence": ["First.", "Other.", "Second."]}
     )
-    assert findings_paragraphs({"findings": findings}) == [("m on b", "First. Second."), ("n on b", "Other.")]
-    assert findings_paragraphs({}) == []
+    assert findings_by_run({"findings": findings}) == [("m on b", ["First.", "Second."]), ("n on b", ["Other."])]
+    assert findings_by_run({}) == []
     md = render_markdown({"findings": findings})
-    assert "## Findings" in md and "**m on b**: First. Second.\n\n**n on b**: Other." in md
+    assert "## Findings" in md and "**m on b**\n\n- First.\n- Second.\n\n**n on b**\n\n- Other.\n" in md
+    page = render_html({"findings": findings})
+    assert "<p><b>m on b</b></p><ul><li>First.</li><li>Second.</li></ul>" in page
 
 
 def test_inputs_count_the_logs_and_tabulate_the_prediction_files():
