@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -283,3 +284,29 @@ def display_columns(table: pd.DataFrame, preferred: Sequence[str] | None) -> lis
     if preferred:
         cols += [c for c in varying if c not in cols]
     return cols
+
+
+def html_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    text_columns: Collection[str] = (),
+    row_classes: Sequence[str] | None = None,
+    links: Mapping[str, str] | None = None,
+) -> str:
+    """An HTML table of cells already formatted as text, in a div that scrolls sideways where the page is narrower:
+    the cells of ``text_columns`` left-aligned (class ``t``), row i of class ``row_classes[i]`` (none when blank), a
+    non-blank cell of a column in ``links`` a link to that anchor. Every text is escaped here."""
+    kinds = ["t" if c in text_columns else "" for c in columns]
+    head = "".join(f'<th class="{k}">{html.escape(str(c))}</th>' for c, k in zip(columns, kinds, strict=True))
+    body = []
+    for i, row in enumerate(rows):
+        cells = []
+        for column, kind, value in zip(columns, kinds, row, strict=True):
+            text = html.escape(str(value))
+            if links and column in links and text:
+                text = f'<a href="#{html.escape(links[column])}">{text}</a>'
+            cells.append(f'<td class="{kind}">{text}</td>')
+        row_class = row_classes[i] if row_classes is not None else ""
+        attribute = f' class="{html.escape(row_class)}"' if row_class else ""
+        body.append(f"<tr{attribute}>{''.join(cells)}</tr>")
+    return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from tabulate import tabulate
 
-from postprocess.rendering.formatting import format_value, markdown_cell
+from postprocess.rendering.formatting import format_value, html_table, markdown_cell
 
 OVERALL = "Overall"
 
@@ -131,17 +131,12 @@ def glance_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
 
 
 def _html_table(table: pd.DataFrame, flags_link: bool = False) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
-    body = []
-    for row in table.itertuples(index=False):
-        cells = []
-        for column, value in zip(table.columns, row, strict=True):
-            text = html.escape(str(value))
-            if flags_link and column == "flags" and text:
-                text = f'<a href="#summary">{text}</a>'
-            cells.append(f'<td class="{"t" if column in ("model", "task type", "tier") else ""}">{text}</td>')
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    return html_table(
+        [str(c) for c in table.columns],
+        [[str(v) for v in row] for row in table.itertuples(index=False)],
+        text_columns=("model", "task type", "tier"),
+        links={"flags": "summary"} if flags_link else None,
+    )
 
 
 def glance_html(tables: Mapping[str, pd.DataFrame]) -> str:

@@ -25,6 +25,7 @@ from postprocess.rendering.formatting import (
     display_columns,
     format_value,
     formatted_cells,
+    html_table,
     is_text,
     markdown_table,
     merge_interval_columns,
@@ -491,16 +492,13 @@ def _html_table(table: pd.DataFrame, columns: Sequence[str] | None = None, merge
     shown = formatted_cells(table, columns)
     if merge_ci:
         shown = nonblank(merge_interval_columns(shown, table))
-    classes = ["t" if is_text(table, c) else "" for c in shown]
-    head = "".join(f'<th class="{k}">{html.escape(str(c))}</th>' for c, k in zip(shown, classes, strict=True))
-    opening = [f'<td class="{k}">' for k in classes]
     task = table["task_type"].tolist() if "task_type" in table.columns else [None] * len(table)
-    body = []
-    for kind, row in zip(task, shown_rows(shown, len(table)), strict=True):
-        cls = ' class="overall"' if kind == "Overall" else ""
-        cells = "".join(f"{td}{html.escape(v)}</td>" for td, v in zip(opening, row, strict=True))
-        body.append(f"<tr{cls}>{cells}</tr>")
-    return f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    return html_table(
+        list(shown),
+        shown_rows(shown, len(table)),
+        text_columns=[c for c in shown if is_text(table, c)],
+        row_classes=["overall" if kind == "Overall" else "" for kind in task],
+    )
 
 
 def _html_section(
