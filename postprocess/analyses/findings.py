@@ -191,8 +191,8 @@ def _video(tables, run, level) -> list[dict]:
     if row is None or pd.isna(row["vdg"]):
         return []
     sentence = (
-        f"On n = {int(row['n'])} questions, {percent(row['acc_orig'])} right with the video and "
-        f"{percent(row['acc_black'])} with a black screen: {points(row['vdg'])} points of accuracy need the video "
+        f"{points(row['vdg'])} points of accuracy need the video: {percent(row['acc_orig'])} right with it, "
+        f"{percent(row['acc_black'])} with a black screen, on n = {int(row['n'])} questions "
         f"({_paired_ci(row, 'ci_low', 'ci_high', level)})."
     )
     return [_finding(run, "video", sentence, row, "vdg", {"task_type": OVERALL}, "vdg", test=ci_test(row))]
@@ -296,10 +296,9 @@ def _compression(tables, run, level) -> list[dict]:
     else:
         test, p = "none: no answer changes", "no answer changes, so there is nothing to test"
     sentence = (
-        f"At CRF {int(flip['crf'])}, on the n = {n} questions answered at orig and every CRF level, accuracy goes "
-        f"from {percent(flip['acc_orig'])} to {percent(flip['acc_level'])} "
-        f"({points(flip['acc_level'] - flip['acc_orig'])} points): {changed} of the {n} ({percent(changed / n)}) "
-        f"change correctness, {c_to_i} right to wrong and {i_to_c} wrong to right ({p})."
+        f"At CRF {int(flip['crf'])}, accuracy goes from {percent(flip['acc_orig'])} to {percent(flip['acc_level'])} "
+        f"on n = {n} questions (those answered at orig and every CRF level): {c_to_i} right to wrong and {i_to_c} "
+        f"wrong to right ({p})."
     )
     where = {"task_type": OVERALL, "condition": flip["condition"]}
     return [_finding(run, "compression", sentence, flip, "crf_flips", where, "acc_level", None, test=test)]
