@@ -20,7 +20,6 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from postprocess.settings import natural_key, natural_sorted  # noqa: E402
@@ -33,13 +32,6 @@ _DELTAS = (("spatial", "#4c72b0"), ("diversity", "#55a868"), ("temporal", "#c44e
 
 def _usable(table: pd.DataFrame | None, columns: Sequence[str]) -> bool:
     return table is not None and len(table) > 0 and set(columns) <= set(table.columns)
-
-
-def _labels(table: pd.DataFrame) -> pd.Series:
-    """Series label per row: the model, or "model / benchmark" when there are several benchmarks."""
-    if "benchmark" in table.columns and table["benchmark"].nunique() > 1:
-        return table["model"].astype(str) + " / " + table["benchmark"].astype(str)
-    return table["model"].astype(str)
 
 
 def _in_natural_order(labels: pd.Series) -> pd.Series:
@@ -84,6 +76,7 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     rect = _layout(fig)
     if _separate_tick_labels(fig):
         fig.tight_layout(rect=rect)
+    fig.set_layout_engine(None)  # laid out: savefig then skips the layout pass it would draw the figure for
     fig.savefig(path, dpi=DPI, metadata=_METADATA)
     plt.close(fig)
     return path
@@ -375,14 +368,88 @@ def _crf_level(values: pd.Series) -> pd.Series:
 
 
 def _crf_series(table: pd.DataFrame, value_columns: Sequence[str]) -> pd.DataFrame | None:
-    """Overall rows with a numeric ``level`` column, or None."""
+    """Overall rows with a numeric ``level`` column and the model as text, or None."""
     level_col = _find(table, ("crf", "crf_level", "level", "condition"))
     if level_col is None or "model" not in table.columns:
         return None
     rows = _overall(table)
-    rows = rows.assign(level=_crf_level(rows[level_col]), series=_labels(rows)).dropna(subset=["level"])
+    rows = rows.assign(level=_crf_level(rows[level_col]), model=rows["model"].astype(str)).dropna(subset=["level"])
     rows = rows.dropna(subset=[c for c in value_columns], how="all")
     return rows if len(rows) else None
+
+
+def _by_benchmark(*tables: pd.DataFrame | None) -> list[tuple[str, list[pd.DataFrame | None]]]:
+    """(benchmark, each table's rows of it, None where it has none) per benchmark any table has, in name order."""
+    split = [dict(_facets(table)) if table is not None else {} for table in tables]
+    return [(b, [rows.get(b) for rows in split]) for b in sorted({b for rows in split for b in rows})]
+
+
+def _models(rows: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """The models of ``rows`` with a value in one of ``columns``, in natural order (the lines drawn)."""
+    return natural_sorted(set(rows.dropna(subset=list(columns), how="all")["model"].astype(str)))
+
+
+def _model_lines(
+    ax: plt.Axes, rows: pd.DataFrame, x: str, y: str, bounds: Sequence[str], colors: Mapping[str, object]
+) -> list[float]:
+    """One line per model in its colour, natural order, with a CI band between the ``bounds`` columns where each
+    point has them; the values drawn (the band's too), for the y limits. Unclipped: a point on the axes' edge (a
+    zero) shows whole."""
+    drawn: list[float] = []
+    by_model = {str(name): line for name, line in rows.groupby("model", sort=False)}
+    for name in _models(rows, [y]):
+        line = by_model[name].sort_values(x)
+        at, value = line[x].to_numpy(dtype=float), line[y].to_numpy(dtype=float)
+        ax.plot(at, value, marker="o", color=colors[name], zorder=3, clip_on=False)
+        drawn += list(value)
+        if set(bounds) <= set(line.columns) and line[list(bounds)].notna().all().all():
+            low, high = (line[b].to_numpy(dtype=float) for b in bounds)
+            ax.fill_between(at, low, high, color=colors[name], alpha=0.12, linewidth=0)
+            drawn += [*low, *high]
+    return drawn
+
+
+def _fit_y(ax: plt.Axes, values: Sequence[float]) -> None:
+    """y limits holding ``values`` with a margin of at least 0.05 each side (a zero is not on the edge)."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        pad = max(0.05, 0.08 * (high - low))
+        ax.set_ylim(low - pad, high + pad)
+
+
+def _level_ticks(ax: plt.Axes, levels: Sequence[float]) -> None:
+    """A tick at each setting drawn, written as it is (8, 0.5), no minor ticks."""
+    levels = sorted(set(levels))
+    ax.set_xticks(levels, [f"{v:g}" for v in levels])
+    ax.minorticks_off()
+
+
+def _title(ax: plt.Axes, benchmark: str, text: str) -> None:
+    """``benchmark: text`` (``text`` alone without a benchmark); broken after the benchmark when wider than the
+    axes (measured before layout, when the axes are at their narrowest), so neighbours' titles never meet."""
+    ax.set_title(f"{benchmark}: {text}" if benchmark else text[0].upper() + text[1:], fontsize=10)
+    renderer = ax.figure.canvas.get_renderer()
+    if benchmark and ax.title.get_window_extent(renderer).width > ax.get_window_extent(renderer).width:
+        ax.set_title(f"{benchmark}:\n{text}", fontsize=10)
+
+
+def _model_legend(
+    ax: plt.Axes, models: Sequence[str], colors: Mapping[str, object], extra: Sequence[tuple[Artist, str]] = ()
+) -> None:
+    """The legend beside ``ax``: a line in its colour per model drawn in this facet, then ``extra`` entries
+    (handle, label)."""
+    handles: list[Artist] = [Line2D([], [], color=colors[m], marker="o") for m in models]
+    _legend_beside(ax, handles + [h for h, _ in extra], [*models, *(label for _, label in extra)])
+
+
+def _colors_for(models: set[str], colors: Mapping[str, object] | None) -> Mapping[str, object]:
+    """``colors`` when it has every model (the report's, one per model), else a colour per model here."""
+    return colors if colors and models <= set(colors) else _colors(natural_sorted(models))
+
+
+_FLIP_STYLES = (("correct->wrong", "o", "-"), ("wrong->correct", "s", "--"))
 
 
 def plot_crf(
@@ -391,7 +458,9 @@ def plot_crf(
     out_dir: Path,
     colors: Mapping[str, object] | None = None,
 ) -> Path | None:
-    """Accuracy across CRF levels per model (from crf); correct->wrong and wrong->correct flips (from flips)."""
+    """A row per benchmark: accuracy across CRF levels per model, with its CI band (from crf), and the
+    correct->wrong and wrong->correct flips against orig (from flips, counts from zero); each model in its colour,
+    and a legend beside the row naming the models drawn in it."""
     acc_col = _find(crf, ("acc", "accuracy")) if crf is not None else None
     acc = _crf_series(crf, [acc_col]) if acc_col and _usable(crf, ("model",)) else None
     flip_cols = None
@@ -403,47 +472,41 @@ def plot_crf(
     flip = _crf_series(flips, list(flip_cols)) if flip_cols else None
     if acc is None and flip is None:
         return None
-    panels = [p for p in (acc, flip) if p is not None]
-    series = natural_sorted({str(name) for panel in panels for name in panel["series"]})
-    colors = colors if colors and set(series) <= set(colors) else _colors(series)
-    # One legend for both panels: a colour patch per model (its colour in both), then the flips' two line styles.
-    styles = [("correct->wrong", "o", "-"), ("wrong->correct", "s", "--")] if flip is not None else []
-    entries = series + [label for label, _, _ in styles]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.0), squeeze=False)
-    col = 0
-    if acc is not None:
-        ax = axes[0][col]
-        for name, rows in acc.groupby("series", sort=True):
-            rows = rows.sort_values("level")
-            color = colors[str(name)]
-            ax.plot(rows["level"], rows[acc_col], marker="o", color=color, label=str(name))
-            if {"ci_low", "ci_high"} <= set(rows.columns) and rows[["ci_low", "ci_high"]].notna().all().all():
-                ax.fill_between(
-                    rows["level"].to_numpy(dtype=float),
-                    rows["ci_low"].to_numpy(dtype=float),
-                    rows["ci_high"].to_numpy(dtype=float),
-                    color=color,
-                    alpha=0.12,
-                    linewidth=0,
-                )
-        ax.set_xlabel("CRF (0 = original)")
-        ax.set_ylabel("accuracy")
-        ax.set_title("Accuracy across compression levels (CI bands)")
-        col += 1
-    if flip is not None and flip_cols is not None:
-        ax = axes[0][col]
-        for name, rows in flip.groupby("series", sort=True):
-            rows = rows.sort_values("level")
-            for column, (_, marker, linestyle) in zip(flip_cols, styles, strict=True):
-                ax.plot(rows["level"], rows[column], marker=marker, linestyle=linestyle, color=colors[str(name)])
-        ax.set_xlabel("CRF")
-        ax.set_ylabel("questions")
-        most = float(np.nanmax(flip[list(flip_cols)].to_numpy(dtype=float))) if len(flip) else 0.0
-        ax.set_ylim(0, max(1.0, most) * 1.1)  # counts: from zero, and room above the largest
-        ax.set_title("Flips against the original")
-    handles: list[Artist] = [Patch(color=colors[name]) for name in series]
-    handles += [Line2D([], [], color="black", marker=marker, linestyle=linestyle) for _, marker, linestyle in styles]
-    _legend_beside(axes[0][-1], handles, entries)
+    facets = _by_benchmark(acc, flip)
+    panels = [i for i, p in enumerate((acc, flip)) if p is not None]
+    colors = _colors_for({m for p in (acc, flip) if p is not None for m in p["model"]}, colors)
+    fig, axes = plt.subplots(len(facets), len(panels), figsize=(5.0 * len(panels), 3.8 * len(facets)), squeeze=False)
+    for row, (benchmark, parts) in zip(axes, facets, strict=True):
+        drawn: set[str] = set()
+        for ax, i in zip(row, panels, strict=True):
+            rows = parts[i]
+            if rows is None:
+                ax.axis("off")  # this benchmark has no rows for the panel
+                continue
+            if i == 0:
+                _fit_y(ax, _model_lines(ax, rows, "level", acc_col, ("ci_low", "ci_high"), colors))
+                drawn |= set(_models(rows, [acc_col]))
+                ax.set_xlabel("CRF (0 = original)")
+                ax.set_ylabel("accuracy")
+                _title(ax, benchmark, "accuracy across CRF levels (CI bands)")
+            else:
+                for name in _models(rows, flip_cols):
+                    line = rows[rows["model"] == name].sort_values("level")
+                    for column, (_, marker, style) in zip(flip_cols, _FLIP_STYLES, strict=True):
+                        ax.plot(line["level"], line[column], marker=marker, linestyle=style, color=colors[name],
+                                zorder=3, clip_on=False)  # fmt: skip
+                drawn |= set(_models(rows, flip_cols))
+                most = float(np.nanmax(rows[list(flip_cols)].to_numpy(dtype=float)))
+                ax.set_ylim(0, max(1.0, most) * 1.1)  # counts: from zero, and room above the largest
+                ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+                ax.set_xlabel("CRF")
+                ax.set_ylabel("questions")
+                _title(ax, benchmark, "flips against the original")
+            _level_ticks(ax, rows["level"].to_numpy(dtype=float))
+        styles: list[tuple[Artist, str]] = []
+        if parts[1] is not None:  # the flips' two line styles, after the models
+            styles = [(Line2D([], [], color="black", marker=m, linestyle=s), label) for label, m, s in _FLIP_STYLES]
+        _model_legend(row[-1], natural_sorted(drawn), colors, styles)
     return _save(fig, out_dir / "crf.png")
 
 
@@ -454,55 +517,39 @@ _AXIS_LABELS = {"frames": "frames per video", "fps": "frames per second (log sca
 def plot_sampling(
     sampling: pd.DataFrame | None, out_dir: Path, colors: Mapping[str, object] | None = None
 ) -> Path | None:
-    """Per sampling axis (a row of panels): accuracy on orig, on black and VDG (CI band) against the
-    setting's value, one line per model; x log-scaled for fps."""
+    """A row of panels per benchmark and sampling axis: accuracy on orig, on black and VDG (with their CI bands
+    where the table has them) against the setting's value, one line per model in its colour; x log-scaled for fps.
+    A legend beside each row names the models drawn in it."""
     if not _usable(sampling, ("model", "axis", "value", "acc_orig", "acc_black", "vdg")):
         return None
     data = sampling.dropna(subset=["value"])
     data = data[data["axis"].isin(list(_AXIS_LABELS))]
     if data.empty:
         return None
-    data = data.assign(series=_labels(data))
-    series = natural_sorted(data["series"].unique())
-    colors = colors if colors and set(series) <= set(colors) else _colors(series)
-    axes_present = [a for a in _AXIS_LABELS if (data["axis"] == a).any()]
-    fig, axes = plt.subplots(
-        len(axes_present), len(_SAMPLING_PANELS), figsize=(13.0, 3.8 * len(axes_present)), squeeze=False
-    )
-    for row, axis in enumerate(axes_present):
-        rows = data[data["axis"] == axis]
-        values = sorted(rows["value"].astype(float).unique())
-        for col, (column, title) in enumerate(_SAMPLING_PANELS):
-            ax = axes[row][col]
-            for name, line in rows.groupby("series", sort=True):
-                line = line.sort_values("value")
-                x = line["value"].to_numpy(dtype=float)
-                y = line[column].to_numpy(dtype=float)
-                color = colors[str(name)]
-                ax.plot(x, y, marker="o", color=color, label=str(name))
-                bounds = (f"{column}_ci_low", f"{column}_ci_high")
-                if set(bounds) <= set(line.columns) and line[list(bounds)].notna().all().all():
-                    ax.fill_between(
-                        x,
-                        line[bounds[0]].to_numpy(dtype=float),
-                        line[bounds[1]].to_numpy(dtype=float),
-                        color=color,
-                        alpha=0.12,
-                        linewidth=0,
-                    )
-            if axis == "fps":
-                ax.set_xscale("log")
-            ax.set_xticks(values, [f"{v:g}" for v in values])
-            ax.minorticks_off()
+    data = data.assign(model=data["model"].astype(str))
+    colors = _colors_for(set(data["model"]), colors)
+    facets = [
+        (benchmark, axis, rows[rows["axis"] == axis])
+        for benchmark, rows in _facets(data)
+        for axis in _AXIS_LABELS
+        if (rows["axis"] == axis).any()
+    ]
+    fig, axes = plt.subplots(len(facets), len(_SAMPLING_PANELS), figsize=(13.0, 3.6 * len(facets)), squeeze=False)
+    for row, (benchmark, axis, rows) in zip(axes, facets, strict=True):
+        for ax, (column, title) in zip(row, _SAMPLING_PANELS, strict=True):
+            bounds = (f"{column}_ci_low", f"{column}_ci_high")
+            values = _model_lines(ax, rows, "value", column, bounds, colors)
             if column == "vdg":
                 ax.axhline(0, color="black", linewidth=0.8)
-            else:
-                ax.set_ylim(0, 1)
+            _fit_y(ax, [*values, 0.0] if column == "vdg" else values)
+            if axis == "fps":
+                ax.set_xscale("log")
+            _level_ticks(ax, rows["value"].to_numpy(dtype=float))
             ax.set_xlabel(_AXIS_LABELS[axis])
             ax.set_ylabel(title)
-            ax.set_title(f"{title} by {axis}" + (" (CI band)" if column == "vdg" else ""))
-    handles = [Line2D([], [], color=colors[name], marker="o") for name in series]
-    _legend_beside(axes[0][-1], handles, series)  # one legend: a model has its colour in every panel
+            _title(ax, benchmark, f"{title} by {axis}" + (" (CI band)" if column == "vdg" else ""))
+        models = natural_sorted({m for column, _ in _SAMPLING_PANELS for m in _models(rows, [column])})
+        _model_legend(row[-1], models, colors)
     return _save(fig, out_dir / "sampling_sweep.png")
 
 

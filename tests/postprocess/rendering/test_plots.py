@@ -107,6 +107,17 @@ def test_crf_plot(tmp_path):
     assert plot_crf(crf.drop(columns=["acc"]), flips.drop(columns=["c_to_i"]), tmp_path / "d") is None
 
 
+def test_a_benchmark_without_flips_has_its_accuracy_panel_and_a_legend_of_its_models(tmp_path, monkeypatch):
+    crf, flips = _many_crf([("model00", "a"), ("model01", "a"), ("model02", "b")])
+    _, fig = _drawn(monkeypatch, lambda: plot_crf(crf, flips[flips["benchmark"] == "a"], tmp_path))
+    titles = [ax.get_title().split(":")[0] for ax in fig.axes]
+    assert titles == ["a", "a", "b", ""]  # b's flips panel is empty, and hidden
+    assert not fig.axes[3].axison and not fig.axes[3].get_lines()
+    legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes if ax.get_legend()]
+    assert legends == [["model00", "model01", "correct->wrong", "wrong->correct"], ["model02"]]
+    assert [len(ax.get_lines()) for ax in fig.axes[:3]] == [2, 4, 1]
+
+
 def test_write_plots_makes_what_the_tables_allow(tables, tmp_path):
     crf, flips = _crf_tables()
     made = write_plots({**tables, "crf": crf, "crf_flips": flips}, tmp_path)
@@ -150,39 +161,71 @@ def _many_vdg(tables: dict[str, pd.DataFrame], models: list[tuple[str, str]]) ->
     )
 
 
-def _many_crf(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _many_crf(models: list[tuple[str, str]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """m1's rows of ``_crf_tables`` for each (model, benchmark), the i-th pair's accuracy i/200 lower and its flips
+    i more, the first pair's correct->wrong flips zero: each line's points tell its model."""
     crf, flips = _crf_tables()
-    grow = lambda t: pd.concat([t[t["model"] == "m1"].assign(model=m) for m, _ in _models(n)])  # noqa: E731
-    return grow(crf), grow(flips)
+    crf, flips = crf[crf["model"] == "m1"], flips[flips["model"] == "m1"]
+    shifted = ("acc", "ci_low", "ci_high")
+    return (
+        pd.concat(
+            [
+                crf.assign(model=m, benchmark=b, **{c: crf[c] - i / 200 for c in shifted})
+                for i, (m, b) in enumerate(models)
+            ],
+            ignore_index=True,
+        ),
+        pd.concat(
+            [
+                flips.assign(model=m, benchmark=b, c_to_i=(flips["c_to_i"] + i) * (i > 0), i_to_c=flips["i_to_c"] + i)
+                for i, (m, b) in enumerate(models)
+            ],
+            ignore_index=True,
+        ),
+    )
 
 
-def _many_sampling(n: int) -> pd.DataFrame:
+def _many_sampling(models: list[tuple[str, str]]) -> pd.DataFrame:
+    """Frames 8, 16 and 32 for each (model, benchmark): the i-th pair's accuracies differ from every other's, the
+    first pair's accuracy on black is zero."""
     rows = [
-        {"model": m, "benchmark": "b", "axis": "frames", "value": v, "acc_orig": 0.5, "acc_black": 0.3, "vdg": 0.2}
-        for m, _ in _models(n)
+        {
+            "model": m,
+            "benchmark": b,
+            "axis": "frames",
+            "value": v,
+            "acc_orig": 0.5 + i / 100 + v / 1000,
+            "acc_black": (0.3 - i / 200) * (i > 0),
+            "vdg": 0.5 + i / 100 + v / 1000 - (0.3 - i / 200) * (i > 0),
+            "vdg_ci_low": 0.1 + i / 100,
+            "vdg_ci_high": 0.7 + i / 100,
+        }
+        for i, (m, b) in enumerate(models)
         for v in (8.0, 16.0, 32.0)
     ]
     return pd.DataFrame(rows)
 
 
-def _beside(fig) -> None:
-    """The figure has one legend, right of every panel (covering no data) and inside the figure."""
+def _beside(fig, count: int = 1) -> None:
+    """The figure has ``count`` legends, each right of every panel (covering no data) and inside the figure."""
     legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
-    assert len(legends) == 1
-    box = legends[0].get_window_extent()
-    for ax in fig.axes:
-        assert box.x0 >= ax.get_window_extent().x1
-    assert box.x1 <= fig.bbox.x1 and box.y0 >= fig.bbox.y0
+    assert len(legends) == count
+    for legend in legends:
+        box = legend.get_window_extent()
+        for ax in fig.axes:
+            assert box.x0 >= ax.get_window_extent().x1
+        assert box.x1 <= fig.bbox.x1 and box.y0 >= fig.bbox.y0
 
 
 @pytest.mark.parametrize("name", ["vdg_by_task", "crf", "sampling_sweep"])
 def test_a_twenty_model_figure_has_one_legend_beside_the_data_and_a_colour_per_model(
     tables, tmp_path, monkeypatch, name
 ):
+    models = _models(20)
     draw = {
-        "vdg_by_task": lambda: plot_vdg_by_task(_many_vdg(tables, _models(20)), tmp_path),
-        "crf": lambda: plot_crf(*_many_crf(20), tmp_path),
-        "sampling_sweep": lambda: plots.plot_sampling(_many_sampling(20), tmp_path),
+        "vdg_by_task": lambda: plot_vdg_by_task(_many_vdg(tables, models), tmp_path),
+        "crf": lambda: plot_crf(*_many_crf(models), tmp_path),
+        "sampling_sweep": lambda: plots.plot_sampling(_many_sampling(models), tmp_path),
     }[name]
     path, fig = _drawn(monkeypatch, draw)
     assert path.read_bytes().startswith(PNG)
@@ -296,21 +339,117 @@ def _text_overlaps(fig) -> list[tuple[str, str]]:
     return pairs
 
 
-def _two_benchmarks(tables, n: int) -> pd.DataFrame:
+def _two_benchmarks(n: int) -> list[tuple[str, str]]:
     """``n`` models on benchmark a and the first two of them on benchmark b: facets whose models differ."""
-    return _many_vdg(tables, [*_models(n, ("a",)), *[(f"model{i:02d}", "b") for i in range(min(2, n))]])
+    return [*_models(n, ("a",)), *[(f"model{i:02d}", "b") for i in range(min(2, n))]]
+
+
+def _drawn_ticks(axis) -> list:
+    """The tick labels of ``axis`` within its view (matplotlib keeps a label for ticks outside it, not drawn)."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * (high - low)
+    pairs = zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=True)
+    return [label for at, label in pairs if low - slack <= at <= high + slack]
+
+
+def _figure_text_overlaps(fig) -> list[tuple[str, str]]:
+    """Every pair of texts of two different axes (titles, axis labels, tick labels, legend entries) whose boxes
+    intersect, in the figure as it was saved."""
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    per_axes = []
+    for ax in fig.axes:
+        texts = [*_drawn_ticks(ax.xaxis), *_drawn_ticks(ax.yaxis), ax.title, ax.xaxis.label, ax.yaxis.label]
+        texts += list(ax.get_legend().get_texts()) if ax.get_legend() is not None else []
+        shown = [t for t in texts if t.get_visible() and t.get_text() and ax.axison]
+        per_axes.append([(t.get_text(), t.get_window_extent(renderer)) for t in shown])
+    return [
+        (a, b)
+        for i, mine in enumerate(per_axes)
+        for theirs in per_axes[i + 1 :]
+        for a, box_a in mine
+        for b, box_b in theirs
+        if box_a.x0 < box_b.x1 and box_b.x0 < box_a.x1 and box_a.y0 < box_b.y1 and box_b.y0 < box_a.y1
+    ]
+
+
+#: What a line panel draws, by its y label: the table and its columns whose values are the panel's lines' points.
+_PANELS = {
+    "accuracy": ("crf", ("acc",)),
+    "questions": ("crf_flips", ("c_to_i", "i_to_c")),
+    "accuracy (orig)": ("sampling_sweep", ("acc_orig",)),
+    "accuracy (black)": ("sampling_sweep", ("acc_black",)),
+    "VDG": ("sampling_sweep", ("vdg",)),
+}
+
+
+def _points(rows: pd.DataFrame, x: str, columns: tuple[str, ...]) -> dict[tuple, str]:
+    """The model of each line ``rows`` hold, by its points: (x values, one column's values in x order)."""
+    return {
+        (tuple(mine[x]), tuple(np.round(mine[column], 9))): str(model)
+        for model, mine in rows.sort_values(x).groupby("model")
+        for column in columns
+    }
+
+
+def _check_line_facets(fig, data: dict[str, pd.DataFrame], x: str, colours, extra: list[str]) -> None:
+    """One row of panels per benchmark (a, then b) and one legend beside it listing the models drawn in it (then
+    ``extra``); each line is one model's points in that model's colour; the y axis holds every point, a point on
+    its edge (a zero) whole, and fits the data (counts from zero)."""
+    facets = [ax for ax in fig.axes if ax.get_title()]
+    named = [ax.get_title().split(":")[0] for ax in facets]
+    assert named == sorted(named) and set(named) == {"a", "b"}  # a row per benchmark, never mixed
+    for benchmark in ("a", "b"):
+        mine = [ax for ax in facets if ax.get_title().split(":")[0] == benchmark]
+        drawn = natural_sorted({m for t in data.values() for m in t.loc[t["benchmark"] == benchmark, "model"]})
+        legends = [ax.get_legend() for ax in mine if ax.get_legend() is not None]
+        assert len(legends) == 1 and [t.get_text() for t in legends[0].get_texts()] == [*drawn, *extra]
+        for ax in mine:
+            table, columns = _PANELS[ax.get_ylabel()]
+            rows = data[table][data[table]["benchmark"] == benchmark]
+            lines = [line for line in ax.get_lines() if line.get_color() != "black"]  # not the zero line
+            model_of = _points(rows, x, columns)
+            models = [model_of[(tuple(line.get_xdata()), tuple(np.round(line.get_ydata(), 9)))] for line in lines]
+            assert set(models) == set(drawn) and len(models) == len(drawn) * len(columns)  # a line per model
+            assert [to_rgba(line.get_color()) for line in lines] == [to_rgba(colours[m]) for m in models]
+            points = [float(y) for line in ax.get_lines() for y in line.get_ydata()]
+            points += [y for band in ax.collections for y in band.get_datalim(ax.transData).intervaly]
+            low, high = ax.get_ylim()
+            assert low <= min(points) and max(points) <= high
+            on_edge = [line for line in lines if low in line.get_ydata() or high in line.get_ydata()]
+            assert all(not line.get_clip_on() for line in on_edge)  # drawn whole, not cut by the axes
+            if table == "crf_flips":
+                assert low == 0 and high <= 1.2 * max(1.0, max(points))
+            else:
+                slack = 0.1 + 0.1 * (max(points) - min(points))
+                assert min(points) - slack <= low and high <= max(points) + slack
 
 
 @pytest.mark.parametrize("n", [1, 6, 20])
-@pytest.mark.parametrize("name", ["vdg_grid", "vdg_by_task", "vdg_vs_accuracy"])
+@pytest.mark.parametrize("name", ["vdg_grid", "vdg_by_task", "vdg_vs_accuracy", "crf", "sampling_sweep"])
 def test_figures_of_1_6_and_20_models_have_a_facet_per_benchmark_no_overlap_and_legends_of_what_is_drawn(
     tables, tmp_path, monkeypatch, n, name
 ):
-    vdg = _two_benchmarks(tables, n)
-    draw = getattr(plots, f"plot_{name}")
-    path, fig = _drawn(monkeypatch, lambda: draw(vdg, tmp_path))
+    models = _two_benchmarks(n)
+    data = {
+        "crf": lambda: dict(zip(("crf", "crf_flips"), _many_crf(models), strict=True)),
+        "sampling_sweep": lambda: {"sampling_sweep": _many_sampling(models)},
+    }.get(name, lambda: {"vdg": _many_vdg(tables, models)})()
+    # The report's colours, over one more model sorting first: each model's colour differs from the one the
+    # figure would give it alone.
+    colours = plots.model_colors({**data, "ladder": pd.DataFrame({"model": ["model"]})})
+    plot = next(plot for plot in plots.PLOTS if plot.name == name)
+    path, fig = _drawn(monkeypatch, lambda: plot.draw(data, tmp_path, colours))
     assert path.read_bytes().startswith(PNG)
-    assert not _text_overlaps(fig), name
+    assert not _text_overlaps(fig) and not _figure_text_overlaps(fig), name
+    if name in ("crf", "sampling_sweep"):
+        _beside(fig, count=2)  # one beside each benchmark's row of panels
+        overall = {k: t[t["task_type"] == "Overall"] if "task_type" in t else t for k, t in data.items()}
+        styles = ["correct->wrong", "wrong->correct"] if name == "crf" else []
+        _check_line_facets(fig, overall, "crf" if name == "crf" else "value", colours, styles)
+        lines = [line for ax in fig.axes for line in ax.get_lines() if line.get_color() != "black"]
+        assert any(not np.any(line.get_ydata()) for line in lines)  # model00's zeros on a: drawn (and whole)
+        return
+    vdg = data["vdg"]
     facets = [ax for ax in fig.axes if ax.get_title()]
     assert [ax.get_title().split(":")[0] for ax in facets] == ["a", "b"]  # one axes per benchmark, never mixed
     for ax, benchmark in zip(facets, ("a", "b"), strict=True):
