@@ -126,6 +126,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             inputs=inputs.described(),
             plots=not args.no_plots,
             workers=args.workers,
+            progress=True,
         )
     except (ValueError, JudgeError) as exc:  # postprocess.reading.lmms_eval_logs.LogError is a ValueError
         return fail("report", exc)

@@ -30,6 +30,7 @@ def test_report_from_prediction_files(tmp_path, capsys):
     markdown = (out / "report.md").read_text().splitlines()
     assert len(printed) <= 40 and printed[0] == "## At a glance" and "## Findings" in printed
     assert terminal.err.strip().endswith(f"report written to {out.resolve()}")
+    assert "vdg report: writing report.md, report.html, report.json and the plots\n" in terminal.err  # progress
     position = markdown.index("## At a glance")
     assert markdown[:position] == ["# vdg report", ""]
     for line in printed:  # the report's own lines, in its order (a last "..." line says what is left out)

@@ -62,7 +62,7 @@ def test_synth_episodes_prepares_the_questions_from_the_generated_episodes(monke
     monkeypatch.setattr(infinibench, "prepare", prepare)
     args = parse("synth-episodes", "--out", str(out), "--questions", str(questions), "--episodes", "2", "--seed", "5")
     assert tasks.cmd_synth_episodes(args) == 0
-    assert generate.calls == [((out,), {"n_episodes": 2, "seed": 5})]
+    assert generate.calls == [((out,), {"n_episodes": 2, "seed": 5, "progress": True})]
     assert prepare.calls == [
         ((out / "annotations.json", out / "videos", questions), {"subtitles_root": out / "subtitles"})
     ]
