@@ -239,7 +239,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add(
         "derive",
-        help="write vdg condition variants (<task>_vdg_<condition>) of an lmms-eval video multiple-choice task",
+        help="write vdg condition variants (<task>_vdg_<condition>) of an lmms-eval video task, multiple choice "
+        "or graded",
+    )
+    p.description = (
+        "write vdg condition variants (<task>_vdg_<condition>) of an lmms-eval video task: multiple choice (scored "
+        "by the option's letter) or without options (graded by the base's own per-question metric where it runs "
+        "offline, else by vdg's judge), on its video file or on the frames its doc_to_visual decodes. They read "
+        "the base's dataset, or a local copy in $VDG_LOCAL_DATA; where the base needs an environment variable or a "
+        "dataset that is not there, lmms-eval stops with vdg's message saying what and how to point vdg at a copy."
     )
     p.add_argument("task", metavar="BASE_TASK", help="an lmms-eval task, or a group or tag (each member derived)")
     p.add_argument("--out", required=True, help="folder; the tasks go to OUT/<task>/ (pass OUT to --include_path)")

@@ -124,11 +124,14 @@ def hub_problem(benchmark: str) -> str | None:
     found = _hub_benchmark(benchmark)
     if found is None:
         return None
-    repo_id = str(found[1]["dataset_path"])
-    if _in_hub_cache(repo_id):
-        return None
-    error = _unreachable(repo_id)
+    error = hub_unreachable(str(found[1]["dataset_path"]))
     return None if error is None else _not_found(benchmark, error)
+
+
+def hub_unreachable(repo_id: str) -> Exception | None:
+    """The error that keeps lmms-eval from downloading the hub dataset ``repo_id`` (of any task: ``vdg derive``'s
+    too), or None: its download is cached, or the hub answers. Asked as ``hub_problem`` asks it."""
+    return None if _in_hub_cache(repo_id) else _unreachable(repo_id)
 
 
 @functools.cache
@@ -167,7 +170,7 @@ def __getattr__(name: str) -> Any:
     except LocalCopyError as exc:
         _say(f"vdg: {exc}")  # lmms-eval reports it wrapped in an ImportError, at the end of a long traceback
         raise
-    problem = hub_problem(benchmark) if _lmms_eval_run() else None
+    problem = hub_problem(benchmark) if lmms_eval_run() else None
     if problem is not None:
         # lmms-eval would retry for a minute, print tenacity's traceback, and exit 0 with nothing evaluated
         print(f"vdg: {problem}", file=sys.stderr, flush=True)
@@ -180,7 +183,7 @@ def __getattr__(name: str) -> Any:
     return fields[field]
 
 
-def _lmms_eval_run() -> bool:
+def lmms_eval_run() -> bool:
     """Whether this process is an lmms-eval run (``lmms-eval``, ``lmms_eval``, ``python -m lmms_eval``), which
     a missing dataset may stop; a task loaded in-process elsewhere (a notebook, a test) is left to raise."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)

@@ -7,12 +7,15 @@ finds the doc fields holding the question id, options, answer, video id, task ty
 ``DIR/<base>/``:
 
 - ``_default_template_yaml``: the base config (functions absolute) minus what vdg replaces, with
-  vdg's ``process_docs`` (the base's own, then vdg's question-set filter) and metric list;
+  vdg's ``process_docs`` (the base's own, then vdg's question-set filter) and metric list, and its dataset
+  fields named ``vdg_derived.dataset_path`` (...), looked up when lmms-eval loads the task: the base's dataset or a
+  local copy in ``$VDG_LOCAL_DATA``, and vdg's message where the base needs an environment variable that is not
+  set or a dataset that is not there (:mod:`vdg_tasks.lmms.derive_data`);
 - ``<base>_vdg_<condition>.yaml``: one leaf per condition, tagged ``<base>_vdg`` and
   ``<base>_vdg_<family>`` (and ``<group>_vdg...`` for a group's members);
 - ``vdg_derive.json`` (the :class:`DeriveSpec`) and ``vdg_derived.py``, the module the leaves name:
   it holds no logic, only the hooks :func:`hooks_for` builds from the spec with the factories of
-  ``vdg_tasks.hooks`` over :func:`derived_benchmark`;
+  ``vdg_tasks.hooks`` over :func:`derived_benchmark`, and the dataset fields (:func:`dataset_field`);
 - ``README.md``.
 
 Deriving executes nothing of the base task: its module is read as text. A task that cannot be
@@ -20,8 +23,8 @@ derived (not ``generate_until``, images and no video, no answer field, a corpus-
 options, an unknown name) raises :class:`DeriveError` naming the task and the reason.
 
 This module plans (which tasks, fields and conditions); :mod:`vdg_tasks.lmms.derive_files` writes the folder; the
-spec and the hooks' run-time side are in :mod:`vdg_tasks.lmms.derive_spec`, the reading of the base's source in
-:mod:`vdg_tasks.lmms.derive_source`.
+spec and the hooks' run-time side are in :mod:`vdg_tasks.lmms.derive_spec`, the dataset fields' in
+:mod:`vdg_tasks.lmms.derive_data`, the reading of the base's source in :mod:`vdg_tasks.lmms.derive_source`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 from loguru import logger
 
 from vdg_tasks.data.upstream import load_config
+from vdg_tasks.lmms.derive_data import BaseUnavailable, dataset_config, dataset_field
 from vdg_tasks.lmms.derive_files import check_names, write
 from vdg_tasks.lmms.derive_source import (
     KNOWN_FIELDS,
@@ -78,10 +82,12 @@ from vdg_tasks.vocabulary.conditions import CONDITIONS, conditions_for, families
 from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, MEAN_PREFIX, METRIC_PREFIX, PERCENT_SUFFIX
 
 __all__ = [
+    "BaseUnavailable",
     "DeriveError",
     "DeriveSpec",
     "Fields",
     "answer_letter",
+    "dataset_field",
     "derive",
     "derived_benchmark",
     "detect_fields",
@@ -366,6 +372,7 @@ def analyse(
         frames=gives_frames,
         doc_to_target=target,
         aggregation=aggregation,
+        dataset=dataset_config(config, Path(yaml_path).parent),
     )
 
 

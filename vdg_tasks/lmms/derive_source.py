@@ -84,7 +84,7 @@ def _module(module: str) -> tuple[str, ast.Module] | None:
         return None
 
 
-def _closure(ref: str) -> list[ast.FunctionDef]:
+def closure(ref: str) -> list[ast.FunctionDef]:
     """The function ``ref`` names and every function of its module it calls, transitively."""
     module, _, name = str(ref).rpartition(".")
     loaded = _module(module)
@@ -105,13 +105,13 @@ def closure_text(ref: str) -> str:
     loaded = _module(str(ref).rpartition(".")[0])
     if loaded is None:
         return ""
-    return "\n".join(ast.get_source_segment(loaded[0], node) or "" for node in _closure(ref))
+    return "\n".join(ast.get_source_segment(loaded[0], node) or "" for node in closure(ref))
 
 
 def offline_safe(ref: str) -> bool:
     """Whether the function (and what it calls) stays offline: no network client, upload or submission file.
     Docstrings are not read (they cite papers' URLs)."""
-    for node in _closure(ref):
+    for node in closure(ref):
         docstring = ast.get_docstring(node, clean=False)
         for sub in ast.walk(node):
             name = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
@@ -178,7 +178,7 @@ def _find(field: str, tiers: Sequence[str], guess: bool = True) -> str | None:
 
 def returned_field(ref: str) -> str | None:
     """The doc field a function returns as it is (``return doc["A"]``, ``return doc.get("A")``), else None."""
-    nodes = _closure(ref)
+    nodes = closure(ref)
     node = nodes[0] if nodes and nodes[0].name == str(ref).rpartition(".")[2] else None
     if node is None or not node.args.args:
         return None
@@ -204,7 +204,7 @@ def returned_field(ref: str) -> str | None:
 
 def returns_constant(ref: str) -> bool:
     """Whether a function's every ``return`` gives a constant (VANTAGE's ``doc_to_target`` returns "": no answer)."""
-    nodes = _closure(ref)
+    nodes = closure(ref)
     node = nodes[0] if nodes and nodes[0].name == str(ref).rpartition(".")[2] else None
     returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)] if node is not None else []
     return bool(returns) and all(r.value is None or isinstance(r.value, ast.Constant) for r in returns)

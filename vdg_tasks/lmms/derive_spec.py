@@ -17,13 +17,13 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from loguru import logger
 
 from vdg_tasks.data.benchmarks import Benchmark, VideoUnavailable
-from vdg_tasks.data.local_copies import require_video_path
+from vdg_tasks.data.local_copies import LocalLayout, local_dir, local_video, require_video_path
 from vdg_tasks.lmms.hooks import (
     call_aggregation,
     make_doc_to_text,
@@ -39,6 +39,7 @@ from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import METRIC_KEY, RECORD_KEY
 from vdg_tasks.vocabulary.scoring import JUDGE, LETTER, scoring
 from vdg_tasks.vocabulary.seeding import stable_seed
+from vdg_tasks.vocabulary.untrusted import UntrustedPath, path_component
 
 SPEC_FILE = "vdg_derive.json"
 HOOKS_MODULE = "vdg_derived"
@@ -116,6 +117,10 @@ class DeriveSpec:
             (the ``target`` lmms-eval logs); None when an answer field is read.
         aggregation: the base's aggregation of the metric a ``mean:<key>`` scoring reads, called on one question's
             value; None for the other scorings.
+        dataset: the base's ``dataset_path``, ``dataset_kwargs`` (local files absolute), ``dataset_name`` and the
+            ``split`` lmms-eval evaluates, which the template's dataset fields (``vdg_derived.dataset_path``, ...)
+            give lmms-eval unless ``$VDG_LOCAL_DATA`` has a local copy (``vdg_tasks.lmms.derive_data``); None where
+            the template keeps the base's own fields (a class task, a spec written before).
     """
 
     task: str
@@ -133,6 +138,7 @@ class DeriveSpec:
     frames: bool = False
     doc_to_target: str | None = None
     aggregation: str | None = None
+    dataset: dict[str, Any] | None = None
 
     @property
     def graded(self) -> bool:
@@ -323,8 +329,9 @@ def write_options(doc: Mapping[str, Any], field: str, options: Sequence[str]) ->
 
 
 @functools.lru_cache(maxsize=64)
-def _load_module(module: str) -> Any:
-    # One module object per file, shared by its functions (some keep state at module level).
+def load_module(module: str) -> Any:
+    """The module a dotted (``pkg.mod``) or file-path (``/dir/utils``) name names, imported once: one module object
+    per file, shared by its functions (some keep state at module level)."""
     if "/" not in module and os.sep not in module:
         return importlib.import_module(module)
     spec = importlib.util.spec_from_file_location(Path(module).name, f"{module}.py")
@@ -338,7 +345,7 @@ def _load_module(module: str) -> Any:
 def load_function(ref: str) -> Callable[..., Any]:
     """The function a dotted (``pkg.mod.fn``) or file-path (``/dir/utils.fn``) name names."""
     module, _, name = ref.rpartition(".")
-    return getattr(_load_module(module), name)
+    return getattr(load_module(module), name)
 
 
 def prompt_builder(ref: str) -> Callable[..., str]:
@@ -479,8 +486,78 @@ def _frames(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], list[Any]]:
     return frames
 
 
+#: ``dataset_path`` values that are datasets' builders of local files (lmms_eval.utils._LOCAL_BUILDERS).
+LOCAL_BUILDERS = frozenset({"csv", "json", "parquet", "text", "pandas", "arrow"})
+#: A video id ending in none of these is a file ``<id>.mp4`` in a local copy's ``videos/``.
+_VIDEO_SUFFIXES = (".mp4", ".mkv", ".webm", ".avi", ".mov")
+#: The suffixes tried in a local copy's ``videos/`` where ``<id>.mp4`` is not there.
+_OTHER_SUFFIXES = (".MP4", ".mkv", ".webm")
+
+
+def _safe_name(name: Any) -> str | None:
+    try:
+        return path_component(str(name), "local copy folder") if name else None
+    except UntrustedPath:
+        return None
+
+
+def video_key(spec: DeriveSpec) -> str:
+    """The doc field naming a question's video (its first alternative; the question id where none does)."""
+    return (spec.fields.video_id or "").split(ALTERNATIVE)[0] or "question_id"
+
+
+def _video_file(video_id: str) -> str:
+    return video_id if PurePosixPath(video_id).suffix.lower() in _VIDEO_SUFFIXES else f"{video_id}.mp4"
+
+
+def local_layout(spec: DeriveSpec) -> LocalLayout | None:
+    """How a local copy of a derived task's data is laid out under ``$VDG_LOCAL_DATA``: a folder named for the hub
+    dataset (``TempCompass/`` for ``lmms-eval/TempCompass``: a download of the hub dataset, shared by the tasks that
+    read it) or, where the base reads local files, for the task; its questions in ``<dataset_name>/`` (the hub
+    dataset's configuration; ``<split>/`` where it names none), or one file of that name; its videos in
+    ``videos/<video id>.mp4``. None where the spec keeps no dataset (a class task) or its names cannot be folder
+    names."""
+    data = spec.dataset
+    if data is None:
+        return None
+    local_files = str(data["dataset_path"]) in LOCAL_BUILDERS
+    folder = _safe_name(spec.task if local_files else PurePosixPath(str(data["dataset_path"])).name)
+    name = _safe_name(data.get("dataset_name") or data.get("split"))  # a configuration's own folder, as on the hub
+    if folder is None or name is None:
+        return None
+    key = video_key(spec)
+    return LocalLayout(folder, (name,), lambda doc: _video_file(str(doc[key])), _OTHER_SUFFIXES)
+
+
+def local_videos(spec: DeriveSpec) -> Path | None:
+    """The local copy's folder where it holds the videos (a ``videos/`` folder), for a task that gives a video
+    file (one that gives frames decodes its own files); else None."""
+    folder = local_dir(local_layout(spec))
+    return folder if folder is not None and not spec.frames and (folder / "videos").is_dir() else None
+
+
+def local_video_of(spec: DeriveSpec, view: Mapping[str, Any]) -> Path | None:
+    """A question's video in the local copy (``videos/<video id>``) where the copy holds the videos; None where it
+    does not (the base's own ``doc_to_visual`` finds them).
+
+    Raises:
+        VideoUnavailable: the copy holds videos, but not this one (the message names the path).
+        UntrustedPath: the video id makes a path that leaves ``videos/``.
+    """
+    layout, folder = local_layout(spec), local_videos(spec)
+    if folder is None or layout is None:
+        return None
+    return local_video(folder, layout, {video_key(spec): view.get("videoID", "")})
+
+
 def _source(spec: DeriveSpec) -> Callable[[Mapping[str, Any]], Path]:
+    """A question's video file: from the local copy where ``$VDG_LOCAL_DATA`` holds its videos, else the first the
+    base's ``doc_to_visual`` gives."""
+
     def source(view: Mapping[str, Any]) -> Path:
+        local = local_video_of(spec, view)
+        if local is not None:
+            return local
         visuals = _base_visuals(spec, view)
         first = visuals[0] if isinstance(visuals, list | tuple) and visuals else visuals
         if not isinstance(first, str | os.PathLike):

@@ -73,7 +73,10 @@ def test_derived_folder_holds_what_lmms_eval_needs(derived_demo):
     assert spec.fields == Fields("qid", "candidates", "answer", "clip", "category", "question")
     assert spec.conditions == CONDITIONS and spec.process_results is not None
     template = (folder / "_default_template_yaml").read_text()
-    assert str((derived_demo["root"] / "base" / "questions.jsonl").resolve()) in template  # made absolute
+    # the base's dataset, its local file made absolute, given lmms-eval by the hooks module when it loads the task
+    questions = str((derived_demo["root"] / "base" / "questions.jsonl").resolve())
+    assert spec.dataset["dataset_path"] == "json" and spec.dataset["dataset_kwargs"]["data_files"]["test"] == questions
+    assert "dataset_path: !function vdg_derived.dataset_path" in template
     assert "process_docs: !function vdg_derived.process_docs" in template and "demo_acc" in template
 
 
