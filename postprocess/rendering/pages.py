@@ -575,7 +575,10 @@ def html_with_plots(layout: _Layout, plots: Sequence[Path], title: str = "vdg re
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
-        f"<h1>{html.escape(title)}</h1>\n<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body></html>\n"
+        f"<h1>{html.escape(title)}</h1>\n"
+        # Collapsed: the first screen is At a glance, not a list of every section.
+        f'<details class="contents"><summary>Contents: {len(toc)} sections</summary>'
+        f"<nav><ul>{nav}</ul></nav></details>\n" + "\n".join(sections) + "\n</body></html>\n"
     )
 
 

@@ -1,7 +1,8 @@
 """report.html in a real browser: headless Chromium (Debian's ``chromium``) lays out the page of the reference
 predictions' report at 1400 x 900, and a script added to a copy of the page measures, from the page itself, what a
-reader sees: the headline tables fit the window without scrolling sideways, the first plot starts within the first
-three screens, every image loads, and only warnings are styled as warnings."""
+reader sees: the headline tables fit the window without scrolling sideways, the first benchmark's headline table and
+task-type grid end within the first screen, the first plot starts within the first three screens, every image loads,
+and only warnings are styled as warnings."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ window.addEventListener("load", () => {
     width: window.innerWidth,
     headline: wraps.map((w) => ({scroll: w.scrollWidth, client: w.clientWidth,
                                  right: w.getBoundingClientRect().right})),
+    firstGridBottom: wraps.length > 1 ? wraps[1].getBoundingClientRect().bottom + window.scrollY : null,
     firstPlotTop: plot ? plot.getBoundingClientRect().top + window.scrollY : null,
     images: Array.from(document.images).map((i) => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0})),
     warnings: leaves.filter((e) => getComputedStyle(e).color === "WARNING_COLOUR").map((e) => e.textContent.trim()),
@@ -79,6 +81,8 @@ def test_report_html_reads_in_a_browser(tmp_path):
     assert metrics["headline"], "no headline table under At a glance"
     for table in metrics["headline"]:
         assert table["scroll"] <= table["client"] and table["right"] <= WIDTH, table
+    # the first benchmark's headline and task-type grid on the first screen (the contents list is collapsed)
+    assert metrics["firstGridBottom"] is not None and metrics["firstGridBottom"] <= HEIGHT, metrics["firstGridBottom"]
     assert metrics["firstPlotTop"] is not None and metrics["firstPlotTop"] <= 3 * HEIGHT, metrics["firstPlotTop"]
     assert metrics["images"] and all(image["ok"] for image in metrics["images"]), metrics["images"]
     assert len(metrics["images"]) == len(list((out / "plots").iterdir()))
