@@ -108,7 +108,11 @@ def _in_hub_cache(repo_id: str) -> bool:
         return "".join(c for c in name.lower() if c.isalnum())
 
     wanted = key(repo_id)
-    for cache in (Path(constants.HF_HUB_CACHE), Path(datasets.config.HF_DATASETS_CACHE)):
+    # lmms-eval loads into $LMMS_EVAL_DATASETS_CACHE where that is set (lmms_eval.api.task's cache folder)
+    own = os.environ.get("LMMS_EVAL_DATASETS_CACHE", "").strip()
+    caches = [Path(constants.HF_HUB_CACHE), Path(datasets.config.HF_DATASETS_CACHE)]
+    caches += [Path(own).expanduser()] if own else []
+    for cache in caches:
         if cache.is_dir() and any(wanted in key(entry.name) for entry in cache.iterdir()):
             return True
     return False

@@ -29,9 +29,10 @@ import ast
 import functools
 import json
 import os
+import re
 import sys
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from vdg_tasks.data.upstream import Function
 from vdg_tasks.lmms.dataset_fields import hub_unreachable, lmms_eval_run
 from vdg_tasks.lmms.derive_source import closure
 from vdg_tasks.lmms.derive_spec import (
+    HOOKS_MODULE,
     LOCAL_BUILDERS,
     DeriveSpec,
     load_module,
@@ -68,6 +70,7 @@ __all__ = [
     "dataset_fields",
     "dataset_problem",
     "environment_problem",
+    "environment_warning",
     "problem",
 ]
 
@@ -107,6 +110,15 @@ def absolute_data_files(config: Mapping[str, Any], base_dir: Path) -> dict[str, 
     return {**config, "dataset_kwargs": {**kwargs, "data_files": absolute(kwargs.get("data_files"))}}
 
 
+def _holds_function(value: Any) -> bool:
+    """Whether ``value`` is, or holds at any depth, a ``!function`` value."""
+    if isinstance(value, Function):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_function(v) for v in value.values())
+    return isinstance(value, list | tuple) and any(_holds_function(v) for v in value)
+
+
 def dataset_config(config: Mapping[str, Any], base_dir: Path) -> dict[str, Any] | None:
     """The dataset of a base config as its derived tasks keep it (``DeriveSpec.dataset``): ``dataset_path``,
     ``dataset_kwargs`` (relative local files made absolute), ``dataset_name``, and the ``split`` lmms-eval
@@ -115,14 +127,17 @@ def dataset_config(config: Mapping[str, Any], base_dir: Path) -> dict[str, Any] 
     fields = {field: config.get(field) for field in DATASET_FIELDS}
     if "class" in config or not isinstance(fields["dataset_path"], str) or not fields["dataset_path"]:
         return None
-    if any(isinstance(value, Function) for value in fields.values()):
+    if any(_holds_function(value) for value in fields.values()):
         return None
     if fields["dataset_kwargs"] is not None and not isinstance(fields["dataset_kwargs"], Mapping):
         return None
     fields = absolute_data_files(fields, base_dir)
     split = config.get("test_split") or config.get("validation_split") or "test"
     plain = {**fields, "dataset_kwargs": dict(fields["dataset_kwargs"] or {}), "split": str(split)}
-    return dict(json.loads(json.dumps(plain, default=str)))
+    try:  # a value that is no plain JSON: the template keeps the base's fields
+        return dict(json.loads(json.dumps(plain)))
+    except (TypeError, ValueError):
+        return None
 
 
 def _reads_local_files(dataset: Mapping[str, Any]) -> bool:
@@ -145,9 +160,41 @@ def dataset_fields(spec: DeriveSpec) -> dict[str, Any]:
     builder, files = local
     return {
         "dataset_path": builder,
-        "dataset_kwargs": {"data_files": {data["split"]: [str(p) for p in files]}},
+        "dataset_kwargs": {"data_files": {data["split"]: [str(p) for p in split_files(files, str(data["split"]))]}},
         "dataset_name": None,
     }
+
+
+#: A hub download's file of one split: ``test-00000-of-00001.parquet`` (the split, then the shard).
+_SHARD = re.compile(r"(?P<split>.+?)-\d+-of-\d+$")
+
+
+def _split_named(path: Path) -> str | None:
+    """The split a question file's name gives (``test.parquet``, ``test-00000-of-00001.parquet``), else None."""
+    stem = path.name.split(".")[0]
+    shard = _SHARD.match(stem)
+    return shard.group("split") if shard else None
+
+
+def split_files(files: Sequence[Path], split: str) -> list[Path]:
+    """The question files of ``split`` in a local copy's folder: those named for it (``<split>.parquet``,
+    ``<split>-00000-of-00001.parquet``, as a download of the hub dataset names them) where any is, else all of them.
+
+    Raises:
+        LocalCopyError: none is named for ``split`` but some are named for other splits (their questions are not
+            this task's).
+    """
+    own = [p for p in files if p.name.split(".")[0] == split or _split_named(p) == split]
+    if own:
+        return own
+    others = sorted({name for p in files if (name := _split_named(p)) is not None})
+    if others:
+        folder = files[0].parent
+        raise LocalCopyError(
+            f"{LOCAL_DATA_ENV}: {folder} holds the questions of split(s) {', '.join(others)}, none of split {split} "
+            f"(name its files {split}.parquet or {split}-00000-of-00001.parquet, as the hub does)"
+        )
+    return list(files)
 
 
 # --- what vdg says ------------------------------------------------------------------------------------------------
@@ -271,14 +318,25 @@ def _setting(name: str) -> str:
     return f"Set {name}" + (f" to {hint}" if hint else " as the base task expects it")
 
 
-def environment_problem(spec: DeriveSpec) -> str | None:
-    """What to say where the base needs an environment variable that is not set: its module reads it as it is
-    imported (the module is imported here, as lmms-eval would next), or a function the derived task calls reads
-    it without a default; None when none is missing. The ``doc_to_visual`` is left out where the local copy holds the
-    videos (it is not called)."""
+def _advice(spec: DeriveSpec, name: str, where: str) -> str:
+    message = (
+        f"{spec.task}: the base task needs the environment variable {name}, which is not set here: {where}. "
+        f"{_setting(name)}."
+    )
     layout = local_layout(spec)
+    if layout is None:
+        return message
+    own = "its own files" if _reads_local_files(spec.dataset or {}) else "the hub's"
+    instead = f"of its questions instead of {own} ({name} is needed all the same)"
+    return f"{message}\n{_copy_advice(spec, layout, instead)}"
+
+
+def environment_problem(spec: DeriveSpec) -> str | None:
+    """What to say where a module of the base reads an environment variable that is not set as it is imported (the
+    module is imported here, as lmms-eval would next, and raises ``os.environ``'s KeyError): nothing of the task
+    could run. None when no module does. The ``doc_to_visual``'s module is left out where the local copy holds the
+    videos (it is not called)."""
     functions = _base_functions(spec, with_visual=local_videos(spec) is None)
-    found: tuple[str, str] | None = None
     for module in dict.fromkeys(ref.rpartition(".")[0] for ref in functions.values()):
         try:
             load_module(module)
@@ -286,26 +344,23 @@ def environment_problem(spec: DeriveSpec) -> str | None:
             unset = _unset_at_import(exc)
             if unset is not None:
                 name, file, line = unset
-                found = (name, f"{file} reads it (line {line}) as lmms-eval imports it")
-                break
-    for role, ref in functions.items() if found is None else ():
+                return _advice(spec, name, f"{file} reads it (line {line}) as lmms-eval imports it")
+    return None
+
+
+def environment_warning(spec: DeriveSpec) -> str | None:
+    """What to warn of where a function the derived task calls reads ``os.environ["NAME"]`` for a variable that is
+    not set, without a default or asking first (read from its source: a read guarded elsewhere, or on a branch
+    never taken, is found too, so the run goes on; a question that fails gets its error row). The ``doc_to_visual``
+    is left out where the local copy holds the videos (it is not called). None when none does."""
+    functions = _base_functions(spec, with_visual=local_videos(spec) is None)
+    for role, ref in functions.items():
         missing = [(name, fn) for name, fn in _environ_reads(ref) if name not in os.environ]
         if missing:
             name, fn = missing[0]
-            found = (name, f"its {role} {ref} reads it" + (f" (in {fn})" if fn != ref.rpartition(".")[2] else ""))
-            break
-    if found is None:
-        return None
-    name, where = found
-    message = (
-        f"{spec.task}: the base task needs the environment variable {name}, which is not set here: {where}. "
-        f"{_setting(name)}."
-    )
-    if layout is None:
-        return message
-    own = "its own files" if _reads_local_files(spec.dataset or {}) else "the hub's"
-    instead = f"of its questions instead of {own} ({name} is needed all the same)"
-    return f"{message}\n{_copy_advice(spec, layout, instead)}"
+            where = f"its {role} {ref} may read it" + (f" (in {fn})" if fn != ref.rpartition(".")[2] else "")
+            return _advice(spec, name, where)
+    return None
 
 
 def problem(spec: DeriveSpec, in_lmms_eval_run: bool) -> str | None:
@@ -331,7 +386,7 @@ def dataset_field(spec_file: str | os.PathLike[str], name: str) -> Any:
         LocalCopyError: elsewhere, the local copy holds no question files (the message).
     """
     if name not in DATASET_FIELDS:
-        raise AttributeError(f"module {Path(spec_file).stem!r} has no attribute {name!r}")
+        raise AttributeError(f"module {HOOKS_MODULE!r} has no attribute {name!r}")
     spec = DeriveSpec.from_json(Path(spec_file).read_text(encoding="utf-8"))
     run = lmms_eval_run()
     try:
@@ -346,6 +401,9 @@ def dataset_field(spec_file: str | os.PathLike[str], name: str) -> Any:
             print(f"vdg: {said}", file=sys.stderr, flush=True)
             raise SystemExit(2)
         raise BaseUnavailable(said)
+    warning = environment_warning(spec)
+    if warning is not None:
+        _say(f"vdg: {warning}")
     layout = local_layout(spec)
     if layout is not None and local_root() is not None and local_dir(layout) is None:
         _say(f"vdg: {spec.task} reads the base's dataset {_dataset_name(spec.dataset or {})}: {near_miss(layout)}")

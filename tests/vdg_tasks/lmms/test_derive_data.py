@@ -19,7 +19,8 @@ import datasets.config
 import huggingface_hub.constants
 import pytest
 
-from vdg_tasks.data.local_copies import LOCAL_DATA_ENV, layout_tree, near_miss
+from vdg_tasks.data.local_copies import LOCAL_DATA_ENV, LocalCopyError, layout_tree, near_miss
+from vdg_tasks.data.upstream import Function
 from vdg_tasks.lmms import dataset_fields as hub
 from vdg_tasks.lmms.derive_data import (
     DATASET_FIELDS,
@@ -29,6 +30,7 @@ from vdg_tasks.lmms.derive_data import (
     dataset_fields,
     dataset_problem,
     environment_problem,
+    environment_warning,
 )
 from vdg_tasks.lmms.derive_files import render
 from vdg_tasks.lmms.derive_spec import HOOKS_MODULE, SPEC_FILE, DeriveSpec, Fields, local_layout, local_video_of
@@ -136,11 +138,17 @@ def test_a_key_error_of_the_base_s_own_is_no_variable(tmp_path):
     assert environment_problem(spec) is None  # lmms-eval reports the base's own error
 
 
-def test_a_variable_a_called_function_reads_is_named_with_the_function(tmp_path):
+def test_a_variable_a_called_function_reads_is_a_warning_naming_the_function_not_a_stop(tmp_path, monkeypatch):
     spec = base_spec(tmp_path / "base", visual=f'os.path.join(os.environ["{VARIABLE}"], "videos")')
-    message = environment_problem(spec)
+    message = environment_warning(spec)
     assert f"needs the environment variable {VARIABLE}" in message
-    assert f"its doc_to_visual {spec.doc_to_visual} reads it" in message
+    assert f"its doc_to_visual {spec.doc_to_visual} may read it" in message
+    assert environment_problem(spec) is None  # read from the source: it may be guarded elsewhere, or never run
+    guarded = (
+        f'def _cache():\n    try:\n        return os.environ["{VARIABLE}"]\n    except KeyError:\n        return "/x"'
+    )
+    path = spec_file(base_spec(tmp_path / "guarded", top=guarded, visual="_cache()"), tmp_path / "derived")
+    assert dataset_field(path, "dataset_path") == HUB_DATASET["dataset_path"]  # the run goes on
 
 
 def test_the_doc_to_visual_is_not_asked_for_where_the_local_copy_holds_the_videos(tmp_path, monkeypatch):
@@ -148,8 +156,9 @@ def test_the_doc_to_visual_is_not_asked_for_where_the_local_copy_holds_the_video
     layout = local_layout(spec)
     (tmp_path / "data" / layout.folder / "videos").mkdir(parents=True)
     (tmp_path / "data" / layout.folder / f"{layout.questions[0]}.jsonl").write_text("{}\n")
+    assert environment_warning(spec) is not None
     monkeypatch.setenv(LOCAL_DATA_ENV, str(tmp_path / "data"))
-    assert environment_problem(spec) is None
+    assert environment_warning(spec) is None and environment_problem(spec) is None
 
 
 def test_a_missing_variable_stops_an_lmms_eval_run_with_status_2_and_the_message(tmp_path, monkeypatch, capsys):
@@ -302,3 +311,28 @@ def test_lmms_eval_stops_a_derived_task_with_vdg_s_message_not_the_base_s_error(
     assert "vdg: demo_mc: the dataset vdg-test/no-such-dataset (multi-choice) was not found." in no_dataset.stderr
     assert "RetryError" not in no_dataset.stderr and "Traceback" not in no_dataset.stderr
     assert json.loads((folder / SPEC_FILE).read_text())["dataset"] == HUB_DATASET
+
+
+def test_a_local_copy_gives_only_its_splits_files_and_refuses_other_splits(tmp_path, monkeypatch):
+    spec = base_spec(tmp_path / "base")  # evaluates split "test"
+    layout = local_layout(spec)
+    questions = tmp_path / "data" / layout.folder / layout.questions[0]
+    questions.mkdir(parents=True)
+    for name in ("test-00000-of-00001.parquet", "validation-00000-of-00001.parquet", "train-00000-of-00002.parquet"):
+        (questions / name).write_bytes(b"")
+    monkeypatch.setenv(LOCAL_DATA_ENV, str(tmp_path / "data"))
+    assert dataset_fields(spec)["dataset_kwargs"] == {
+        "data_files": {"test": [str(questions / "test-00000-of-00001.parquet")]}
+    }
+    (questions / "test-00000-of-00001.parquet").unlink()
+    with pytest.raises(LocalCopyError, match="split\\(s\\) train, validation, none of split test"):
+        dataset_fields(spec)
+    for name in ("train-00000-of-00002.parquet", "validation-00000-of-00001.parquet"):
+        (questions / name).unlink()
+    (questions / "part1.parquet").write_bytes(b"")  # named for no split: the task's questions
+    assert dataset_fields(spec)["dataset_kwargs"]["data_files"]["test"] == [str(questions / "part1.parquet")]
+
+
+def test_a_function_inside_dataset_kwargs_keeps_the_bases_own_fields(tmp_path):
+    config = {"dataset_path": "json", "dataset_kwargs": {"data_files": {"test": Function("utils.files")}}}
+    assert dataset_config(config, tmp_path) is None
