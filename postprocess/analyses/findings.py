@@ -447,7 +447,8 @@ def _added(tables, run, level) -> list[dict]:
                 f"changes accuracy by {points(row['diff_same_questions'])} points and {row['beside']} by "
                 f"{points(row['diff_beside'])} ({_ci_points(row, 'beside_ci_low', 'beside_ci_high', level)})."
             )
-            rule = f"orig, {row['condition']} and {row['beside']}: the questions answered under all three"
+            arms = f"orig, {row['condition']} and {row['beside']}, the n_beside questions of all three"
+            rule = f"{arms}: {row['question_rule']}" if row.get("question_rule") else arms
             beside = _finding(
                 run,
                 "added",

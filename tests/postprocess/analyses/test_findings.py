@@ -382,7 +382,7 @@ def test_tracking_probes_added_conditions_and_shortcuts_each_get_a_sentence_of_t
     black_right = [i % 4 == 0 for i in range(N_PROTOCOL)]
     black_diff = (sum(black_right) - sum(orig_right)) / N_PROTOCOL
     assert len(beside) == 1 and beside[0]["value"] == pytest.approx(black_diff)
-    assert _pts(black_diff) in beside[0]["sentence"] and "all three" in beside[0]["question_rule"]
+    assert _pts(black_diff) in beside[0]["sentence"] and "of all three" in beside[0]["question_rule"]
     for finding in (swap, shuffle, *mute, *beside):
         row = _source_row(tables, finding)
         assert finding["value"] == pytest.approx(float(row[finding["source_column"]]))
