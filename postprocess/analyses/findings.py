@@ -407,15 +407,18 @@ def _tracking(tables, run, level) -> list[dict]:
     ]
 
 
-def _probes(tables, run, level) -> list[dict]:
-    table = _usable(tables, "probes")
+def _overall_rows(tables: Mapping[str, pd.DataFrame], name: str, run: tuple[str, str], column: str) -> list[dict]:
+    """The run's Overall rows of table ``name`` that have questions and a ``column`` value, in the table's order."""
+    table = _usable(tables, name)
     if table is None:
         return []
     mine = table[(table["model"] == run[0]) & (table["benchmark"] == run[1]) & (table["task_type"] == OVERALL)]
+    return [row for row in mine.to_dict("records") if pd.notna(row.get(column)) and row.get("n")]
+
+
+def _probes(tables, run, level) -> list[dict]:
     out = []
-    for row in mine.to_dict("records"):
-        if pd.isna(row.get("value")) or not row.get("n"):
-            continue
+    for row in _overall_rows(tables, "probes", run, "value"):
         sentence = f"Probe {row['probe']} (n = {int(row['n_measure'])}): {row['reading']}."
         share = row["measure"] in ("content_share", "none_rate")
         test = "Wilson interval" if share else ci_test(row)
@@ -427,14 +430,8 @@ def _probes(tables, run, level) -> list[dict]:
 
 
 def _added(tables, run, level) -> list[dict]:
-    table = _usable(tables, "added_conditions")
-    if table is None:
-        return []
-    mine = table[(table["model"] == run[0]) & (table["benchmark"] == run[1]) & (table["task_type"] == OVERALL)]
     out = []
-    for row in mine.to_dict("records"):
-        if pd.isna(row.get("diff")) or not row.get("n"):
-            continue
+    for row in _overall_rows(tables, "added_conditions", run, "diff"):
         where = {"task_type": OVERALL, "condition": row["condition"]}
         sentence = (
             f"Under {row['condition']}, accuracy changes by {points(row['diff'])} points against orig "
