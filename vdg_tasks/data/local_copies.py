@@ -90,12 +90,20 @@ def local_root() -> Path | None:
 
 
 def local_dir(layout: LocalLayout | None) -> Path | None:
-    """The benchmark's local folder when ``$VDG_LOCAL_DATA`` has one, else None (read from the hub)."""
+    """The benchmark's local folder when ``$VDG_LOCAL_DATA`` has one, else None (read from the hub).
+
+    Raises:
+        LocalCopyError: the folder cannot be looked for (a name too long, no permission to search), naming it.
+    """
     root = local_root()
     if layout is None or root is None:
         return None
     folder = root / layout.folder
-    return folder if folder.is_dir() else None
+    try:
+        return folder if folder.is_dir() else None
+    except OSError as exc:  # a name too long, a folder this user may not search: said, not a bare OSError
+        why = exc.strerror or type(exc).__name__
+        raise LocalCopyError(f"{LOCAL_DATA_ENV}={root}: cannot look for {folder} ({why})") from None
 
 
 def question_files(folder: Path, names: tuple[str, ...]) -> tuple[str, list[Path]]:

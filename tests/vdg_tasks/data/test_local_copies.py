@@ -41,3 +41,17 @@ def test_a_benchmark_lookup_names_the_problem(tmp_path: Path) -> None:
         _local_source({"video": str(loop)})
     with pytest.raises(VideoUnavailable, match="does not exist"):
         _local_source({"video": str(tmp_path / "none.mp4")})
+
+
+def test_a_local_folder_that_cannot_be_looked_for_is_named_not_a_bare_os_error(tmp_path, monkeypatch):
+    from vdg_tasks.data.local_copies import LOCAL_DATA_ENV, LocalCopyError, LocalLayout, local_dir
+
+    root = tmp_path / ("x" * 300)  # longer than any file name may be
+    monkeypatch.setenv(LOCAL_DATA_ENV, str(root))
+    layout = LocalLayout("videomme", ("videomme",), lambda doc: "v.mp4")
+    with pytest.raises(OSError):  # what Path.is_dir raises for it, unhandled
+        (root / "videomme").is_dir()
+    with pytest.raises(
+        LocalCopyError, match=rf"{LOCAL_DATA_ENV}=.*: cannot look for .*videomme \(File name too long\)"
+    ):
+        local_dir(layout)
