@@ -14,7 +14,6 @@ import re
 import sys
 from pathlib import Path
 
-import datasets.config
 import huggingface_hub
 import huggingface_hub.constants
 import pytest
@@ -23,6 +22,7 @@ from loguru import logger
 
 import vdg_tasks.data.local_copies as local_copies
 import vdg_tasks.lmms.dataset_fields as sources
+from tests.helpers.offline_hub import no_hub
 from vdg_tasks.data.benchmarks import BENCHMARKS
 
 #: lmms_eval/tasks/videomme/videomme.yaml
@@ -48,15 +48,8 @@ MVBENCH_HUB = {
 @pytest.fixture(autouse=True)
 def offline(tmp_path, monkeypatch):
     """No hub, empty hub caches in tmp, no local copies, not an lmms-eval run; the per-process caches cleared."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
-    monkeypatch.delenv("VDG_LOCAL_DATA", raising=False)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-hub"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
-    monkeypatch.setattr(sys, "argv", ["pytest"])
-    sources._unreachable.cache_clear()
-    yield
-    sources._unreachable.cache_clear()
+    yield from no_hub(tmp_path, monkeypatch)
 
 
 @pytest.fixture

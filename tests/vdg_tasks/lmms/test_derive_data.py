@@ -15,13 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import datasets.config
-import huggingface_hub.constants
 import pytest
 
+from tests.helpers.offline_hub import no_hub
 from vdg_tasks.data.local_copies import LOCAL_DATA_ENV, LocalCopyError, layout_tree, near_miss
 from vdg_tasks.data.upstream import Function
-from vdg_tasks.lmms import dataset_fields as hub
 from vdg_tasks.lmms.derive_data import (
     DATASET_FIELDS,
     BaseUnavailable,
@@ -64,16 +62,9 @@ FIELDS = Fields("qid", "candidates", "answer", "clip", "category", "question")
 @pytest.fixture(autouse=True)
 def offline(tmp_path, monkeypatch):
     """No hub, empty hub caches, no local copies, the variable unset, not an lmms-eval run."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.delenv(LOCAL_DATA_ENV, raising=False)
     monkeypatch.delenv(VARIABLE, raising=False)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-hub"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
-    monkeypatch.setattr(sys, "argv", ["pytest"])
-    hub._unreachable.cache_clear()
-    yield
-    hub._unreachable.cache_clear()
+    yield from no_hub(tmp_path, monkeypatch)
 
 
 def base_spec(folder: Path, top: str = "", visual: str = "pass", dataset=None, frames=False) -> DeriveSpec:
