@@ -7,6 +7,8 @@ WORKERS ?= 2
 export HF_HUB_OFFLINE := 1
 export FORCE_QWENVL_VIDEO_READER := decord
 export VDG_CACHE ?= $(abspath $(DEMO))/cache
+# lmms-eval's own command, unchanged, with a line every few seconds while it starts (silent for 15-30 s otherwise).
+LMMS_EVAL := $(PY) -m vdg_tasks.lmms.announced
 # vdgsynth's core audit, blind, and the conditions written through the public API (detail: downscale*, blur;
 # audio: mute, which the listening probe tells from black).
 SYNTH_TASKS := vdgsynth_vdg,vdgsynth_vdg_blind,vdgsynth_vdg_detail,vdgsynth_vdg_audio
@@ -18,9 +20,9 @@ CONSTRAINTS := .ci/constraints.txt
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
-	@echo "venv: installing vdg with lmms-eval, torch, PyAV, decord, scikit-learn and the test tools (versions pinned in $(CONSTRAINTS)); a few minutes"
+	@echo "venv: installing vdg with lmms-eval, torch, PyAV, decord, scikit-learn and the test tools (versions pinned in $(CONSTRAINTS)); pip lists each package, then a bar while it installs"
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --progress-bar on -c $(CONSTRAINTS) -e '.[test]'
+	$(PY) -m pip install --progress-bar on -c $(CONSTRAINTS) -e '.[test]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -32,23 +34,17 @@ demo: venv
 	$(BIN)/vdg synth
 	$(BIN)/vdg synth-episodes
 	$(BIN)/vdg materialize --tasks $(SYNTH_TASKS),infinibench_ga_vdg_tracking --workers $(WORKERS)
-	@echo "lmms-eval, vdg_probe: it loads for about half a minute before its progress bar"
-	$(BIN)/lmms-eval --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks $(SYNTH_TASKS) \
+	$(LMMS_EVAL) --model vdg_probe --include_path "$$($(BIN)/vdg tasks-path)" --tasks $(SYNTH_TASKS) \
 		--log_samples --output_path $(DEMO)/runs/probe --verbosity WARNING
-	@echo "lmms-eval, vdg_probe, blind to frame order: it loads for about half a minute before its progress bar"
-	$(BIN)/lmms-eval --model vdg_probe --model_args order_blind=True --include_path "$$($(BIN)/vdg tasks-path)" \
+	$(LMMS_EVAL) --model vdg_probe --model_args order_blind=True --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/probe_blind --verbosity WARNING
-	@echo "lmms-eval, vdg_chance: it loads for about half a minute before its progress bar"
-	$(BIN)/lmms-eval --model vdg_chance --model_args seed=1 --include_path "$$($(BIN)/vdg tasks-path)" \
+	$(LMMS_EVAL) --model vdg_chance --model_args seed=1 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/chance --verbosity WARNING
-	@echo "lmms-eval, vdg_probe, listening: it loads for about half a minute before its progress bar"
-	$(BIN)/lmms-eval --model vdg_probe --model_args listen=True --include_path "$$($(BIN)/vdg tasks-path)" \
+	$(LMMS_EVAL) --model vdg_probe --model_args listen=True --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks $(SYNTH_TASKS) --log_samples --output_path $(DEMO)/runs/probe_listening --verbosity WARNING
-	@echo "lmms-eval, vdg_probe on the synthetic episodes: it loads for about half a minute before its progress bar"
-	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16 --include_path "$$($(BIN)/vdg tasks-path)" \
+	$(LMMS_EVAL) --model vdg_probe --model_args max_num_frames=16 --include_path "$$($(BIN)/vdg tasks-path)" \
 		--tasks infinibench_ga_vdg_tracking --log_samples --output_path $(DEMO)/runs/episodes --verbosity WARNING
-	@echo "lmms-eval, vdg_probe on the episodes, blind to names: it loads for about half a minute before its progress bar"
-	$(BIN)/lmms-eval --model vdg_probe --model_args max_num_frames=16,name_mode=blind \
+	$(LMMS_EVAL) --model vdg_probe --model_args max_num_frames=16,name_mode=blind \
 		--include_path "$$($(BIN)/vdg tasks-path)" --tasks infinibench_ga_vdg_tracking --log_samples \
 		--output_path $(DEMO)/runs/episodes_name_blind --verbosity WARNING
 	$(BIN)/vdg shortcuts vdgsynth --out $(DEMO)/shortcuts
