@@ -2,8 +2,8 @@
 
 ``python -m vdg_tasks.lmms.announced ARGS`` runs ``lmms-eval ARGS`` in this process, unchanged. lmms-eval writes
 nothing while it imports torch and transformers and while it builds its tasks (15-30 s on two cores, more under
-load), so a newcomer's ``make demo`` looks stuck there. Until lmms-eval draws its first progress bar, this says what
-it is doing whenever it has written nothing for ``QUIET_S`` seconds. After the first bar it says nothing more: tqdm
+load), so a newcomer's ``make demo`` looks stuck there. This says so at once, then, until lmms-eval draws its first
+progress bar, what it is doing whenever it has written nothing for ``QUIET_S`` seconds. After the first bar it says nothing more: tqdm
 then reports progress itself, and a line of ours would break its bar.
 
 Written by hand: neither lmms-eval nor tqdm reports before the work they count has started.
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     real_stdout, real_stderr = sys.stdout, sys.stderr
     sys.stdout = WatchedStream(real_stdout, silence)  # type: ignore[assignment]
     sys.stderr = WatchedStream(real_stderr, silence)  # type: ignore[assignment]
+    real_stderr.write(f"lmms-eval: starting; until its first progress bar, a line every {QUIET_S:.0f} s of quiet\n")
+    real_stderr.flush()
     threading.Thread(target=_announce, args=(silence, real_stderr), daemon=True).start()
     try:
         import lmms_eval.__main__  # noqa: F401  (the slow import is the first silence announced)

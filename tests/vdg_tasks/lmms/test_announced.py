@@ -70,6 +70,7 @@ def test_quiet_start_up_is_announced_then_the_bar_and_exit_status_pass_through(m
     assert seen_argv == [["lmms-eval", "--model", "vdg_chance", "--tasks", "vdgsynth_vdg_blind"]]
     assert after_bar.is_set()
     err = capsys.readouterr().err
+    assert err.startswith("lmms-eval: starting;")
     before_bar, bar, after = err.partition("\rModel Responding")
     assert bar and "lmms-eval:" not in after
     lines = re.findall(r"lmms-eval: (.+) \((\d+) s\)\n", before_bar)
