@@ -217,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="build only shard I (0-based) of N, a deterministic 1/N of the jobs (e.g. $SLURM_ARRAY_TASK_ID/N)",
     )
     p.add_argument("--manifest", metavar="FILE", help="write every job, its outcome and error as JSON")
+    p.add_argument(
+        "--mirror",
+        metavar="DIR",
+        help="also place each video at DIR/<condition>/<the source's path in the benchmark's folder of videos> "
+        "(hard links to the cache, else copies; a rerun writes nothing) and list them in DIR/vdg-mirror.json: "
+        "another harness runs a condition with its video root at DIR/<condition>",
+    )
     p.set_defaults(func=cmd_materialize)
 
     p = _add("export", help="write tasks' questions with their perturbed videos as a datasets dataset (hub-ready)")

@@ -229,9 +229,21 @@ def cmd_materialize(args: argparse.Namespace) -> int:
         except OSError as exc:
             return fail("materialize", OSError(f"the manifest {args.manifest} cannot be written: {exc}"))
         print(f"manifest written to {path}", file=sys.stderr)
-    if summary.failed:  # a Slurm `afterok` dependency must not start the evaluation on a partial cache
+    unmirrored = 0
+    if args.mirror:
+        from vdg_tasks.jobs.mirror import MirrorError, mirror
+
+        try:
+            placed = mirror(outcomes, Path(args.mirror))
+        except (MirrorError, OSError) as exc:
+            return fail("materialize", exc)
+        print(placed.line())
+        for line in placed.failure_lines():
+            print(line, file=sys.stderr)
+        unmirrored = len(placed.failed)
+    if summary.failed or unmirrored:  # a Slurm `afterok` dependency must not start the evaluation on a partial cache
         print(
-            f"vdg materialize: {len(summary.failed)} failed (listed above); fix them and rerun "
+            f"vdg materialize: {len(summary.failed) + unmirrored} failed (listed above); fix them and rerun "
             "(finished videos stay cached)",
             file=sys.stderr,
         )

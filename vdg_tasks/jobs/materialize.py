@@ -38,7 +38,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -46,7 +46,8 @@ from filelock import FileLock, Timeout
 from loguru import logger
 from tqdm import tqdm
 
-from vdg_tasks.data.benchmarks import BENCHMARKS, VideoUnavailable, members, task_name
+from vdg_tasks.data.benchmarks import BENCHMARKS, Benchmark, VideoUnavailable, members, task_name
+from vdg_tasks.data.local_copies import check_id_path, local_dir
 from vdg_tasks.lmms import yamlgen  # the module: YAML_ROOT is read when used (tests point it elsewhere)
 from vdg_tasks.lmms.dataset_fields import LocalCopyError, hub_problem, local_files, missing_dataset_message
 from vdg_tasks.lmms.hooks import make_process_docs
@@ -55,7 +56,7 @@ from vdg_tasks.perturb.video_request import RequestError, video_request
 from vdg_tasks.vocabulary.conditions import CONDITIONS, families
 from vdg_tasks.vocabulary.paths import cache_dir, ensure_writable
 from vdg_tasks.vocabulary.seeding import stable_seed
-from vdg_tasks.vocabulary.untrusted import redact_value
+from vdg_tasks.vocabulary.untrusted import UntrustedPath, redact_value
 
 #: How long stopped workers get to exit after SIGTERM before they are SIGKILLed.
 _TERMINATE_GRACE_S = 3.0
@@ -75,6 +76,8 @@ class Job:
     source: str
     bound: tuple[tuple[str, Any], ...] = ()
     """Per-question parameters (the oracle frames' times): a question's own video."""
+    name: str = ""
+    """The source's path relative to its benchmark's folder of videos (:func:`source_name`); "" when it has none."""
 
 
 @dataclass(frozen=True)
@@ -376,9 +379,45 @@ def plan(tasks: Sequence[str], yaml_root: Path | None = None) -> tuple[list[Job]
                     continue
                 if request is None:  # the condition shows no video: nothing to build
                     continue
-                job = Job(bench, cond, request.video_id, request.source, request.bound)
-                jobs.setdefault(request.key, job)
+                if request.key not in jobs:
+                    name = source_name(spec, doc, request.source)
+                    jobs[request.key] = Job(bench, cond, request.video_id, request.source, request.bound, name)
     return list(jobs.values()), list(failed.values())
+
+
+def source_name(benchmark: Benchmark, view: Mapping[str, Any], source: str) -> str:
+    """``source`` (a question's video, as ``video_request`` found it) relative to its benchmark's folder of videos:
+    the name a harness reading that folder looks up ("" when the source has none, or none that stays inside).
+
+    * a local copy (``$VDG_LOCAL_DATA``): the path under ``<copy>/videos`` that the copy's lookup found
+      (``<videoID>.mkv`` where the copy holds that file);
+    * a benchmark read where lmms-eval keeps it: the layout's folders (MVBench's per sub-task) and the file name
+      lmms-eval's lookup found;
+    * a benchmark whose docs name their video file (vdgsynth, infinibench_ga): its file name.
+
+    A folder of frames (MVBench's TVQA clips), which vdg encodes to a video in its cache, has none. The name is
+    judged by its spelling (``check_id_path``: not absolute, no ``..``, no empty part): one that fails has none.
+    """
+    path = Path(source)
+    layout = benchmark.local
+    if layout is None:
+        relative = path.name
+    else:
+        folder = local_dir(layout)
+        if folder is not None:
+            try:
+                relative = path.relative_to(folder / "videos").as_posix()
+            except ValueError:  # not in the copy's videos/: a folder of frames encoded into the cache
+                return ""
+        else:
+            declared = PurePosixPath(str(layout.video(view)))
+            if path.stem != declared.stem:  # lmms-eval found another file: a folder of frames encoded into the cache
+                return ""
+            relative = str(declared.with_name(path.name))
+    try:
+        return check_id_path(relative)
+    except UntrustedPath:
+        return ""
 
 
 def _run(job: Job) -> Outcome:
