@@ -16,9 +16,9 @@ lacks it), to stratify by (``vdg report --by FIELD``).
 a JSON list; ``input_files(frame)`` decodes it): the report's ``sources`` table.
 
 This module reads samples logs and joins every input into the frame; the rest of the reader is by job:
-``run_labels`` (who wrote a run), ``predictions`` (other harnesses' prediction files), ``options_file``
-(``--options-file``), ``frame_checks`` (what is refused), ``reading`` (what they share), and the
-frame's schema is ``postprocess.reading.frame``.
+``run_labels`` (who wrote a run), ``prediction_files`` (other harnesses' prediction files), ``vlmevalkit``
+(VLMEvalKit's prediction files), ``options_file`` (``--options-file``), ``frame_checks`` (what is refused),
+``reading`` (what they share), and the frame's schema is ``postprocess.reading.frame``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,6 @@ from postprocess.reading.frame_checks import (
     none_for_missing,
 )
 from postprocess.reading.options_file import read_options_file, resolve_options
-from postprocess.reading.prediction_files import read_predictions
 from postprocess.reading.run_labels import (
     RunDir,
     extra_columns,
@@ -97,6 +96,7 @@ from postprocess.reading.run_labels import (
     results_of,
     text_columns,
 )
+from postprocess.reading.vlmevalkit import read_prediction_file
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, OPEN_STATUS, RECORD_KEY, SAMPLES_FILE, STATUSES
 from vdg_tasks.vocabulary.scoring import CORRECT_AT
@@ -640,8 +640,9 @@ def load_frame(
 ) -> pd.DataFrame:
     """lmms-eval output folders and prediction files -> one checked, de-duplicated tidy frame.
 
-    ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``); ``benchmark`` names
-    their benchmark when the records do not. See the module docstring for the columns. Each
+    ``predictions`` are (model, file) pairs (``--predictions MODEL=FILE``; a VLMEvalKit file's "model" may be
+    ``LABEL:CONDITION``: ``postprocess.reading.vlmevalkit``); ``benchmark`` names their benchmark when the
+    records (or a VLMEvalKit file's name) do not. See the module docstring for the columns. Each
     question's option count is resolved across every file (``postprocess.reading.answer_options``; ``options_file``,
     a CSV that ``read_options_file`` reads, overrides every other rule), and a letter beyond it is
     ``unparsed``; ``frame.attrs`` records which fields each file was read from. Runs
@@ -666,7 +667,7 @@ def load_frame(
         del logs
         frames.append(samples)
     for model, path in predictions:
-        frames.append(read_predictions(Path(path), model, benchmark, options_file=counts_file))
+        frames.append(read_prediction_file(model, Path(path), benchmark, options_file=counts_file))
         infos.append(frames[-1].attrs.get(SOURCE_ATTR))
         behind += frames[-1].attrs.get(MODELS_ATTR, [])
     check_models(run for run in behind if run["source"])

@@ -111,7 +111,7 @@ def _prediction_table(path: Path) -> pd.DataFrame:
     return table
 
 
-def _first_field(raw: pd.DataFrame, fields: Sequence[str]) -> tuple[pd.Series, list[str]]:
+def first_field(raw: pd.DataFrame, fields: Sequence[str]) -> tuple[pd.Series, list[str]]:
     """Per record the first of ``fields`` that has a value (None when none has), and the fields used."""
     value = pd.Series(None, index=raw.index, dtype=object)
     used = []
@@ -314,7 +314,7 @@ def _prediction_settings(raw: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _apply_settings(table: pd.DataFrame, setting: pd.Series) -> None:
+def apply_settings(table: pd.DataFrame, setting: pd.Series) -> None:
     """Settings as an axis: ``sampling`` (and ``frames``) from them, the model label suffixed (``@16f``)."""
     if not (setting != "").any():
         return
@@ -374,7 +374,7 @@ def read_predictions(
     raw = _prediction_table(path)
     if raw.empty:
         raise LogError(f"{path}: holds no prediction records")
-    question_id, question_fields = _first_field(raw, QUESTION_ID_FIELDS)
+    question_id, question_fields = first_field(raw, QUESTION_ID_FIELDS)
     missing = [k for k in _PREDICTION_FIELDS if k != "question_id" and k not in raw.columns]
     if not question_fields and not any(f in raw.columns for f in QUESTION_ID_FIELDS):
         missing.insert(1, "question_id")
@@ -420,7 +420,7 @@ def read_predictions(
                 f"{raw.at[i, '_where']}: 'correct' is {raw.at[i, 'correct']!r} but prediction "
                 f"{raw.at[i, 'prediction']!r} vs ground truth {answer[i]!r} says {bool(correct[i])}"
             )
-    video, video_fields = _first_field(raw, VIDEO_ID_FIELDS)
+    video, video_fields = first_field(raw, VIDEO_ID_FIELDS)
     duration = raw["duration"] if "duration" in raw.columns else pd.Series("", index=raw.index, dtype=object)
     table = pd.DataFrame(
         {
@@ -446,11 +446,11 @@ def read_predictions(
         }
     )
     table = none_for_missing(table[list(SAMPLE_COLUMNS)].copy())
-    _apply_settings(table, _prediction_settings(raw))
+    apply_settings(table, _prediction_settings(raw))
     for name, column in _kept_fields(raw).items():
         table[name] = column
     check_one_video_per_question(table)
-    behind, _ = _first_field(raw, MODEL_SOURCE_FIELDS)
+    behind, _ = first_field(raw, MODEL_SOURCE_FIELDS)
     runs = pd.DataFrame({"model": table["model"], "source": behind.fillna("").astype(str).str.strip(),
                          "where": raw["_where"]})  # fmt: skip
     runs = runs[runs["source"] != ""]

@@ -21,13 +21,22 @@ from postprocess.settings import ReportSettings
 from postprocess.stats import json_ready as json_value
 from vdg_tasks.cli.common import fail
 
+#: Suffixes of a file --predictions takes alone, its label and condition read from its name and folders
+#: (VLMEvalKit's ``{model}_{dataset}.xlsx``: ``postprocess.reading.vlmevalkit``).
+_NAMED_BY_RULE = (".xlsx", ".tsv")
+
 
 def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
+    """(MODEL or LABEL:CONDITION, FILE) of each --predictions; a VLMEvalKit .xlsx / .tsv file may come alone."""
     out = []
     for spec in specs or []:
         model, sep, path = spec.partition("=")
-        if not sep or not model or not path:
-            raise ValueError(f"--predictions expects MODEL=FILE, got {spec!r}")
+        if not sep and Path(spec).suffix.lower() in _NAMED_BY_RULE:
+            model, path = "", spec
+        elif not sep or not model or not path:
+            raise ValueError(
+                f"--predictions expects MODEL=FILE (a VLMEvalKit file: LABEL:CONDITION=FILE, or FILE), got {spec!r}"
+            )
         out.append((model, path))
     return out
 
@@ -232,7 +241,9 @@ def input_arguments(p: argparse.ArgumentParser) -> None:
         "--predictions",
         action="append",
         metavar="MODEL=FILE",
-        help="a predictions file (JSON array, JSONL or CSV) of MODEL; repeatable",
+        help="a predictions file (JSON array, JSONL or CSV) of MODEL; or a VLMEvalKit prediction or _score file "
+        "(.xlsx, .tsv, .json) of one condition as LABEL:CONDITION=FILE, or FILE alone (label from its name "
+        "{model}_{dataset}.xlsx, condition from the nearest folder named after one); repeatable",
     )
     p.add_argument("--benchmark", help="benchmark of the --predictions files whose records do not name one")
     p.add_argument(
