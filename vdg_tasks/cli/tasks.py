@@ -231,7 +231,7 @@ def cmd_materialize(args: argparse.Namespace) -> int:
         print(f"manifest written to {path}", file=sys.stderr)
     unmirrored = 0
     if args.mirror:
-        from vdg_tasks.jobs.mirror import MirrorError, mirror
+        from vdg_tasks.jobs.mirror import MirrorError, mirror  # only --mirror places files: not on the plain path
 
         try:
             placed = mirror(outcomes, Path(args.mirror))

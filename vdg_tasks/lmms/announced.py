@@ -3,8 +3,8 @@
 ``python -m vdg_tasks.lmms.announced ARGS`` runs ``lmms-eval ARGS`` in this process, unchanged. lmms-eval writes
 nothing while it imports torch and transformers and while it builds its tasks (15-30 s on two cores, more under
 load), so a newcomer's ``make demo`` looks stuck there. This says so at once, then, until lmms-eval draws its first
-progress bar, what it is doing whenever it has written nothing for ``QUIET_S`` seconds. After the first bar it says nothing more: tqdm
-then reports progress itself, and a line of ours would break its bar.
+progress bar, what it is doing whenever it has written nothing for ``QUIET_S`` seconds. After the first bar it says
+nothing more: tqdm then reports progress itself, and a line of ours would break its bar.
 
 Written by hand: neither lmms-eval nor tqdm reports before the work they count has started.
 """
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         import lmms_eval.__main__  # noqa: F401  (the slow import is the first silence announced)
 
         silence.phase = PHASE_SETUP
-        from lmms_eval.cli.dispatch import main as lmms_eval_main
+        from lmms_eval.cli.dispatch import main as lmms_eval_main  # after the announcer started, as the first one
 
         sys.argv = ["lmms-eval", *(sys.argv[1:] if argv is None else argv)]
         lmms_eval_main()  # lmms-eval's own SystemExit, message and status pass through unchanged
