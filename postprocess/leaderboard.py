@@ -207,6 +207,8 @@ def write_leaderboard(table: pd.DataFrame, path: Path) -> Path:
 
 #: Header of a ``--map`` file: their model name, then vdg's model label.
 NAME_MAP_HEADER: tuple[str, str] = ("their_name", "vdg_model")
+#: Header of a dataset map (``vdg leaderboard --openvlm``): their dataset name, then vdg's benchmark.
+DATASET_MAP_HEADER: tuple[str, str] = ("their_dataset", "vdg_benchmark")
 #: Prefix of a vdg column whose name their table already uses (repeated until the name is free).
 MERGE_PREFIX = "vdg_"
 
@@ -348,19 +350,20 @@ def read_their_table(path: Path) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series([r.get(c) for r in data], dtype=object) for c in columns}, columns=columns)
 
 
-def read_name_map(path: Path) -> dict[str, str]:
-    """A ``--map`` CSV: header ``their_name,vdg_model`` (other columns ignored), one model a row."""
+def read_name_map(path: Path, header: tuple[str, str] = NAME_MAP_HEADER) -> dict[str, str]:
+    """A ``--map`` CSV: header ``their_name,vdg_model`` (other columns ignored), one model a row; ``header``
+    names other columns (``DATASET_MAP_HEADER``: their dataset names -> vdg's benchmarks)."""
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
-            header = [str(h).strip() for h in reader.fieldnames or []]
+            found = [str(h).strip() for h in reader.fieldnames or []]
             rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"{path}: cannot read: {exc}") from None
-    theirs_key, ours_key = NAME_MAP_HEADER
-    if not {theirs_key, ours_key} <= set(header):
-        raise ValueError(f"{path}: the header must name {theirs_key},{ours_key}; found {','.join(header) or 'none'}")
+    theirs_key, ours_key = header
+    if not {theirs_key, ours_key} <= set(found):
+        raise ValueError(f"{path}: the header must name {theirs_key},{ours_key}; found {','.join(found) or 'none'}")
     out: dict[str, str] = {}
     vdg_seen: dict[str, str] = {}
     for line, row in enumerate(rows, start=2):

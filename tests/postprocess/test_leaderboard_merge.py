@@ -218,7 +218,7 @@ def test_cli_merge_errors(tmp_path, capsys):
     out = str(tmp_path / "m.csv")
     cases = [
         (["--merge", str(theirs), "--out", out], f"--merge {theirs}: name its model-name column with --on"),
-        (["--on", "Model", "--out", out], "--on and --map go with --merge"),
+        (["--on", "Model", "--out", out], "--on goes with --merge"),
         (["--merge", str(theirs), "--on", "Name", "--out", out], f"--merge {theirs}: no column 'Name'"),
         (["--merge", str(theirs), "--on", "Model", "--out", out], f"--merge {theirs}: column 'Model' names 'A'"),
         (["--merge", str(tmp_path / "nope.csv"), "--on", "Model", "--out", out], "nope.csv: cannot read"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from importlib import metadata
 
 from vdg_tasks.vocabulary.untrusted import redact
 
@@ -17,3 +18,11 @@ def fail(command: str, exc: BaseException) -> int:
         line = f"vdg {command}: failed ({type(exc).__name__}; {unchecked})"
     print(line, file=sys.stderr)
     return 2
+
+
+def version() -> str:
+    """The installed vdg's version (``unknown`` when vdg runs from a source tree that was never installed)."""
+    try:
+        return metadata.version("vdg")
+    except metadata.PackageNotFoundError:
+        return "unknown"

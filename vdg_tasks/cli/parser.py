@@ -7,11 +7,12 @@ import difflib
 import functools
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from vdg_tasks.cli.audit import cmd_debias, cmd_shortcuts
+from vdg_tasks.cli.common import version
 from vdg_tasks.cli.report import (
+    cmd_export_results,
     cmd_leaderboard,
     cmd_report,
     cmd_schema,
@@ -73,14 +74,6 @@ def _developer(sub, name: str) -> argparse.ArgumentParser:
     sub._choices_actions = [a for a in sub._choices_actions if a.dest != name]  # added below, without a help line
     p = sub.add_parser(name, description=DEVELOPER_COMMANDS[name], formatter_class=_HelpFormatter)
     return p
-
-
-def version() -> str:
-    """The installed vdg's version (``unknown`` when vdg runs from a source tree that was never installed)."""
-    try:
-        return metadata.version("vdg")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -354,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add("leaderboard", help="one row per model: accuracy, VDG with CI, D:C, ladder deltas, flags")
     input_arguments(p)
-    p.add_argument("--out", required=True, help="FILE.md, FILE.csv or FILE.json")
+    p.add_argument("--out", help="FILE.md, FILE.csv or FILE.json (this, --openvlm, or both)")
     p.add_argument(
         "--merge",
         metavar="TABLE",
@@ -363,10 +356,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--on", metavar="COLUMN", help="--merge: the table's model-name column, matched to vdg's labels")
     p.add_argument(
-        "--map", metavar="NAMES_CSV", help="--merge: CSV with header their_name,vdg_model for names that differ"
+        "--map",
+        metavar="NAMES_CSV",
+        help="--merge / --openvlm: CSV with header their_name,vdg_model for names that differ",
     )
+    p.add_argument(
+        "--openvlm",
+        metavar="FILE.json",
+        help="also write OpenVLM.json's layout ({time, results: {MODEL: {META, DATASET: {Overall, <task type>, "
+        "VDG, VDG CI, VDG Black, VDG Blind, VDG tier, ...}}}}), numbers in percent (docs/sharing.md)",
+    )
+    p.add_argument(
+        "--openvlm-merge",
+        metavar="OpenVLM.json",
+        help="--openvlm: add vdg's keys to this file's entries instead, keeping every key, value and order it "
+        "holds; a key vdg would write that it did not write before is refused",
+    )
+    p.add_argument(
+        "--dataset-map", metavar="CSV", help="--openvlm: CSV with header their_dataset,vdg_benchmark (Video-MME,...)"
+    )
+    p.add_argument("--time", help="--openvlm: the file's time (default: now, UTC, as YYMMDDhhmmss)")
     option_arguments(p)
     p.set_defaults(func=cmd_leaderboard)
+
+    p = _add(
+        "export-results",
+        help="every per-question result as a datasets dataset and as Every Eval Ever records (docs/sharing.md)",
+    )
+    input_arguments(p)
+    p.add_argument(
+        "--out",
+        required=True,
+        help="folder: OUT/dataset (datasets.load_dataset reads it; push_to_hub publishes it) and OUT/every_eval_ever "
+        "(its datastore layout, checked with every-eval-ever's own validator where installed)",
+    )
+    p.add_argument("--format", choices=("dataset", "eee", "both"), default="both", help="what to write")
+    p.add_argument(
+        "--model-id",
+        action="append",
+        metavar="LABEL=ORG/NAME",
+        help="a model's hub id in the records (default: its run's pretrained=); repeatable",
+    )
+    p.add_argument("--organization", default="vdg", help="who ran the evaluation (the records' source organization)")
+    option_arguments(p)
+    p.set_defaults(func=cmd_export_results)
 
     p = _add("stats", help="quick tests from counts, printed as JSON")
     tests = p.add_subparsers(dest="test", required=True, metavar="TEST", help="one of:")
@@ -411,8 +444,10 @@ def _unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | 
 
 
 def _report_without_inputs(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
-    """The one line for ``vdg report``/``leaderboard`` given neither a run folder nor a predictions file."""
-    if len(argv) < 1 or argv[0] not in ("report", "leaderboard") or any(a in ("-h", "--help") for a in argv):
+    """The one line for ``vdg report``/``leaderboard``/``export-results`` given neither a run folder nor a predictions
+    file."""
+    commands = ("report", "leaderboard", "export-results")
+    if len(argv) < 1 or argv[0] not in commands or any(a in ("-h", "--help") for a in argv):
         return None
     args, _ = parser.parse_known_args([argv[0], *argv[1:], "--out", "_"])
     if args.runs or args.predictions:

@@ -1,15 +1,19 @@
-"""The report side's commands: ``vdg report``, ``leaderboard``, ``stats``, ``schema``, and their arguments."""
+"""The report side's commands: ``vdg report``, ``leaderboard``, ``export-results``, ``stats``, ``schema``, and their
+arguments."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import json
+import shutil
 import sys
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from postprocess import leaderboard as lb
-from postprocess import stats
+from postprocess import openvlm, stats
 from postprocess.judge import JudgeError
 from postprocess.leaderboard import MergeError, merge_leaderboard
 from postprocess.pipeline import make_report
@@ -19,7 +23,7 @@ from postprocess.rendering.schema import SCHEMA_PATH, schema_is_current, write_s
 from postprocess.report import compute_tables
 from postprocess.settings import ReportSettings
 from postprocess.stats import json_ready as json_value
-from vdg_tasks.cli.common import fail
+from vdg_tasks.cli.common import fail, version
 
 #: Suffixes of a file --predictions takes alone, its label and condition read from its name and folders
 #: (VLMEvalKit's ``{model}_{dataset}.xlsx``: ``postprocess.reading.vlmevalkit``).
@@ -155,37 +159,175 @@ def _merge_leaderboard(args: argparse.Namespace, theirs, table, names):
         raise ValueError(f"{where}: {exc}") from None
 
 
-def cmd_leaderboard(args: argparse.Namespace) -> int:
-    merge = getattr(args, "merge", None)
+def _openvlm_theirs(args: argparse.Namespace, names, datasets) -> str | None:
+    """The text of --openvlm-merge's file, checked against its layout before the analyses (None without it)."""
+    if args.openvlm_merge is None:
+        return None
+    where = f"--openvlm-merge {args.openvlm_merge}"
     try:
-        if Path(args.out).suffix.lower() not in (".md", ".csv", ".json"):
-            raise ValueError(f"--out {args.out}: the leaderboard is written as .md, .csv or .json")
-        if merge is None and (args.on or args.map):
-            raise ValueError("--on and --map go with --merge")
-        if merge is not None and not args.on:
-            raise ValueError(f"--merge {merge}: name its model-name column with --on COLUMN")
-        theirs = names = None
+        text = Path(args.openvlm_merge).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where}: cannot read: {exc}") from None
+    try:
+        openvlm.merge_openvlm(text, {}, names=names, datasets=datasets)
+    except MergeError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    return text
+
+
+def _write_openvlm(args: argparse.Namespace, theirs: str | None, tables, names, datasets) -> Path:
+    """--openvlm: a fresh OpenVLM.json, or --openvlm-merge's file with vdg's keys added."""
+    if theirs is None:
+        when = args.time or datetime.now(timezone.utc).strftime("%y%m%d%H%M%S")
+        text = openvlm.write_openvlm(tables, time=when, names=names, datasets=datasets)
+    else:
+        try:
+            merged = openvlm.merge_openvlm(theirs, tables, names=names, datasets=datasets)
+        except MergeError as exc:
+            raise ValueError(f"--openvlm-merge {args.openvlm_merge}: {exc}") from None
+        text = merged.text
+        if merged.unmatched_theirs:
+            print(f"vdg leaderboard: no vdg data for {len(merged.unmatched_theirs)} model(s) of "
+                  f"{args.openvlm_merge}: {', '.join(merged.unmatched_theirs)}", file=sys.stderr)  # fmt: skip
+        if merged.unmatched_ours:
+            print(f"vdg leaderboard: {len(merged.unmatched_ours)} vdg model(s) not in {args.openvlm_merge} "
+                  f"(not added): {', '.join(merged.unmatched_ours)}", file=sys.stderr)  # fmt: skip
+    path = Path(args.openvlm)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"--openvlm {path}: cannot write: {exc}") from None
+    return path
+
+
+def _check_leaderboard_args(args: argparse.Namespace) -> None:
+    if args.out is None and args.openvlm is None:
+        raise ValueError("give --out FILE (.md, .csv or .json) and/or --openvlm FILE.json")
+    if args.out is not None and Path(args.out).suffix.lower() not in (".md", ".csv", ".json"):
+        raise ValueError(f"--out {args.out}: the leaderboard is written as .md, .csv or .json")
+    if args.openvlm is not None and Path(args.openvlm).suffix.lower() != ".json":
+        raise ValueError(f"--openvlm {args.openvlm}: OpenVLM's layout is written as .json")
+    if args.openvlm is None and (args.openvlm_merge or args.dataset_map or args.time):
+        raise ValueError("--openvlm-merge, --dataset-map and --time go with --openvlm FILE.json")
+    if args.merge is None and args.on:
+        raise ValueError("--on goes with --merge")
+    if args.merge is None and args.openvlm is None and args.map:
+        raise ValueError("--map goes with --merge or --openvlm")
+    if args.merge is not None and not args.on:
+        raise ValueError(f"--merge {args.merge}: name its model-name column with --on COLUMN")
+    if args.merge is not None and args.out is None:
+        raise ValueError(f"--merge {args.merge}: name the merged table's file with --out")
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    merge = args.merge
+    written: list[Path] = []
+    try:
+        _check_leaderboard_args(args)
+        theirs = None
+        names = lb.read_name_map(Path(args.map)) if args.map else None
+        datasets = lb.read_name_map(Path(args.dataset_map), lb.DATASET_MAP_HEADER) if args.dataset_map else None
         if merge is not None:  # read and check their files before the analyses
             theirs = lb.read_their_table(Path(merge))
-            names = lb.read_name_map(Path(args.map)) if args.map else None
             _merge_leaderboard(args, theirs, lb.leaderboard_table({}), names)
+        their_openvlm = _openvlm_theirs(args, names, datasets)
         options = _options(args)
-        tables = compute_tables(load_inputs(_inputs(args), options), options, names=lb.SOURCE_TABLES)
-        table = lb.leaderboard_table(tables)
-        if theirs is None:
-            path = lb.write_leaderboard(table, Path(args.out))
-        else:
-            merged, unmatched_theirs, unmatched_ours = _merge_leaderboard(args, theirs, table, names)
-            path = lb.write_merged_leaderboard(merged, Path(args.out), unmatched_theirs, unmatched_ours, on=args.on)
-            if unmatched_theirs:
-                print(f"vdg leaderboard: no vdg data for {len(unmatched_theirs)} row(s) of {merge} (vdg columns "
-                      f"left empty): {', '.join(unmatched_theirs)}", file=sys.stderr)  # fmt: skip
-            if unmatched_ours:
-                print(f"vdg leaderboard: {len(unmatched_ours)} vdg model(s) not in {merge} (not added): "
-                      f"{', '.join(unmatched_ours)}", file=sys.stderr)  # fmt: skip
+        wanted = lb.SOURCE_TABLES + (tuple(t for t in openvlm.SOURCE_TABLES if t not in lb.SOURCE_TABLES)
+                                     if args.openvlm else ())  # fmt: skip
+        tables = compute_tables(load_inputs(_inputs(args), options), options, names=wanted)
+        if args.out is not None:
+            table = lb.leaderboard_table(tables)
+            if theirs is None:
+                written.append(lb.write_leaderboard(table, Path(args.out)))
+            else:
+                merged, unmatched_theirs, unmatched_ours = _merge_leaderboard(args, theirs, table, names)
+                written.append(
+                    lb.write_merged_leaderboard(merged, Path(args.out), unmatched_theirs, unmatched_ours, on=args.on)
+                )
+                if unmatched_theirs:
+                    print(f"vdg leaderboard: no vdg data for {len(unmatched_theirs)} row(s) of {merge} (vdg "
+                          f"columns left empty): {', '.join(unmatched_theirs)}", file=sys.stderr)  # fmt: skip
+                if unmatched_ours:
+                    print(f"vdg leaderboard: {len(unmatched_ours)} vdg model(s) not in {merge} (not added): "
+                          f"{', '.join(unmatched_ours)}", file=sys.stderr)  # fmt: skip
+        if args.openvlm is not None:
+            written.append(_write_openvlm(args, their_openvlm, tables, names, datasets))
     except ValueError as exc:
         return fail("leaderboard", exc)
-    print(path)
+    for path in written:
+        print(path)
+    return 0
+
+
+def _model_ids(specs: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        label, sep, hub_id = spec.partition("=")
+        if not sep or not label or not hub_id:
+            raise ValueError(f"--model-id expects LABEL=ORG/NAME, got {spec!r}")
+        out[label] = hub_id
+    return out
+
+
+#: The sub-folders of ``vdg export-results --out``: the datasets dataset, the Every Eval Ever datastore.
+EXPORT_PARTS = {"dataset": "dataset", "eee": "every_eval_ever"}
+
+
+def _export_folder(out: Path) -> None:
+    """Refuse an --out folder holding anything but an earlier export's parts (which are replaced)."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ValueError(f"--out {out}: not a folder")
+    if out.is_dir():
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in EXPORT_PARTS.values())
+        if foreign:
+            raise ValueError(
+                f"--out {out}: holds {', '.join(foreign[:5])}, which an export did not write: give an empty or "
+                "new folder"
+            )
+
+
+def cmd_export_results(args: argparse.Namespace) -> int:
+    from postprocess import interchange  # datasets and pyarrow: only this command writes with them
+
+    out = Path(args.out)
+    parts = ("dataset", "eee") if args.format == "both" else (args.format,)
+    try:
+        _export_folder(out)
+        model_ids = _model_ids(args.model_id)
+        options = _options(args)
+        frame = load_inputs(_inputs(args), options)
+        for part in parts:
+            target = out / EXPORT_PARTS[part]
+            if target.is_symlink():
+                raise ValueError(f"--out {out}: {target.name} is a symbolic link")
+            if target.exists():
+                shutil.rmtree(target)
+            if part == "dataset":
+                interchange.write_results_dataset(frame, target)
+                print(f"datasets dataset: {target} (datasets.load_dataset({str(target)!r}))")
+                continue
+            export = interchange.write_eee_records(
+                frame,
+                target,
+                model_ids=model_ids,
+                organization=args.organization,
+                retrieved_timestamp=str(int(time.time())),
+                vdg_version=version(),
+            )
+            print(f"Every Eval Ever records: {target} ({len(export.aggregates)} evaluation(s))")
+            for skipped in export.skipped:
+                print(f"vdg export-results: not written (no scored answer): {skipped}", file=sys.stderr)
+            try:
+                problems = interchange.validate_eee_records(target)
+            except ImportError as exc:
+                print(f"vdg export-results: records not validated: {exc}", file=sys.stderr)
+                continue
+            if problems:
+                print("\n".join(problems), file=sys.stderr)
+                raise ValueError(f"{len(problems)} problem(s) found by every-eval-ever's validator in {target}")
+    except (ValueError, OSError) as exc:
+        return fail("export-results", exc)
     return 0
 
 
