@@ -29,14 +29,17 @@ from typing import Any
 
 import pandas as pd
 
-from postprocess.reading.frame import is_graded
+from postprocess.reading.files import harness_of
+from postprocess.reading.frame import input_files, is_graded
 from postprocess.settings import natural_key
+from vdg_tasks.vocabulary.record import OPEN_STATUS
 from vdg_tasks.vocabulary.untrusted import redact, redact_value
 
 __all__ = [
     "EEE_EXTRA",
     "EEE_SCHEMA_VERSION",
     "INTERCHANGE_COLUMNS",
+    "UNKNOWN_HARNESS",
     "EeeExport",
     "results_table",
     "validate_eee_records",
@@ -100,14 +103,15 @@ def _letter_score(row: Mapping[str, Any], correct: Any) -> float | None:
 
 
 def _is_open(row: Mapping[str, Any]) -> bool:
-    return str(row.get("status")) == "open" or (
+    return str(row.get("status")) == OPEN_STATUS or (
         _text(row.get("pred")) is None and _text(row.get("response")) is not None
     )
 
 
 def results_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The interchange rows of a tidy frame: exactly ``INTERCHANGE_COLUMNS``, one row per (model, benchmark,
-    question, condition), sorted by model (natural order), benchmark, question id and condition.
+    question, condition), sorted by model (natural order), benchmark, question id (natural order: ``q2`` before
+    ``q10``) and condition.
 
     ``prediction`` and ``target`` are the parsed letter and the answer letter, or for an open answer (status open,
     or no letter but a reply) the reply and the ground truth; free text is redacted.
@@ -153,8 +157,9 @@ def results_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = table.astype({"correct": "boolean", "score": "Float64", "n_options": "Int64"})
     if not len(table):
         return table
-    for column in ("condition", "question_id", "benchmark"):
-        table = table.sort_values(column, kind="mergesort")
+    table = table.sort_values("condition", kind="mergesort")
+    table = table.sort_values("question_id", kind="mergesort", key=lambda c: c.map(natural_key))
+    table = table.sort_values("benchmark", kind="mergesort")
     table = table.sort_values("model", kind="mergesort", key=lambda c: c.map(natural_key)).reset_index(drop=True)
     for name, (kind, _) in INTERCHANGE_COLUMNS.items():  # a missing text is None, never NaN
         if kind == "string":
@@ -180,11 +185,6 @@ tags:
 - video
 - evaluation
 - vdg
-configs:
-- config_name: default
-  data_files:
-  - split: train
-    path: data/train-*.parquet
 dataset_info:
   features:
 {features}
@@ -214,9 +214,14 @@ def write_results_dataset(frame: pd.DataFrame, out: Path, pretty_name: str = "vd
 
     ``out/data/train-00000-of-00001.parquet`` holds the rows, typed as ``INTERCHANGE_COLUMNS`` says (string,
     bool, float64, int64; null where a value is missing), in ``results_table``'s order; ``out/README.md`` is the
-    dataset card: its YAML header names the parquet files as the ``train`` split and lists the features, so
+    dataset card: its YAML header lists the features (the parquet file carries them too), so
     ``datasets.load_dataset(str(out))["train"]`` reads back the same rows and types, and ``push_to_hub`` publishes
     the folder as it is. Files vdg wrote there before are replaced; nothing else in ``out`` is touched.
+
+    The card has no ``configs:`` block: the file's name (``data/train-...``) makes it the ``train`` split by
+    ``datasets``' own discovery. With ``configs:``, ``datasets`` (5.x) keys its cache on the folder's name and the
+    patterns alone, not on the files, so a second export in another folder of the same name (every export's is
+    ``dataset``) loaded from the first's cached rows.
 
     Raises:
         ValueError: as ``results_table``; ``out`` is a file.
@@ -242,6 +247,8 @@ def write_results_dataset(frame: pd.DataFrame, out: Path, pretty_name: str = "vd
 _PRETRAINED = re.compile(r"(?:^|[,;])pretrained=([^,;]+)")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _UNSAFE = re.compile(r'[<>:"\\|?*\x00-\x1f/]')
+#: Windows device names, which no datastore folder may take (every-eval-ever's validator refuses them).
+_RESERVED_NAMES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
 @dataclass(frozen=True)
@@ -279,9 +286,62 @@ def _model_id(label: str, settings: str, model_ids: Mapping[str, str]) -> str:
 
 
 def _component(value: str, what: str) -> str:
-    if not value or value in {".", "..", "data"} or _UNSAFE.search(value) or value.endswith((".", " ")):
+    """``value`` when it can name one folder of the datastore (as every-eval-ever's validator demands: not empty,
+    ``.``, ``..``, ``data``, ``unknown`` or a Windows device name, no path or unportable character, no trailing dot
+    or space), else ValueError."""
+    if (
+        not value
+        or value in {".", "..", "data"}
+        or value.lower() == "unknown"
+        or _UNSAFE.search(value)
+        or value.endswith((".", " "))
+        or value.split(".", 1)[0].upper() in _RESERVED_NAMES
+    ):
         raise ValueError(f"{what} {value!r} cannot name a datastore folder")
     return value
+
+
+def _datastore_ids(models: list[str], settings_of: Mapping[str, str], ids: Mapping[str, str]) -> dict[str, str]:
+    """vdg label -> hub id of every model, each id's developer and model name checked as datastore folders, before
+    anything is written.
+
+    Raises:
+        ValueError: a model without a hub id, or one whose developer or name cannot name a folder (both named).
+    """
+    out = {}
+    for model in models:
+        model_id = _model_id(model, settings_of.get(model, ""), ids)
+        developer, _, name = model_id.partition("/")
+        try:
+            _component(developer, "its developer")
+            _component(name, "its model name")
+        except ValueError as exc:
+            raise ValueError(
+                f"model {model!r}: hub id {model_id!r}: {exc} (data/<benchmark>/<developer>/<model>/); give another "
+                "in model_ids (LABEL=org/name)"
+            ) from None
+        out[model] = model_id
+    return out
+
+
+#: The harness of a model read from a prediction file of another harness (which names none) or from a frame that
+#: records no file.
+UNKNOWN_HARNESS = "unknown"
+
+
+def _harnesses(frame: pd.DataFrame) -> dict[str, str]:
+    """vdg label -> the harness its rows came from, by the files the frame records (``input_files``, each kind's
+    ``harness_of``): lmms-eval for its samples logs, VLMEvalKit for its files, several joined by ", "; a model read
+    from prediction files of another harness only, or from a frame that records no file, is absent
+    (``UNKNOWN_HARNESS``)."""
+    found: dict[str, set[str]] = {}
+    for source in input_files(frame):
+        harness = harness_of(str(source.get("kind", "")))
+        if not harness:
+            continue
+        for model in str(source.get("model", "")).split(","):
+            found.setdefault(model, set()).add(harness)
+    return {model: ", ".join(sorted(names)) for model, names in found.items()}
 
 
 def _value(value: Any) -> Any:
@@ -317,7 +377,9 @@ def _instance(row: Mapping[str, Any], evaluation_id: str, model_id: str, name: s
             else []
         ),
         "evaluation": {"score": float(row["score"]) if scored else 0.0, "is_correct": bool(row["correct"] or False)},
-        "metadata": {
+    }
+    record.update(  # a keyword: the record's field shares its name with a condition, which postprocess never spells
+        metadata={
             "benchmark": row["benchmark"],
             "condition": row["condition"],
             "video_id": row["video_id"],
@@ -326,8 +388,8 @@ def _instance(row: Mapping[str, Any], evaluation_id: str, model_id: str, name: s
             "scoring": row["scoring"],
             "scored": scored,
             "n_options": None if row["n_options"] is None else int(row["n_options"]),
-        },
-    }
+        }
+    )
     if row["status"] == "error":
         record["error"] = row["error"] or "no answer"
     elif not scored:
@@ -350,7 +412,10 @@ def write_eee_records(
     The aggregate names the evaluation ``<benchmark>_vdg_<condition>`` (the task's name) and holds one result,
     ``accuracy``: the mean score over the scored questions (errors and unjudged answers left out and counted in
     ``score_details.details``), score type continuous in [0, 1]. ``source_data`` is ``other`` with the benchmark
-    and condition; ``model_info.additional_details`` carries the run's settings (redacted). Its companion holds
+    and condition; ``model_info.additional_details`` carries the run's settings (redacted);
+    ``eval_library.additional_details.harness`` names the harness the model's rows came from, as the frame records
+    its files (``lmms-eval`` for samples logs, ``VLMEvalKit`` for its files, several joined by ", "; ``unknown``
+    for a prediction file, which names none, or a frame that records no file). Its companion holds
     one single-turn record per question of the condition: ``sample_id`` the question id, ``input.reference`` the
     target, ``output.raw`` the prediction, ``evaluation`` the score and correctness (an error row scores 0, not
     correct, and carries ``error``), ``metadata`` the video id, task type, condition, status and scoring. File
@@ -366,20 +431,26 @@ def write_eee_records(
         vdg_version: ``eval_library.version`` (vdg's version).
 
     Raises:
-        ValueError: a model without a hub id, a benchmark that cannot name a folder, or as ``results_table``.
+        ValueError: a model without a hub id, or whose hub id's developer or name cannot name a datastore folder
+            (``..``, ``data``, ``unknown``, ...: the label and the id named), a benchmark that cannot name a
+            folder, or as ``results_table``; all checked before anything is written.
     """
     table = results_table(frame)
     ids = {str(k): str(v) for k, v in (model_ids or {}).items()}
     settings_of = {
         str(m): _text(s) or "" for m, s in frame.drop_duplicates("model")[["model", "model_settings"]].values.tolist()
     } if "model_settings" in frame.columns else {}  # fmt: skip
+    model_ids_of = _datastore_ids(list(table["model"].unique()), settings_of, ids)
+    for benchmark in table["benchmark"].unique():
+        _component(benchmark, "benchmark")
+    harness_of = _harnesses(frame)
     export = EeeExport()
     for (model, benchmark, condition), group in table.groupby(
         ["model", "benchmark", "condition"], sort=False, dropna=False
     ):
-        model_id = _model_id(model, settings_of.get(model, ""), ids)
+        model_id = model_ids_of[model]
         developer, _, name = model_id.partition("/")
-        folder = Path("data") / _component(benchmark, "benchmark") / developer / name.replace("/", "_")
+        folder = Path("data") / benchmark / developer / name
         scored = group[group["score"].notna()]
         if not len(scored):
             export.skipped.append(f"{model} / {benchmark} / {condition}: no scored answer")
@@ -408,7 +479,7 @@ def write_eee_records(
             "eval_library": {
                 "name": "vdg",
                 "version": vdg_version or "unknown",
-                "additional_details": {"harness": "lmms-eval"},
+                "additional_details": {"harness": harness_of.get(model, UNKNOWN_HARNESS)},
             },
             "model_info": {
                 "name": model,

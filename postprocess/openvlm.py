@@ -34,9 +34,14 @@ import pandas as pd
 
 from postprocess.leaderboard import MergeError
 from postprocess.settings import natural_key
+from vdg_tasks.vocabulary.conditions import core_measured
+
+#: The arm with no visual input at all (declared with measure ``no_vision``): its accuracy is ``VDG Blind``.
+BLIND = core_measured("no_vision")
 
 __all__ = [
     "DECIMALS",
+    "MAX_DEPTH",
     "OPENVLM_KEYS",
     "OWNED_KEY",
     "SOURCE_TABLES",
@@ -84,7 +89,7 @@ def _rows(table: pd.DataFrame | None, **match: str) -> pd.DataFrame:
 
 def _vdg_values(tables: Mapping[str, pd.DataFrame], model: str, benchmark: str) -> dict[str, Any]:
     overall = _rows(tables.get("vdg"), model=model, benchmark=benchmark, task_type="Overall")
-    blind = _rows(tables.get("accuracy"), model=model, benchmark=benchmark, condition="blind", task_type="Overall")
+    blind = _rows(tables.get("accuracy"), model=model, benchmark=benchmark, condition=BLIND, task_type="Overall")
     tier = _rows(tables.get("tiers"), model=model, benchmark=benchmark, task_type="Overall")
     row = overall.iloc[0] if len(overall) else {}
     low, high = _number(row.get("ci_low")), _number(row.get("ci_high"))
@@ -126,13 +131,38 @@ def openvlm_entries(
     without ``OWNED_KEY``), from the ``vdg``, ``accuracy`` and ``tiers`` tables.
 
     ``datasets``: OpenVLM dataset name -> vdg benchmark (a benchmark not named keeps its own name).
+
+    Raises:
+        postprocess.leaderboard.MergeError: (``names``) two dataset names given one benchmark, or a benchmark given
+            the name another benchmark keeps (their entries would be one).
     """
+    pairs = _pairs(tables)
     to_theirs = _reverse(datasets or {}, "dataset")
+    _check_distinct({b for _, b in pairs}, to_theirs, "dataset", "benchmark")
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for model, benchmark in _pairs(tables):
+    for model, benchmark in pairs:
         entry = {**_accuracies(tables, model, benchmark), **_vdg_values(tables, model, benchmark)}
         out.setdefault(model, {})[to_theirs.get(benchmark, benchmark)] = entry
     return out
+
+
+def _check_distinct(ours: set[str], to_theirs: Mapping[str, str], what: str, vdg_what: str) -> None:
+    """Refuse a map giving one of ``ours`` (vdg's labels or benchmarks) the name another of them keeps as its own
+    (not mapped): both would be written as one entry, one's data lost. (Two of ``ours`` cannot be given one name:
+    the map is keyed by the name.)
+
+    Raises:
+        postprocess.leaderboard.MergeError: (``names``) naming both and the name.
+    """
+    for name in sorted(ours, key=natural_key):
+        theirs = to_theirs.get(name, name)
+        if theirs != name and theirs in ours and theirs not in to_theirs:
+            raise MergeError(
+                f"the {what} map gives vdg's {vdg_what} {name!r} the name {theirs!r}, which vdg's {vdg_what} "
+                f"{theirs!r} keeps (not mapped): both would be written as {what} {theirs!r}, one overwriting the "
+                f"other; map {theirs!r} to another name too, or give {name!r} another",
+                "names",
+            )
 
 
 def _reverse(mapping: Mapping[str, str], what: str) -> dict[str, str]:
@@ -165,8 +195,43 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: The deepest nesting of arrays and objects a file may have (OpenVLM.json's layout nests 4 or 5 levels; ``_dump``
+#: recurses once per level).
+MAX_DEPTH = 64
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def _load(text: str) -> Any:
-    return json.loads(text, object_pairs_hook=_object, parse_float=_Number, parse_int=_Number, parse_constant=_Number)
+    """The file's JSON, every number kept as its text.
+
+    Raises:
+        postprocess.leaderboard.MergeError: (``theirs``) arrays or objects nested more than ``MAX_DEPTH`` deep (or
+            too deep for the parser itself), or an object naming a key twice; json.JSONDecodeError: not JSON.
+    """
+    too_deep = MergeError(
+        f"arrays or objects nested too deeply (more than {MAX_DEPTH} levels; OpenVLM.json's layout has 5)", "theirs"
+    )
+    try:
+        data = json.loads(
+            text, object_pairs_hook=_object, parse_float=_Number, parse_int=_Number, parse_constant=_Number
+        )
+    except (RecursionError, MemoryError):  # the parser's own limit, far past MAX_DEPTH
+        raise too_deep from None
+    if _depth(data) > MAX_DEPTH:
+        raise too_deep
+    return data
 
 
 def _dump(value: Any, indent: int, level: int = 0) -> str:
@@ -201,10 +266,17 @@ def write_openvlm(
 
     ``names``: OpenVLM model name -> vdg label (``leaderboard.read_name_map``'s ``--map``; a label not named keeps
     its own); ``datasets``: OpenVLM dataset name -> vdg benchmark.
+
+    Raises:
+        postprocess.leaderboard.MergeError: (``names``) two OpenVLM names given one vdg label or benchmark, or a
+            name given to a label (benchmark) that another label (benchmark) keeps as its own: one model (dataset)
+            would overwrite the other.
     """
     to_theirs = _reverse(names or {}, "model")
+    entries_of = openvlm_entries(tables, datasets=datasets)
+    _check_distinct(set(entries_of), to_theirs, "model", "model")
     results: dict[str, Any] = {}
-    for model, entries in openvlm_entries(tables, datasets=datasets).items():
+    for model, entries in entries_of.items():
         theirs = to_theirs.get(model, model)
         results[theirs] = {"META": {"Method": [theirs, ""]}}
         for dataset, entry in entries.items():
@@ -244,7 +316,9 @@ def merge_openvlm(
         postprocess.leaderboard.MergeError: (``source`` ``theirs``) the text is not JSON in the layout
             (``{"results": {MODEL: {...}}}``), an object names a key twice, an entry vdg writes into is not an
             object or holds a key vdg would write without listing it in ``OWNED_KEY`` (a collision), or its
-            ``OWNED_KEY`` is not a list of names; (``names``) two of their models reach one vdg label.
+            ``OWNED_KEY`` is not a list of names, or arrays and objects nest more than ``MAX_DEPTH`` deep;
+            (``names``) two of their models reach one vdg label, or the dataset map gives a benchmark the name
+            another benchmark keeps (``openvlm_entries``).
     """
     text = Path(existing).read_text(encoding="utf-8") if isinstance(existing, Path) else existing
     try:

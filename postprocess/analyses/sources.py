@@ -16,8 +16,9 @@ from postprocess.reading.frame import input_files
 from vdg_tasks.vocabulary.untrusted import redact
 
 COLUMNS: dict[str, str] = {
-    "file": "input file (an lmms-eval samples log or a predictions file)",
-    "kind": "'lmms-eval samples log' or 'predictions'",
+    "file": "input file (an lmms-eval samples log, a predictions file or a VLMEvalKit file)",
+    "kind": "'lmms-eval samples log', a plain run of the base task read as orig, 'predictions' (another harness's "
+    "file), 'VLMEvalKit predictions' or 'VLMEvalKit scores' (a _score file: its score column decided)",
     "model": "model label(s) of its records",
     "benchmark": "benchmark(s) of its records",
     "conditions": "conditions of its records, joined by ','",

@@ -155,8 +155,22 @@ OWN_COUNT = "n_options field"
 
 
 SOURCE_ATTR = "vdg_source"
+#: The ``kind`` of a VLMEvalKit prediction file and of its evaluation's ``_score`` file
+#: (``postprocess.reading.vlmevalkit``): each says VLMEvalKit (``harness_of``).
+VLMEVALKIT_PREDICTIONS = "VLMEvalKit predictions"
+VLMEVALKIT_SCORES = "VLMEvalKit scores"
 #: The ``kind`` of a plain run of a benchmark's base task read as its orig (``vdg_tasks.jobs.base_runs``).
 PLAIN_RUN_KIND = "plain run of the base task, read as orig (its prompt is the base task's)"
+
+
+def harness_of(kind: str) -> str:
+    """The harness behind an input file of ``kind`` (a ``sources`` entry's): "VLMEvalKit", "lmms-eval" (a samples
+    log, a plain run of a base task), or "" (a prediction file of another harness, which names none)."""
+    if kind in (VLMEVALKIT_PREDICTIONS, VLMEVALKIT_SCORES):
+        return "VLMEvalKit"
+    if kind == PLAIN_RUN_KIND or kind.startswith("lmms-eval"):
+        return "lmms-eval"
+    return ""
 
 
 def _summarise_origins(counts: Sequence[tuple[Any, int]]) -> str:

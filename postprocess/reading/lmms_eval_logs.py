@@ -96,7 +96,7 @@ from postprocess.reading.run_labels import (
     results_of,
     text_columns,
 )
-from postprocess.reading.vlmevalkit import read_prediction_file
+from postprocess.reading.vlmevalkit import check_prediction_inputs, read_prediction_file
 from vdg_tasks.vocabulary.parse import LETTERS
 from vdg_tasks.vocabulary.record import BASE_RUN_KEY, OPEN_STATUS, RECORD_KEY, SAMPLES_FILE, STATUSES
 from vdg_tasks.vocabulary.scoring import CORRECT_AT
@@ -666,10 +666,14 @@ def load_frame(
         samples, infos = _samples_frame(logs)
         del logs
         frames.append(samples)
+    given = []
     for model, path in predictions:
         frames.append(read_prediction_file(model, Path(path), benchmark, options_file=counts_file))
         infos.append(frames[-1].attrs.get(SOURCE_ATTR))
         behind += frames[-1].attrs.get(MODELS_ATTR, [])
+        given.append((model, Path(path), frames[-1]))
+    check_prediction_inputs(given, frames[: len(frames) - len(given)])  # one file, one arm; one scoring rule
+    del given
     check_models(run for run in behind if run["source"])
     if not frames:
         raise LogError("nothing to read: give lmms-eval run folders or --predictions MODEL=FILE")

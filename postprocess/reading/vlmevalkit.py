@@ -11,23 +11,31 @@ beside it, the same columns plus ``score`` (1 right, 0 wrong, -1 not scored). Th
   candidate's text, not a letter.
 - image-style MCQ: ``index, question, A, B, ..., answer, category, l2-category, ...``; ``answer`` a letter.
 
-One file holds one condition. The condition is the one the spec names (``LABEL:CONDITION=FILE``), else the nearest
-folder above the file named after a declared condition (VLMEvalKit run with ``--work-dir results/black`` writes
-``results/black/<model>/...``). The naming rule: ``{model}_{dataset}[_{setting}][_score].{xlsx,tsv,json}`` with a
-dataset of ``DATASETS`` gives the model (when the spec gives no label) and the benchmark; a setting of the dataset's
-name (``_8frame``, ``_1fps``, ``_8frame_subs``) is an axis, as a prediction file's ``sampling`` is: the label gets
-``@8f`` / ``@1fps`` / ``@8frame_subs``. A dataset vdg does not know needs ``--benchmark`` and a label.
+One file holds one condition. The condition is the one the spec names (``LABEL:CONDITION=FILE``), else a folder of
+VLMEvalKit's layout named after a declared condition: of the file's real path (links and ``..`` resolved), its own
+folder, else that folder's parent (VLMEvalKit run with ``--work-dir results/black`` writes ``results/black/<model>/``;
+its run folder ``<model>/T<date>_G<commit>/`` is skipped); no folder further up is read. One file (or one content)
+never stands for two conditions of one label, and one label's conditions of one benchmark are scored by one rule:
+all ``_score`` files or none (``check_prediction_inputs``). The naming rule:
+``{model}_{dataset}[_{setting}][_score].{xlsx,tsv,json}`` with a dataset of ``DATASETS`` gives the model (when the
+spec gives no label) and the benchmark; a setting of the dataset's name (``_8frame``, ``_1fps``, ``_8frame_subs``) is
+an axis, as a prediction file's ``sampling`` is: the label gets ``@8f`` / ``@1fps`` / ``@8frame_subs``. A dataset vdg
+does not know needs ``--benchmark`` and a label.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import io
 import json
+import logging
+import os
 import re
+import string
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -37,7 +45,16 @@ import numpy as np
 import pandas as pd
 
 from postprocess.reading.answer_options import MAX_OPTIONS
-from postprocess.reading.files import SOURCE_ATTR, LogError, check_utf8, log_name, read_log_bytes, source_info
+from postprocess.reading.files import (
+    SOURCE_ATTR,
+    VLMEVALKIT_PREDICTIONS,
+    VLMEVALKIT_SCORES,
+    LogError,
+    check_utf8,
+    log_name,
+    read_log_bytes,
+    source_info,
+)
 from postprocess.reading.frame import SAMPLE_COLUMNS, VIDEO_ID_FIELDS
 from postprocess.reading.frame_checks import MODELS_ATTR, check_one_video_per_question, none_for_missing
 from postprocess.reading.options_file import OptionsFile
@@ -50,6 +67,7 @@ __all__ = [
     "DATASETS",
     "VLMEVALKIT_SUFFIXES",
     "FileName",
+    "check_prediction_inputs",
     "condition_from_folders",
     "file_name",
     "is_vlmevalkit_file",
@@ -74,8 +92,14 @@ OPTION_FIELDS: tuple[str, ...] = ("candidates", "options")
 #: Columns VLMEvalKit's files carry that are neither read nor kept (prompt parts, paths, frame bounds).
 _NOT_KEPT = frozenset(
     {"question", "hint", "image", "image_path", "video_path", "subtitle_path", "prefix", "data_type", "bound",
-     "start", "end", "prediction", "answer", "score", *LETTERS}
+     "start", "end", "prediction", "answer", "score", *string.ascii_uppercase}
 )  # fmt: skip
+#: VLMEvalKit's run folder (``<work_dir>/<model>/T<date>_G<commit>/``), which names no condition.
+_RUN_FOLDER = re.compile(r"^T\d{8}_G\w*$")
+#: Key of ``read_vlmevalkit``'s table attrs: label, benchmark, condition, whether scored, the real path, the
+#: content's sha256 and the spec (what ``check_prediction_inputs`` compares).
+INPUT_ATTR = "vdg_vlmevalkit_input"
+logger = logging.getLogger(__name__)
 _NAME = re.compile(
     r"^(?P<model>.+?)_(?P<dataset>" + "|".join(re.escape(d) for d in DATASETS) + r")(?P<rest>(?:_[^_]+)*?)"
     r"(?P<scored>_score)?$"
@@ -156,22 +180,30 @@ def _declared_condition(name: str, where: str) -> str:
     raise LogError(f"{where}: {name!r} is not a declared condition.{hint} Declared: {', '.join(CONDITIONS)}.")
 
 
-def condition_from_folders(path: Path) -> str | None:
-    """The condition named by the nearest folder above ``path`` (as given) whose name is a declared condition or
-    alias (``results/black/Qwen2-VL/Qwen2-VL_Video-MME.xlsx`` -> black); None when no folder is."""
+def condition_from_folders(path: Path) -> tuple[str, Path] | None:
+    """(condition, the folder naming it) by VLMEvalKit's layout: of ``path``'s real path (links and ``..``
+    resolved), its own folder, else that folder's parent, whose name is a declared condition or alias
+    (``results/black/Qwen2-VL/Qwen2-VL_Video-MME.xlsx`` -> black, ``black/m_Video-MME.tsv`` -> black); VLMEvalKit's
+    run folder (``T20250101_G1a2b3c4d``) is skipped. None when neither folder names one: a folder further up (a
+    project folder named ``open`` or ``order``) is never read."""
     names = aliases()
-    for folder in Path(path).parent.parts[::-1]:
-        condition = normalise_condition(folder, names)
-        if condition in CONDITIONS:
-            return condition
+    folder = Path(os.path.realpath(path)).parent
+    if _RUN_FOLDER.match(folder.name):
+        folder = folder.parent
+    for candidate in (folder, folder.parent):
+        condition = normalise_condition(candidate.name, names)
+        if candidate.name and condition in CONDITIONS:
+            return condition, candidate
     return None
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def _read_table(path: Path) -> tuple[pd.DataFrame, str]:
     """The rows of an xlsx, tsv or json file, every cell as read (text for tsv), with ``_where`` ("FILE row N",
-    the header being row 1 of a sheet or TSV; JSON records count from 1) and ``_source`` ("FILE:N")."""
+    the header being row 1 of a sheet or TSV; JSON records count from 1) and ``_source`` ("FILE:N"); and the
+    sha256 of its (decompressed) bytes."""
     suffix = _suffix(path)
     data = read_log_bytes(path)
+    digest = hashlib.sha256(data).hexdigest()
     if suffix == ".xlsx":
         try:
             table = pd.read_excel(io.BytesIO(data), dtype=object, keep_default_na=False, na_values=[""])
@@ -205,7 +237,7 @@ def _read_table(path: Path) -> pd.DataFrame:
     rows = range(first, len(table) + first)
     table["_where"] = [f"{path} row {n}" for n in rows]
     table["_source"] = [f"{path}:{n}" for n in rows]
-    return table.astype(object).where(table.notna(), None)
+    return table.astype(object).where(table.notna(), None), digest
 
 
 def _blank(value: Any) -> bool:
@@ -225,18 +257,7 @@ def _option_texts(raw: pd.DataFrame, where: pd.Series) -> tuple[pd.Series, str]:
     field = next((f for f in OPTION_FIELDS if f in raw.columns), None)
     out = pd.Series(None, index=raw.index, dtype=object)
     if field is None:
-        letters = [x for x in LETTERS if x in raw.columns]
-        if letters[:2] != ["A", "B"]:
-            file = str(where.iloc[0]).rsplit(" row ", 1)[0]
-            raise LogError(f"{file}: no options: no {' or '.join(OPTION_FIELDS)} column and no A, B columns")
-        for idx in raw.index:
-            texts = []
-            for x in letters:
-                if _blank(raw.at[idx, x]):
-                    break
-                texts.append(_text(raw.at[idx, x]))
-            out[idx] = texts
-        return _checked_counts(out, where), "option columns"
+        return _letter_columns(raw, where), "option columns"
     for idx, value in raw[field].items():
         texts = value
         if isinstance(value, str):
@@ -248,6 +269,39 @@ def _option_texts(raw: pd.DataFrame, where: pd.Series) -> tuple[pd.Series, str]:
             raise LogError(f"{where[idx]}: {field} {str(value)[:80]!r} is not a list of the option texts")
         out[idx] = [str(t) for t in texts]
     return _checked_counts(out, where), f"{field} field"
+
+
+def _letter_columns(raw: pd.DataFrame, where: pd.Series) -> pd.Series:
+    """The option texts of an image MCQ's letter columns, as VLMEvalKit reads them: per row the columns A, B, ...
+    (any capital letter) that are not blank. They must run from A without a gap (a row with fewer options leaves
+    its last columns blank) and number 2 to ``MAX_OPTIONS``; otherwise it is an error naming the row and column."""
+    file = str(where.iloc[0]).rsplit(" row ", 1)[0]
+    letters = sorted(c for c in raw.columns if isinstance(c, str) and len(c) == 1 and c in string.ascii_uppercase)
+    if letters[:2] != ["A", "B"]:
+        raise LogError(f"{file}: no options: no {' or '.join(OPTION_FIELDS)} column and no A, B columns")
+    absent = [x for x in string.ascii_uppercase[: string.ascii_uppercase.index(letters[-1])] if x not in letters]
+    if absent:
+        after = next(x for x in letters if x > absent[0])
+        raise LogError(
+            f"{file}: option columns {', '.join(letters)}: no column {absent[0]}; a row's options are its columns A, "
+            f"B, C, ... without a gap (read in order, column {after}'s text would be option {absent[0]})"
+        )
+    filled = ~raw[letters].map(_blank).to_numpy(dtype=bool)
+    out = pd.Series(None, index=raw.index, dtype=object)
+    for row, idx in enumerate(raw.index):
+        n = int(filled[row].sum())
+        if not filled[row, :n].all():
+            gap = letters[int(np.flatnonzero(~filled[row, :n])[0])]
+            after = letters[n + int(np.flatnonzero(filled[row, n:])[0])]
+            raise LogError(
+                f"{where[idx]}: column {gap} is blank but column {after} holds an option: a row's options are its "
+                f"columns A, B, C, ... without a gap (its last ones blank when it has fewer)"
+            )
+        if n > MAX_OPTIONS:
+            shown = f"columns A-{letters[n - 1]}"
+            raise LogError(f"{where[idx]}: {n} options ({shown}); vdg reads 2 to {MAX_OPTIONS} (A-{LETTERS[-1]})")
+        out[idx] = [_text(raw.at[idx, x]) for x in letters[:n]]
+    return _checked_counts(out, where)
 
 
 def _checked_counts(texts: pd.Series, where: pd.Series) -> pd.Series:
@@ -387,12 +441,15 @@ def read_vlmevalkit(path: Path, spec: str = "", benchmark: str | None = None) ->
     answer is a letter or (MVBench) the right option's text. A blank prediction or VLMEvalKit's failure message is
     an ``error`` row; otherwise the prediction is read as VLMEvalKit reads it (``read_letter``) and, in a score file,
     its ``score`` decides: 1 right (pred = the answer), 0 wrong (a score of 0 for a prediction that reads as the
-    answer is refused), -1 ``unparsed`` (scored wrong, as every unparsed answer is).
+    answer is refused), -1 ``unparsed`` (scored wrong, as every unparsed answer is). Score-decided rows keep
+    ``scoring`` letter (any other value reads as a graded score: ``postprocess.reading.frame.is_graded``); their
+    file's ``sources`` kind, ``VLMEVALKIT_SCORES``, says the score column decided, and ``check_prediction_inputs``
+    keeps such files from being paired with files vdg reads itself.
 
     Raises:
         LogError: an unreadable file, a missing column, an empty id, task type or answer, a repeated question id,
-            a score other than 1 / 0 / -1, a condition that is not declared, or no label, condition or benchmark;
-            each names the file and, for a row's fault, its row.
+            a score other than 1 / 0 / -1, option columns with a gap or beyond H, a condition that is not declared,
+            or no label, condition or benchmark; each names the file and, for a row's fault, its row.
     """
     path = Path(path)
     if not path.is_file():
@@ -403,15 +460,19 @@ def read_vlmevalkit(path: Path, spec: str = "", benchmark: str | None = None) ->
     if not label:
         raise LogError(f"{path}: no model label: give --predictions LABEL:CONDITION={path} (the name does not follow "
                        f"{{model}}_{{dataset}}.xlsx with a dataset of {', '.join(DATASETS)})")  # fmt: skip
-    condition = condition or condition_from_folders(path)
     if condition is None:
-        raise LogError(f"{path}: no condition: give --predictions {label}:CONDITION={path}, or keep the file under a "
-                       "folder named after its condition (results/black/...)")  # fmt: skip
+        found = condition_from_folders(path)
+        if found is None:
+            raise LogError(f"{path}: no condition: give --predictions {label}:CONDITION={path}, or keep the file in a "
+                           "folder named after its condition, or in its model's folder there (results/black/<model>/; "
+                           "only those two folders of its real path are read)")  # fmt: skip
+        condition, folder = found
+        logger.info("%s: condition %s, named by its folder %s", path, condition, folder)
     bench = name.benchmark if name else benchmark
     if not bench:
         raise LogError(f"{path}: no benchmark: its name does not follow {{model}}_{{dataset}}.xlsx with a dataset of "
                        f"{', '.join(DATASETS)}; give --benchmark")  # fmt: skip
-    raw = _read_table(path)
+    raw, digest = _read_table(path)
     if raw.empty:
         raise LogError(f"{path}: holds no prediction rows")
     where = raw["_where"]
@@ -497,7 +558,7 @@ def read_vlmevalkit(path: Path, spec: str = "", benchmark: str | None = None) ->
     check_one_video_per_question(table)
     table.attrs[SOURCE_ATTR] = source_info(
         path,
-        "VLMEvalKit scores" if scored else "VLMEvalKit predictions",
+        VLMEVALKIT_SCORES if scored else VLMEVALKIT_PREDICTIONS,
         {column: table[column].unique() for column in ("model", "benchmark", "condition")},
         len(table),
         question_id_field=", then ".join(id_fields),
@@ -505,7 +566,85 @@ def read_vlmevalkit(path: Path, spec: str = "", benchmark: str | None = None) ->
         n_options_origins=[(option_origin, len(table))],
     )
     table.attrs[MODELS_ATTR] = []
+    table.attrs[INPUT_ATTR] = {
+        "label": str(table["model"].iloc[0]),
+        "benchmark": bench,
+        "condition": condition,
+        "scored": scored,
+        "real_path": os.path.realpath(path),
+        "sha256": digest,
+    }
     return table.reset_index(drop=True)
+
+
+def _given(spec: str, path: Path) -> str:
+    return f"--predictions {spec}={path}" if spec else f"--predictions {path}"
+
+
+def _same_input(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> str:
+    if earlier["real_path"] == later["real_path"]:
+        return f"one file ({later['real_path']})"
+    return "files of the same content" if earlier["sha256"] == later["sha256"] else ""
+
+
+def check_prediction_inputs(
+    given: Sequence[tuple[str, Path, pd.DataFrame]], others: Sequence[pd.DataFrame] = ()
+) -> None:
+    """Refuse ``--predictions`` that would join one set of answers with itself, or score two arms by two rules.
+
+    ``given`` is each ``(spec, FILE, rows read)`` in order, ``others`` the rows of the samples logs. Refused, naming
+    both specs: a VLMEvalKit file (by its real path, or its content's sha256) given twice for one label (two
+    conditions of it would be one run's answers, their gap 0); any other file given twice with one label (a
+    prediction file of another harness may hold several conditions, so one file is read once per label); and a
+    (label, benchmark) with a condition read from a VLMEvalKit ``_score`` file (its ``score`` decides) and another
+    read from a prediction file or a samples log (vdg reads the reply): one reply would be right in one arm and
+    unparsed in the other.
+
+    Raises:
+        LogError: naming both inputs.
+    """
+    generic: dict[tuple[str, str], str] = {}
+    vlm: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    scored: dict[tuple[str, str], tuple[str, str]] = {}
+    read_by_vdg: list[tuple[pd.DataFrame, str]] = [(t, "") for t in others]
+    for spec, path, table in given:
+        text = _given(spec, path)
+        info = table.attrs.get(INPUT_ATTR)
+        if info is None:
+            key = (spec.strip(), os.path.realpath(path))
+            if key in generic:
+                raise LogError(f"{generic[key]} and {text}: one file given twice for one label; give it once")
+            generic[key] = text
+            read_by_vdg.append((table, text))
+            continue
+        for earlier_text, earlier in vlm.setdefault(info["label"], []):
+            same = _same_input(earlier, info)
+            if same:
+                arms = list(dict.fromkeys((earlier["condition"], info["condition"])))
+                what = f"for conditions {' and '.join(arms)}" if len(arms) == 2 else f"twice for condition {arms[0]}"
+                raise LogError(
+                    f"{earlier_text} and {text}: {same} {what} of {info['label']}; a VLMEvalKit file holds one "
+                    "run of one condition: give each condition its own run's file"
+                )
+        vlm[info["label"]].append((text, info))
+        if info["scored"]:
+            scored.setdefault((info["label"], info["benchmark"]), (text, info["condition"]))
+        else:
+            read_by_vdg.append((table, text))
+    if not scored:
+        return
+    for table, text in read_by_vdg:
+        keys = table[["model", "benchmark", "condition"]].astype(str).drop_duplicates()
+        for row, (model, benchmark, condition) in zip(keys.index, keys.itertuples(index=False), strict=True):
+            if (model, benchmark) in scored:
+                score_text, score_condition = scored[(model, benchmark)]
+                text = text or f"the samples log {str(table.at[row, 'source']).rsplit(':', 1)[0]}"
+                raise LogError(
+                    f"{score_text} and {text}: {model} / {benchmark} has condition {score_condition} from a "
+                    f"VLMEvalKit _score file (its score column decides) and condition {condition} from a file vdg "
+                    "scores by reading the reply: one reply could be right in one arm and unparsed in the other. "
+                    "Give every condition's _score file, or every condition's prediction file"
+                )
 
 
 def read_prediction_file(

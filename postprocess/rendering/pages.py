@@ -18,7 +18,7 @@ import postprocess.analyses as _analyses
 from postprocess.analyses.base import ReportSettings, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG
 from postprocess.reading.answer_options import RULE_INFERRED
-from postprocess.reading.files import PLAIN_RUN_KIND
+from postprocess.reading.files import PLAIN_RUN_KIND, harness_of
 from postprocess.reading.frame import QUANTIZED_MARK
 from postprocess.rendering.formatting import (
     conventions,
@@ -354,8 +354,9 @@ def _sources_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
         return []
     parts = ["## Inputs", ""]
     plain = src[src["kind"] == PLAIN_RUN_KIND]
-    logs = src[~src["kind"].isin(["predictions", PLAIN_RUN_KIND])]
-    preds = src[src["kind"] == "predictions"]
+    from_lmms_eval = src["kind"].astype(str).map(harness_of) == "lmms-eval"
+    logs = src[from_lmms_eval & (src["kind"] != PLAIN_RUN_KIND)]
+    preds = src[~from_lmms_eval]  # other harnesses' prediction files, VLMEvalKit's among them
     if len(logs):
         parts += [
             f"{len(logs)} lmms-eval samples logs ({int(logs['n_records'].sum())} records), read from vdg's own record.",
@@ -377,6 +378,7 @@ def _sources_markdown(tables: Mapping[str, pd.DataFrame]) -> list[str]:
                 preds,
                 [
                     "file",
+                    "kind",
                     "model",
                     "conditions",
                     "n_records",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import pandas as pd
@@ -13,14 +14,17 @@ import pytest
 from postprocess.interchange import (
     EEE_EXTRA,
     INTERCHANGE_COLUMNS,
+    UNKNOWN_HARNESS,
     results_table,
     validate_eee_records,
     write_eee_records,
     write_results_dataset,
 )
+from postprocess.reading.frame import input_files
 from postprocess.reading.lmms_eval_logs import load_frame
 from tests.helpers.fakelogs import sample, write_run
 from tests.helpers.frames import make_frame, tidy_frame, tidy_row
+from tests.helpers.vlmevalkit_files import write_both
 
 SECRET = "sk-abcdefghijklmnop1234"
 ARGS = f"pretrained=Qwen/Qwen2-VL-2B-Instruct,api_key={SECRET}"
@@ -109,10 +113,41 @@ def test_the_dataset_round_trips_through_load_dataset(frame, tmp_path, monkeypat
     assert train["correct"] == [e[5] for e in expected]
     assert train["score"] == [1.0 if e[5] else 0.0 for e in expected]
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert "configs:" in card and "data/train-*.parquet" in card and SECRET not in card
+    assert "dataset_info:" in card and "configs:" not in card and SECRET not in card
     # written again: the same files, no stale ones
     write_results_dataset(frame, out)
     assert sorted(p.name for p in (out / "data").iterdir()) == ["train-00000-of-00001.parquet"]
+
+
+def test_two_exports_loaded_through_one_cache_each_read_their_own_rows(frame, tmp_path, monkeypatch):
+    """Every export's folder is named alike (vdg export-results writes OUT/dataset): datasets must not serve one
+    export's cached rows for another's."""
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    cache = str(tmp_path / "cache")
+    other = make_frame([("solo", "orig", f"q{i}-1", "T", i % 3 == 0) for i in range(5)])
+    first = write_results_dataset(frame, tmp_path / "a" / "dataset")
+    second = write_results_dataset(other, tmp_path / "b" / "dataset")
+    for out, models, rows in ((first, ["m10", "m9"], 2 * len(ANSWERS)), (second, ["solo"], 5), (first, None, None)):
+        train = datasets.load_dataset(str(out), cache_dir=cache)["train"]
+        if models is None:  # the first again, after the second: still its own
+            models, rows = ["m10", "m9"], 2 * len(ANSWERS)
+        assert (sorted(set(train["model"])), train.num_rows) == (models, rows)
+        assert {name: feature.dtype for name, feature in train.features.items()} == {
+            name: kind for name, (kind, _) in INTERCHANGE_COLUMNS.items()
+        }
+    solo = datasets.load_dataset(str(second), cache_dir=cache)["train"]
+    assert solo["correct"] == [i % 3 == 0 for i in range(5)]  # q0 .. q4, in natural order
+    assert solo["n_options"] == [None] * 5 and solo["score"] == [1.0 if i % 3 == 0 else 0.0 for i in range(5)]
+    # the same folder written again with other rows reads back the new rows
+    write_results_dataset(other[other["question_id"] != "q0-1"], first)
+    assert datasets.load_dataset(str(first), cache_dir=cache)["train"].num_rows == 4
+
+
+def test_question_ids_sort_in_natural_order():
+    frame = make_frame([("m", "orig", qid, "T", True) for qid in ("q10-1", "q2-1", "q1-1")])
+    assert results_table(frame)["question_id"].tolist() == ["q1-1", "q2-1", "q10-1"]
 
 
 def _eee(frame, out):
@@ -189,3 +224,55 @@ def test_a_condition_with_no_scored_answer_is_skipped_and_named(tmp_path):
     export = write_eee_records(frame, tmp_path, model_ids={"m": "acme/m"}, retrieved_timestamp="1")
     assert len(export.aggregates) == 1
     assert export.skipped == ["m / b / black: no scored answer"]
+
+
+@pytest.mark.parametrize(
+    ("hub_id", "bad"),
+    [
+        ("org/..", "its model name '..'"),
+        ("org/.", "its model name '.'"),
+        ("data/data", "its developer 'data'"),
+        ("acme/data", "its model name 'data'"),
+        ("unknown/m", "its developer 'unknown'"),
+        ("acme/CON.x", "its model name 'CON.x'"),
+        ("acme/m.", "its model name 'm.'"),
+    ],
+)
+def test_a_hub_id_that_cannot_name_datastore_folders_is_refused_before_anything_is_written(tmp_path, hub_id, bad):
+    frame = make_frame([("good", "orig", "q1-1", "T", True), ("m", "orig", "q1-1", "T", True)])
+    out = tmp_path / "deep" / "out"
+    with pytest.raises(ValueError, match=rf"model 'm': hub id '{re.escape(hub_id)}': {re.escape(bad)} cannot name"):
+        write_eee_records(frame, out, model_ids={"good": "acme/good", "m": hub_id}, retrieved_timestamp="1")
+    assert not tmp_path.joinpath("deep").exists()  # nothing written, not even the good model's records
+
+
+def test_a_pretrained_hub_id_is_checked_as_a_given_one(tmp_path):
+    frame = make_frame([("m", "orig", "q1-1", "T", True)])
+    frame["model_settings"] = "pretrained=org/.."
+    with pytest.raises(ValueError, match=r"model 'm': hub id 'org/\.\.': its model name '\.\.' cannot name"):
+        write_eee_records(frame, tmp_path / "out", retrieved_timestamp="1")
+    assert not (tmp_path / "out").exists()
+
+
+def _harness(export) -> set[str]:
+    return {
+        json.loads(p.read_text(encoding="utf-8"))["eval_library"]["additional_details"]["harness"]
+        for p in export.aggregates
+    }
+
+
+def test_the_harness_is_the_one_that_wrote_the_models_files(frame, tmp_path):
+    assert _harness(_eee(frame, tmp_path / "logs")) == {"lmms-eval"}  # lmms-eval samples logs
+    predictions, _ = write_both(tmp_path / "files", "tsv", scored=True, model="vk", missing=None, n_questions=6)
+    vk = load_frame(predictions=[(label, path) for label, path in predictions if "Video-MME" in path])
+    assert {source["kind"] for source in input_files(vk)} == {"VLMEvalKit scores"}
+    export = write_eee_records(vk, tmp_path / "vk", model_ids={"vk": "acme/vk"}, retrieved_timestamp="1")
+    assert len(export.aggregates) == 2 and _harness(export) == {"VLMEvalKit"}
+    # a frame that records no file (built by hand) claims none
+    bare = write_eee_records(
+        make_frame([("m", "orig", "q1-1", "T", True)]),
+        tmp_path / "bare",
+        model_ids={"m": "a/m"},
+        retrieved_timestamp="1",
+    )
+    assert _harness(bare) == {UNKNOWN_HARNESS} == {"unknown"}

@@ -9,7 +9,7 @@ import pytest
 
 from postprocess.api import run_analysis
 from postprocess.leaderboard import DATASET_MAP_HEADER, MergeError, read_name_map
-from postprocess.openvlm import OPENVLM_KEYS, OWNED_KEY, merge_openvlm, openvlm_entries, write_openvlm
+from postprocess.openvlm import MAX_DEPTH, OPENVLM_KEYS, OWNED_KEY, merge_openvlm, openvlm_entries, write_openvlm
 from postprocess.settings import ReportSettings
 from tests.helpers.frames import make_frame
 
@@ -176,3 +176,65 @@ def test_a_dataset_map_is_read_with_its_own_header(tmp_path):
     assert read_name_map(path, DATASET_MAP_HEADER) == {"Video-MME": "videomme"}
     with pytest.raises(ValueError, match="the header must name their_name,vdg_model"):
         read_name_map(path)
+
+
+def _source_of(call) -> tuple[str, str]:
+    with pytest.raises(MergeError) as caught:
+        call()
+    return caught.value.source, str(caught.value)
+
+
+def test_a_model_name_given_to_one_label_and_kept_by_another_is_refused(tables):
+    # gpt4o written as "unlisted" while vdg's "unlisted" keeps its name: one model, the other's data lost
+    source, message = _source_of(lambda: write_openvlm(tables, time="t", names={"unlisted": "gpt4o"}))
+    assert source == "names"
+    assert "gives vdg's model 'gpt4o' the name 'unlisted', which vdg's model 'unlisted' keeps" in message
+    # a swap names both: two models, each with its own VDG (gpt4o: (30 - 10) / 40, unlisted: 20 - 20)
+    swapped = json.loads(write_openvlm(tables, time="t", names={"unlisted": "gpt4o", "gpt4o": "unlisted"}))
+    assert sorted(swapped["results"]) == ["gpt4o", "unlisted"]
+    assert swapped["results"]["unlisted"]["videomme"]["VDG"] == pytest.approx(100 * (30 - 10) / 40)
+    assert swapped["results"]["gpt4o"]["videomme"]["VDG"] == pytest.approx(0.0)
+
+
+@pytest.fixture(scope="module")
+def two_benchmarks():
+    import pandas as pd
+
+    frames = [_frame("gpt4o", 30, 10, 8)]
+    mvbench = _frame("gpt4o", 12, 12, 12)
+    mvbench["benchmark"] = "mvbench"
+    frame = pd.concat([*frames, mvbench], ignore_index=True)
+    return {name: run_analysis(name, frame, FAST) for name in ("vdg", "accuracy", "tiers")}
+
+
+def test_a_dataset_name_given_to_one_benchmark_and_kept_by_another_is_refused(two_benchmarks):
+    datasets = {"mvbench": "videomme"}  # videomme written as "mvbench", where mvbench's own entry goes
+    expected = "gives vdg's benchmark 'videomme' the name 'mvbench', which vdg's benchmark 'mvbench' keeps"
+    for call in (
+        lambda: openvlm_entries(two_benchmarks, datasets=datasets),
+        lambda: write_openvlm(two_benchmarks, time="t", datasets=datasets),
+        lambda: merge_openvlm('{"results": {"gpt4o": {}}}', two_benchmarks, datasets=datasets),
+    ):
+        source, message = _source_of(call)
+        assert source == "names" and expected in message
+    # named apart, each benchmark keeps its own numbers: orig 30/40 and 12/40 right
+    entries = openvlm_entries(two_benchmarks, datasets={"Video-MME": "videomme", "MVBench": "mvbench"})["gpt4o"]
+    assert entries["Video-MME"]["Overall"] == pytest.approx(75.0) and entries["MVBench"]["Overall"] == 30.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,  # past the parser's own limit
+        '{"results": {"x": {"d": ' + "[" * 900 + "]" * 900 + "}}}",  # parsed, but past MAX_DEPTH
+    ],
+)
+def test_a_file_nested_too_deeply_is_refused(tables, text):
+    source, message = _source_of(lambda: merge_openvlm(text, tables))
+    assert source == "theirs" and f"nested too deeply (more than {MAX_DEPTH} levels" in message
+
+
+def test_a_file_nested_up_to_the_limit_is_kept(tables):
+    deep = "[" * (MAX_DEPTH - 3) + "1" + "]" * (MAX_DEPTH - 3)  # inside {"results": {"x": {"d": ...}}}
+    merged = merge_openvlm('{"results": {"x": {"d": ' + deep + "}}}", tables)
+    assert json.loads(merged.text)["results"]["x"]["d"] == json.loads(deep)

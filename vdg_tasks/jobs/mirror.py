@@ -12,7 +12,9 @@ video root at ``DIR/<condition>``.
 * Nothing is written through a symbolic link: a link anywhere below ``DIR`` (a folder or the file itself) is
   refused, and a name from a dataset row must stay inside ``DIR/<condition>`` (not absolute, no ``..``).
 * ``DIR/vdg-mirror.json`` lists every file (:func:`manifest_entry`), merged with the entries of earlier runs whose
-  files are still there, and rewritten only when it changes.
+  files are still there, and rewritten only when it changes. A manifest vdg cannot read as its own (not JSON, another
+  format, ``files`` not a list of entries with their fields and types) is refused before anything is placed, never
+  replaced: replacing it would lose the entries it lists.
 
 The cache writes MP4 whatever the source's container: a file keeps its source's exact name (``x.mkv`` holds MP4
 where the source was Matroska). FFmpeg-based readers (decord, PyAV, OpenCV, torchvision) find the container from the
@@ -45,7 +47,7 @@ __all__ = ["MANIFEST_NAME", "MirrorError", "MirrorSummary", "manifest_entry", "m
 
 #: The manifest in ``DIR``.
 MANIFEST_NAME = "vdg-mirror.json"
-#: The manifest's format; a manifest of another format (or none of ours) is not merged.
+#: The manifest's format; a manifest of another format (or none of ours) is refused (``MirrorError``).
 MANIFEST_FORMAT = 1
 _CHUNK_BYTES = 4 << 20
 #: A file being written: ``.<name>.vdg-tmp-<pid>`` beside its target.
@@ -55,7 +57,7 @@ Action = Literal["linked", "copied", "replaced", "kept"]
 
 
 class MirrorError(ValueError):
-    """A file of the mirror cannot be placed (the message names it and why)."""
+    """A file of the mirror cannot be placed, or its manifest cannot be merged into (the message names it and why)."""
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,8 @@ def mirror(outcomes: Iterable[Outcome], root: str | os.PathLike[str]) -> MirrorS
     the summary, never an exception.
 
     Raises:
-        MirrorError: ``root`` is not a folder, or its manifest is a symbolic link or not a regular file.
+        MirrorError: ``root`` is not a folder, or its manifest is a symbolic link, not a regular file or not one
+            vdg can merge into (``_earlier_entries``): checked before anything is placed.
         OSError: ``root`` cannot be created or written.
     """
     base = Path(root).expanduser()
@@ -304,7 +307,67 @@ def mirror(outcomes: Iterable[Outcome], root: str | os.PathLike[str]) -> MirrorS
     return MirrorSummary(base, tuple(placed), tuple(failed), text)
 
 
+#: The fields of a manifest entry and the JSON types each takes (``manifest_entry``); ``declared_source`` is
+#: optional. ``bool`` is never taken for a number.
+_ENTRY_FIELDS: dict[str, tuple[type, ...]] = {
+    "path": (str,),
+    "condition": (str,),
+    "benchmark": (str,),
+    "video_id": (str, int),
+    "source": (str,),
+    "source_sha256": (str,),
+    "sha256": (str,),
+    "size": (int,),
+    "transform": (str,),
+    "params": (dict,),
+    "transform_version": (int, str),
+    "seed": (int, type(None)),
+    "cache_key": (str,),
+}
+_OPTIONAL_FIELDS: dict[str, tuple[type, ...]] = {"declared_source": (str,)}
+#: The deepest nesting a manifest may have (the document, ``files``, an entry, ``params``, a list in it: 5).
+_MAX_DEPTH = 16
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _entry_problem(entry: Any) -> str:
+    """Why ``entry`` is not a manifest entry ("" when it is one)."""
+    if not isinstance(entry, dict):
+        return f"is a {type(entry).__name__}, not an object"
+    for name, kinds in {**_ENTRY_FIELDS, **_OPTIONAL_FIELDS}.items():
+        if name not in entry:
+            if name in _ENTRY_FIELDS:
+                return f"has no {name!r}"
+            continue
+        value = entry[name]
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            wanted = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+            return f"{name!r} is {type(value).__name__} {str(value)[:40]!r}, not {wanted}"
+    return ""
+
+
 def _earlier_entries(manifest: Path) -> list[dict[str, Any]]:
+    """The entries of an earlier run's manifest ([] when there is none).
+
+    A manifest vdg cannot read as its own is refused, never replaced: rewriting it would drop every entry it
+    lists (files of earlier runs or of other shards sharing the folder).
+
+    Raises:
+        MirrorError: the manifest is a symbolic link or not a regular file, cannot be read, is not UTF-8 JSON,
+            nests too deeply, is not an object of this format (``vdg_mirror``), or its ``files`` is not a list of
+            entries with ``manifest_entry``'s fields and types (the first bad one named).
+    """
     try:
         mode = os.lstat(manifest).st_mode
     except FileNotFoundError:
@@ -313,11 +376,37 @@ def _earlier_entries(manifest: Path) -> list[dict[str, Any]]:
         raise MirrorError(f"{manifest} is a symbolic link or not a regular file; remove it")
     try:
         document = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(document, dict) or document.get("vdg_mirror") != MANIFEST_FORMAT:
-        return []
-    return [e for e in document.get("files") or [] if isinstance(e, dict) and isinstance(e.get("path"), str)]
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        problem = f"cannot be read as JSON ({type(exc).__name__}: {str(exc)[:200]})"
+    except (RecursionError, MemoryError):
+        problem = "nests arrays or objects too deeply"
+    else:
+        problem = _manifest_problem(document)
+    if problem:
+        raise MirrorError(
+            f"{manifest} {problem}: it is not a manifest this vdg can merge into (format {MANIFEST_FORMAT}), and "
+            "replacing it would lose its entries; move it aside (or remove it) and rerun"
+        )
+    return list(document["files"])
+
+
+def _manifest_problem(document: Any) -> str:
+    """Why ``document`` is not a manifest of ``MANIFEST_FORMAT`` ("" when it is one)."""
+    if _depth(document) > _MAX_DEPTH:
+        return f"nests arrays or objects more than {_MAX_DEPTH} levels deep"
+    if not isinstance(document, dict):
+        return f"holds a JSON {type(document).__name__}, not an object"
+    found = document.get("vdg_mirror")
+    if isinstance(found, bool) or found != MANIFEST_FORMAT:
+        return f"has format (vdg_mirror) {found!r}, not {MANIFEST_FORMAT}"
+    files = document.get("files")
+    if not isinstance(files, list):
+        return f"has files of type {type(files).__name__}, not a list"
+    for index, entry in enumerate(files):
+        problem = _entry_problem(entry)
+        if problem:
+            return f"files[{index}] {problem}"
+    return ""
 
 
 def _still_there(root: Path, relative: str) -> bool:

@@ -275,20 +275,23 @@ def test_findings_are_one_sentence_per_line_under_each_run_in_table_order():
 def test_inputs_count_the_logs_and_tabulate_the_prediction_files():
     sources = pd.DataFrame(
         {
-            "file": ["a.jsonl", "b.jsonl", "p.json"],
-            "kind": ["samples", "samples", "predictions"],
-            "model": ["m", "m", "n"],
-            "conditions": ["orig", "black", "orig"],
-            "n_records": [5, 7, 9],
-            "question_id_field": ["", "", "qid"],
-            "video_id_field": ["", "", "vid"],
-            "n_options_source": ["", "", "record"],
+            "file": ["a.jsonl", "b.jsonl", "p.json", "k_Video-MME_score.tsv"],
+            "kind": ["lmms-eval samples log", "lmms-eval samples log", "predictions", "VLMEvalKit scores"],
+            "model": ["m", "m", "n", "k"],
+            "conditions": ["orig", "black", "orig", "black"],
+            "n_records": [5, 7, 9, 3],
+            "question_id_field": ["", "", "qid", "index"],
+            "video_id_field": ["", "", "vid", "video"],
+            "n_options_source": ["", "", "record", "candidates"],
         }
     )
     section = _section_text(render_markdown({"sources": sources}), "## Inputs")
     assert "2 lmms-eval samples logs (12 records), read from vdg's own record." in section  # 5 + 7 records
     header, rows = _table_rows(section)
-    assert header[0] == "file" and rows == [["p.json", "n", "orig", "9", "qid", "vid", "record"]]
+    assert header[:2] == ["file", "kind"] and rows == [
+        ["p.json", "predictions", "n", "orig", "9", "qid", "vid", "record"],
+        ["k_Video-MME_score.tsv", "VLMEvalKit scores", "k", "black", "3", "index", "video", "candidates"],
+    ]
 
 
 def test_the_table_index_lists_every_table_with_its_rows_description_and_skip_reason():

@@ -256,6 +256,76 @@ def test_a_manifest_that_is_a_link_is_refused_before_anything_is_placed(tmp_path
     assert not (root / "black").exists() and elsewhere.read_text() == "{}"
 
 
+def _a_good_entry(tmp_path: Path) -> dict:
+    """The entry a run writes for black/v1.mp4 (read back from its manifest)."""
+    scratch = tmp_path / "scratch"
+    mirror([_outcome(tmp_path, "black", "v1", b"black v1")], scratch)
+    return json.loads((scratch / MANIFEST_NAME).read_text())["files"][0]
+
+
+@pytest.mark.parametrize(
+    ("document", "why"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
+        (
+            '{"vdg_mirror": 1, "files": ' + "[" * 900 + "]" * 900 + "}",
+            "nests arrays or objects more than 16 levels deep",
+        ),
+        ('{"vdg_mirror": 1, "files": 5}', "has files of type int, not a list"),
+        ('{"vdg_mirror": 1}', "has files of type NoneType, not a list"),
+        ('{"vdg_mirror": 1, "files": ["x"]}', r"files\[0\] is a str, not an object"),
+        ('{"vdg_mirror": 2, "files": []}', r"has format \(vdg_mirror\) 2, not 1"),
+        ('{"vdg_mirror": true, "files": []}', r"has format \(vdg_mirror\) True, not 1"),
+        ("[]", "holds a JSON list, not an object"),
+        ("{not json", "cannot be read as JSON"),
+        (b"\xff\xfe", "cannot be read as JSON"),
+    ],
+)
+def test_a_manifest_vdg_cannot_merge_into_is_refused_before_anything_is_placed(tmp_path, cache, document, why):
+    root = tmp_path / "m"
+    root.mkdir()
+    manifest = root / MANIFEST_NAME
+    manifest.write_bytes(document if isinstance(document, bytes) else document.encode())
+    before = manifest.read_bytes()
+    with pytest.raises(MirrorError, match=rf"{MANIFEST_NAME} {why}.*move it aside"):
+        mirror([_outcome(tmp_path, "black", "v1", b"black v1")], root)
+    assert sorted(p.name for p in root.iterdir()) == [MANIFEST_NAME] and manifest.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (lambda e: e.pop("sha256"), r"files\[1\] has no 'sha256'"),
+        (lambda e: e.__setitem__("path", 5), r"files\[1\] 'path' is int '5', not str"),
+        (lambda e: e.__setitem__("size", True), r"files\[1\] 'size' is bool 'True', not int"),
+        (lambda e: e.__setitem__("size", "8"), r"files\[1\] 'size' is str '8', not int"),
+        (lambda e: e.__setitem__("seed", "7"), r"files\[1\] 'seed' is str '7', not int or null"),
+        (lambda e: e.__setitem__("params", []), r"files\[1\] 'params' is list '\[\]', not dict"),
+        (lambda e: e.__setitem__("declared_source", 3), r"files\[1\] 'declared_source' is int '3', not str"),
+    ],
+)
+def test_a_manifest_entry_with_a_bad_field_is_refused_naming_the_manifest(tmp_path, cache, edit, why):
+    good = _a_good_entry(tmp_path)
+    bad = json.loads(json.dumps(good))
+    edit(bad)
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / MANIFEST_NAME).write_text(json.dumps({"vdg_mirror": 1, "files": [good, bad]}))
+    with pytest.raises(MirrorError, match=rf"{root / MANIFEST_NAME} {why}"):
+        mirror([_outcome(tmp_path, "crf28", "v1", b"crf28 v1")], root)
+    assert not (root / "crf28").exists()
+
+
+def test_a_good_earlier_manifest_is_merged(tmp_path, cache):
+    good = _a_good_entry(tmp_path)
+    root = tmp_path / "m"
+    mirror([_outcome(tmp_path, "black", "v1", b"black v1")], root)
+    (root / MANIFEST_NAME).write_text(json.dumps({"vdg_mirror": 1, "files": [{**good, "declared_source": "abc"}]}))
+    mirror([_outcome(tmp_path, "crf28", "v1", b"crf28 v1")], root)
+    files = json.loads((root / MANIFEST_NAME).read_text())["files"]
+    assert [(e["path"], e.get("declared_source")) for e in files] == [("black/v1.mp4", "abc"), ("crf28/v1.mp4", None)]
+
+
 # -- end to end (slow) -----------------------------------------------------------------------------
 
 
