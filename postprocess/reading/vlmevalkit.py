@@ -656,4 +656,7 @@ def read_prediction_file(
     path = Path(path)
     if is_vlmevalkit_file(path):
         return read_vlmevalkit(path, spec, benchmark)
+    if not spec:
+        raise LogError(f"{path}: not a VLMEvalKit prediction file, so its name says no model: give --predictions "
+                       f"MODEL={path}")  # fmt: skip
     return read_predictions(path, spec, benchmark, options_file=options_file)

@@ -27,15 +27,17 @@ from vdg_tasks.cli.common import fail, version
 
 #: Suffixes of a file --predictions takes alone, its label and condition read from its name and folders
 #: (VLMEvalKit's ``{model}_{dataset}.xlsx``: ``postprocess.reading.vlmevalkit``).
-_NAMED_BY_RULE = (".xlsx", ".tsv")
+_NAMED_BY_RULE = (".xlsx", ".tsv", ".json")
 
 
 def _predictions(specs: list[str] | None) -> list[tuple[str, str]]:
-    """(MODEL or LABEL:CONDITION, FILE) of each --predictions; a VLMEvalKit .xlsx / .tsv file may come alone."""
+    """(MODEL or LABEL:CONDITION, FILE) of each --predictions; a VLMEvalKit .xlsx / .tsv / .json file may come alone
+    (a spec that is itself an existing file is one, whatever it holds: ``runs/lr=1e-5/black/m_Video-MME.xlsx``)."""
     out = []
     for spec in specs or []:
         model, sep, path = spec.partition("=")
-        if not sep and Path(spec).suffix.lower() in _NAMED_BY_RULE:
+        alone = Path(spec).suffix.lower() in _NAMED_BY_RULE and (not sep or Path(spec).is_file())
+        if alone:
             model, path = "", spec
         elif not sep or not model or not path:
             raise ValueError(
@@ -276,7 +278,9 @@ EXPORT_PARTS = {"dataset": "dataset", "eee": "every_eval_ever"}
 
 def _export_folder(out: Path) -> None:
     """Refuse an --out folder holding anything but an earlier export's parts (which are replaced)."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
+    if out.is_symlink():
+        raise ValueError(f"--out {out}: is a symbolic link; give the folder itself")
+    if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: not a folder")
     if out.is_dir():
         foreign = sorted(p.name for p in out.iterdir() if p.name not in EXPORT_PARTS.values())
@@ -301,6 +305,8 @@ def cmd_export_results(args: argparse.Namespace) -> int:
             target = out / EXPORT_PARTS[part]
             if target.is_symlink():
                 raise ValueError(f"--out {out}: {target.name} is a symbolic link")
+            if target.exists() and not target.is_dir():
+                raise ValueError(f"--out {out}: {target.name} is a file, not an earlier export's folder")
             if target.exists():
                 shutil.rmtree(target)
             if part == "dataset":

@@ -215,3 +215,28 @@ def test_each_input_file_names_its_harness(tmp_path):
     logs = {s["kind"] for s in input_files(load_frame(runs=[run]))}
     assert {harness_of(kind) for kind in logs} == {"lmms-eval"}
     assert harness_of("predictions") == ""
+
+
+def test_a_json_file_alone_and_a_path_holding_an_equals_sign_are_read_by_the_naming_rule(tmp_path, capsys):
+    folder = tmp_path / "runs" / "lr=1e-5"
+    orig = folder / "orig" / "m_Video-MME.json"
+    black = folder / "black" / "m_Video-MME.json"
+    for path, condition in ((orig, "orig"), (black, "black")):
+        path.parent.mkdir(parents=True)
+        path.write_text(_videomme(condition).to_json(orient="records"), encoding="utf-8")
+    out = tmp_path / "report"
+    args = ["report", f"--predictions={orig}", f"--predictions={black}", "--out", str(out), "--no-plots"]
+    assert main([*args, "--resamples", "20"]) == 0
+    capsys.readouterr()
+    vdg = pd.read_csv(out / "vdg.csv")
+    assert set(vdg.model) == {"m"} and set(vdg.benchmark) == {"videomme"}
+
+
+def test_a_plain_prediction_json_alone_is_asked_for_its_model(tmp_path, capsys):
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps([{"question_id": "q1", "condition": "orig", "prediction": "A"}]), encoding="utf-8")
+    args = ["report", f"--predictions={path}", "--benchmark", "videomme", "--out", str(tmp_path / "r")]
+    assert main(args) == 2
+    assert f"not a VLMEvalKit prediction file, so its name says no model: give --predictions MODEL={path}" in (
+        capsys.readouterr().err
+    )

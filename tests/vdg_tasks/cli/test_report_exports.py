@@ -174,3 +174,17 @@ def test_export_results_needs_a_hub_id(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("vdg export-results: model ") and "no hub id (org/name)" in err
     assert "LABEL=org/name" in err and not (out / "every_eval_ever" / "data").exists()
+
+
+def test_export_results_names_a_linked_out_and_a_file_where_a_part_belongs(tmp_path, capsys):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    assert main(["export-results", *_inputs(), "--out", str(tmp_path / "link"), "--format", "dataset"]) == 2
+    assert "is a symbolic link; give the folder itself" in capsys.readouterr().err
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "dataset").write_text("x", encoding="utf-8")
+    assert main(["export-results", *_inputs(), "--out", str(out), "--format", "dataset"]) == 2
+    assert f"--out {out}: dataset is a file, not an earlier export's folder" in capsys.readouterr().err
+    assert (out / "dataset").read_text(encoding="utf-8") == "x"
