@@ -5,6 +5,8 @@
 - ``vdg_probe``: answers the synthetic benchmark from pixels (right answers known by construction).
 - ``vdg_qwen2_vl``, ``vdg_qwen2_5_vl``, ``vdg_llava_onevision``, ``vdg_internvl2``: lmms-eval's own
   classes with ``quantization=nf4|int8|none`` and ``dtype=bf16|fp16|fp32`` (:mod:`model_wrappers.quantized`).
+- ``vdg_text_lm``: any Hugging Face causal language model on the ``blind`` tasks: an LVLM's language backbone, for
+  the leakage table (:mod:`model_wrappers.text_lm`).
 
 Registration only names class paths: nothing is imported until lmms-eval asks for a model, so a
 base class with missing optional dependencies breaks only its own model.
@@ -22,6 +24,7 @@ _MODELS = {
     "vdg_qwen2_5_vl": "model_wrappers.quantized.VdgQwen2_5_VL",
     "vdg_llava_onevision": "model_wrappers.quantized.VdgLlavaOneVision",
     "vdg_internvl2": "model_wrappers.quantized.VdgInternVL2",
+    "vdg_text_lm": "model_wrappers.text_lm.VdgTextLM",
 }
 
 

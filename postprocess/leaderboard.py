@@ -9,6 +9,10 @@ Temporal-reasoning VDG (``temporal_vdg``): the VDG of the task type named exactl
 it; otherwise, from the ``temporal_gap`` table (duration ``all``), accuracy on the temporal bucket at
 orig minus at black (each condition on its own answered questions: not a matched pair, unlike the
 vdg table); else empty. ``temporal_vdg_source`` says which.
+
+Multi-modal leakage (``leakage``): the ``leakage`` table's Overall row of the model (the LVLM with no visual input
+minus its language backbone on the same prompts); a model that serves as another's backbone there is flagged
+``backbone`` instead of ``no-vdg`` (it ran only the blind tasks: it is not an LVLM lacking orig and black).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.analyses.coverage import UNPARSED_FLAG
+from postprocess.analyses.leakage import backbone_labels
 from postprocess.rendering.formatting import (
     conventions,
     drop_blank_columns,
@@ -39,7 +44,7 @@ LOW_VDG_FLAG = 0.10
 #: The task type whose VDG is the temporal-reasoning VDG when a benchmark has it.
 TEMPORAL_TASK_TYPE = "Temporal Reasoning"
 #: Tables the leaderboard reads (``vdg leaderboard`` computes only these).
-SOURCE_TABLES: tuple[str, ...] = ("coverage", "vdg", "ladder", "temporal_gap")
+SOURCE_TABLES: tuple[str, ...] = ("coverage", "vdg", "ladder", "temporal_gap", "leakage")
 LADDER_DELTAS: tuple[str, ...] = ("spatial", "diversity", "temporal", "sampling")
 
 LEADERBOARD_COLUMNS: dict[str, str] = {
@@ -59,7 +64,11 @@ LEADERBOARD_COLUMNS: dict[str, str] = {
     "temporal_vdg": f"VDG of the task type {TEMPORAL_TASK_TYPE!r} when present, else acc_temporal(orig) - "
     "acc_temporal(black) of the temporal_gap table (duration 'all'; unmatched question sets), else empty",
     "temporal_vdg_source": f"'task_type: {TEMPORAL_TASK_TYPE}', 'temporal_gap: acc_temporal orig - black' or ''",
-    "flags": f"comma-separated: low-vdg (vdg < {LOW_VDG_FLAG:.2f}), no-vdg (no orig+black pair), "
+    "leakage": "multi-modal leakage: accuracy with no visual input minus the model's language backbone's on the same "
+    "prompts (leakage table, Overall row: its backbone, CI and MMStar's max(0, .) are there); empty without a "
+    "backbone run",
+    "flags": f"comma-separated: low-vdg (vdg < {LOW_VDG_FLAG:.2f}), no-vdg (no orig+black pair), backbone (the run "
+    "is another model's language backbone in the leakage table: no-vdg is not said), "
     f"unparsed (some condition has more than {UNPARSED_FLAG:.0%} unparsed answers), errors (some condition has "
     "questions with no answer)",
     "missing_policy": "exclude (errors dropped from both arms) or incorrect (errors scored wrong)",
@@ -101,6 +110,8 @@ def leaderboard_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The leaderboard from analysis tables; exactly ``LEADERBOARD_COLUMNS``."""
     vdg_all = tables.get("vdg")
     vdg = _index(_overall(vdg_all))
+    leakage = _index(_overall(tables.get("leakage")))
+    backbones = backbone_labels(tables.get("leakage"))
     ladder = _index(_overall(tables.get("ladder")))
     coverage = tables.get("coverage")
     keys: set[tuple[str, str]] = set(vdg)
@@ -134,8 +145,11 @@ def leaderboard_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             value = _temporal_gap_value(tables.get("temporal_gap"), model, benchmark)
             if value is not None:
                 row["temporal_vdg"], row["temporal_vdg_source"] = value, "temporal_gap: acc_temporal orig - black"
+        row["leakage"] = leakage.get((model, benchmark), {}).get("leakage", np.nan)
         flags = []
-        if not v or pd.isna(row["vdg"]):
+        if model in backbones and (not v or pd.isna(row["vdg"])):
+            flags.append("backbone")
+        elif not v or pd.isna(row["vdg"]):
             flags.append("no-vdg")
         elif row["vdg"] < LOW_VDG_FLAG:
             flags.append("low-vdg")

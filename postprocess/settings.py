@@ -65,6 +65,8 @@ class ReportSettings:
             ``resample``: every CI by Monte Carlo resampling (the published paper's convention).
         mc_se_target: largest Monte Carlo standard error of a resampled CI endpoint: resampling CIs draw more
             resamples than ``n_resamples`` until each endpoint's estimated MC error is below it (0: never more).
+        backbones: LVLM label -> the label of its language backbone's run (``vdg report --backbone LVLM=BACKBONE``):
+            the pairs of the leakage table (``postprocess.analyses.leakage``), besides those its naming rule makes.
     """
 
     missing: MissingPolicy = "exclude"
@@ -88,6 +90,7 @@ class ReportSettings:
     question_set: QuestionSetPolicy = "per-model"
     ci_method: CIMethod = "score"
     mc_se_target: float = 0.002
+    backbones: Mapping[str, str] = field(default_factory=dict)
 
     def seed_for(self, *parts: object) -> int:
         """The seed of one random procedure, from stable ids (and ``seed`` when given)."""
@@ -124,6 +127,11 @@ class ReportSettings:
         object.__setattr__(self, "by", tuple(dict.fromkeys(str(f) for f in self.by)))
         object.__setattr__(self, "tier_map", MappingProxyType(dict(self.tier_map)))
         object.__setattr__(self, "temporal_map", MappingProxyType(dict(self.temporal_map)))
+        backbones = {str(k): str(v) for k, v in dict(self.backbones).items()}
+        for model, backbone in backbones.items():
+            if not model or not backbone or model == backbone:
+                raise ValueError(f"backbones: {model!r} -> {backbone!r} must pair two different, non-empty labels")
+        object.__setattr__(self, "backbones", MappingProxyType(backbones))
 
 
 _DIGITS = re.compile(r"(\d+(?:\.\d+)?)")

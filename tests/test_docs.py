@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def table_conditions(markdown: str) -> set[str]:
     """Condition names in the first column of ``| `name` | ... |`` rows; a ``crfA` ... `crfB`` row is every level
-    (``jpegA` ... `jpegB``: every quality; ``downscaleA` ... `downscaleB``: every short side)."""
+    (``jpegA` ... `jpegB``: every quality; ``downscaleA` ... `downscaleB``: every short side; ``options_rotated1` ...
+    `options_rotatedK``: every rotation up to K)."""
     names: set[str] = set()
     for line in markdown.splitlines():
         match = re.match(r"\|\s*`(\w+)`(?:\s*\.\.\.\s*`(\w+)`)?\s*\|", line)
@@ -24,7 +25,9 @@ def table_conditions(markdown: str) -> set[str]:
         names.add(match.group(1))
         if match.group(2):
             family = match.group(1).rstrip("0123456789")
-            ladder = {"crf": CRF_LEVELS, "jpeg": JPEG_QUALITIES, "downscale": SHORT_SIDES}[family]
+            last = match.group(2).removeprefix(family)
+            ladder = {"crf": CRF_LEVELS, "jpeg": JPEG_QUALITIES, "downscale": SHORT_SIDES}.get(family)
+            ladder = range(1, int(last) + 1) if family == "options_rotated" else ladder
             names |= {f"{family}{level}" for level in ladder}
     return names
 

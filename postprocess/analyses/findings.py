@@ -25,9 +25,14 @@ each only where its table has the row:
 - ``added``: each added condition's accuracy change against orig with its paired CI (``added_conditions``,
   Overall); where the condition is declared beside another (mute beside black), a second sentence gives that one's
   change on the questions answered under all three.
+- ``circular``: accuracy right under every rotation of the options against single-pass accuracy, and the drop with
+  its paired CI (``circular``, Overall); the rotations get no ``added`` sentence of their own.
 - ``shortcuts``: which task types the question text alone answers above chance (``shortcut_types``, the combined
   answerer, Holm over the benchmark's task types; a benchmark-wide row, the same for every model), and under black,
   how the model's correctness follows the text-only score s(q) (``shortcut_links``: Pearson r, its p).
+- ``leakage``: the model with no visual input against its own language backbone on the same prompts (``leakage``,
+  Overall): both accuracies, the multi-modal leakage (blind - backbone) with its paired CI and MMStar's max(0, .),
+  and the backbone's text prior over chance.
 - ``letters``: the most chosen letter with the video and the chi-square test against uniform
   guessing among each question's options (``letters``, the orig row); the option count is a range ("3-5 options")
   where the questions' counts differ (the ``above_chance`` table's Overall orig row).
@@ -46,11 +51,13 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL
 from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
 from postprocess.rendering.formatting import CI_METHODS
+from vdg_tasks.vocabulary.conditions import circular_rotations
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
     "benchmark": "benchmark name",
-    "topic": "video, task_types, tiers, temporal, compression, tracking, probes, added, shortcuts or letters",
+    "topic": "video, task_types, tiers, temporal, compression, tracking, probes, added, circular, shortcuts, "
+    "leakage or letters",
     "sentence": "the finding in words, with its numbers",
     "value": "the headline number of the sentence (a proportion, a difference of proportions or, for shortcuts, "
     "Pearson's r)",
@@ -431,7 +438,10 @@ def _probes(tables, run, level) -> list[dict]:
 
 def _added(tables, run, level) -> list[dict]:
     out = []
+    rotations = circular_rotations()  # the circular sentence speaks for them
     for row in _overall_rows(tables, "added_conditions", run, "diff"):
+        if row["condition"] in rotations:
+            continue
         where = {"task_type": OVERALL, "condition": row["condition"]}
         sentence = (
             f"Under {row['condition']}, accuracy changes by {points(row['diff'])} points against orig "
@@ -459,6 +469,18 @@ def _added(tables, run, level) -> list[dict]:
             )
             out.append({**beside, "question_rule": rule})  # not the row's: its beside columns pair three arms
     return out
+
+
+def _circular(tables, run, level) -> list[dict]:
+    row = _row(_usable(tables, "circular"), run, task_type=OVERALL)
+    if row is None or not row.get("n") or pd.isna(row.get("drop")):
+        return []
+    sentence = (
+        f"Right under every rotation of the options on {percent(row['acc_circular'])} of n = {int(row['n'])} "
+        f"questions against {percent(row['acc_single'])} in one pass: {points(row['drop'])} points depend on where "
+        f"the options stand ({_ci_points(row, level=level)})."
+    )
+    return [_finding(run, "circular", sentence, row, "circular", {"task_type": OVERALL}, "drop", test=ci_test(row))]
 
 
 #: The text-only answerer a shortcuts sentence quotes (``vdg shortcuts``: linear, forest, combined).
@@ -512,7 +534,38 @@ def _shortcuts(tables, run, level) -> list[dict]:
     return out
 
 
-_WRITERS = (_video, _task_types, _tiers, _temporal, _compression, _tracking, _probes, _added, _shortcuts, _letters)
+def _leakage(tables, run, level) -> list[dict]:
+    row = _row(_usable(tables, "leakage"), run, task_type=OVERALL)
+    if row is None or not row.get("n") or pd.isna(row.get("leakage")):
+        return []
+    prior = (
+        ""
+        if pd.isna(row.get("text_prior"))
+        else (f"; the backbone itself is {points(row['text_prior'])} points above the {percent(row['chance'])} chance")
+    )
+    sentence = (
+        f"With no visual input the model scores {percent(row['acc_blind'])}, its language backbone "
+        f"{row['backbone']} {percent(row['acc_backbone'])} on the same prompts: a multi-modal leakage of "
+        f"{points(row['leakage'])} points ({_paired_ci(row, 'ci_low', 'ci_high', level)}; MMStar's max(0, .) "
+        f"{points(row['leakage_mmstar'])}; n = {int(row['n'])} questions){prior}."
+    )
+    return [_finding(run, "leakage", sentence, row, "leakage", {"task_type": OVERALL}, "leakage", test=ci_test(row))]
+
+
+_WRITERS = (
+    _video,
+    _task_types,
+    _tiers,
+    _temporal,
+    _compression,
+    _tracking,
+    _probes,
+    _added,
+    _circular,
+    _shortcuts,
+    _leakage,
+    _letters,
+)
 
 
 def findings_table(
@@ -533,8 +586,8 @@ DIGESTS = (
         "findings",
         "The report's first screen in words: per model, how much of the accuracy needs the video, the most and "
         "least visual task types, every task type's tier, what temporal order adds, what compression changes, "
-        "name tracking, each probe, each added condition, text shortcuts, letter bias; every number taken from the "
-        "table and row the sentence names.",
+        "name tracking, each probe, each added condition, circular evaluation, text shortcuts, multi-modal leakage "
+        "against the language backbone, letter bias; every number taken from the table and row the sentence names.",
         COLUMNS,
         findings_table,
     ),

@@ -4,6 +4,8 @@ A run whose black arm is unparsed throughout has VDG = 0 - 0 = +0.000; this tabl
 next to the flag that says it measures nothing. Flags (``flags``, comma-separated, in this order;
 ``details`` says each in words):
 
+- ``backbone``: the run is another model's language backbone in the ``leakage`` table: a text model that ran only
+  the blind tasks, so neither ``no-vdg`` nor ``missing-conditions`` is said of it
 - ``no-vdg``: no VDG (orig or black not run, or the vdg table was skipped)
 - ``all-unparsed``: some condition's answers are all unparsed (no readable letter among the options)
 - ``unparsed``: some other condition has more than ``coverage.UNPARSED_FLAG`` unparsed answers
@@ -28,11 +30,12 @@ import pandas as pd
 from postprocess.analyses._paired import OVERALL, condition_sort_key, ordered_conditions
 from postprocess.analyses.base import Digest, ReportSettings, empty, skip_reason
 from postprocess.analyses.coverage import UNPARSED_FLAG, coverage_table
+from postprocess.analyses.leakage import backbone_labels
 from postprocess.analyses.skipped import conditions_run
 from postprocess.analyses.vdg import ARMS as VDG_ARMS
 from postprocess.analyses.vdg import CI_COLUMNS, conventions
 
-FLAGS: tuple[str, ...] = ("no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
+FLAGS: tuple[str, ...] = ("backbone", "no-vdg", "all-unparsed", "unparsed", "errors", "missing-conditions", "left-out")
 
 COLUMNS: dict[str, str] = {
     "model": "model label",
@@ -132,6 +135,8 @@ def summary_table(
         cov = coverage_table(frame, options)
     vdg, tiers, skipped = tables.get("vdg"), tables.get("tiers"), tables.get("skipped")
     vdg_skipped = skip_reason(vdg)
+    leakage = tables.get("leakage")
+    backbones = backbone_labels(leakage) if leakage is not None and skip_reason(leakage) is None else set()
     runs = conditions_run(frame)
     # Each table split by run once: filtering it per model costs more than the rest of the table.
     vdg_rows, tier_rows = _by_run(vdg, task_type=OVERALL), _by_run(tiers, task_type=OVERALL)
@@ -145,7 +150,12 @@ def summary_table(
         flags: list[str] = []
         details: list[str] = []
         vdg_value = v.get("vdg", np.nan)
-        if not v or pd.isna(vdg_value):
+        is_backbone = model in backbones and (not v or pd.isna(vdg_value))
+        if is_backbone:
+            flags.append("backbone")
+            of = sorted(set(leakage.loc[leakage["backbone"].astype(str) == model, "model"].astype(str)))
+            details.append(f"the language backbone of {', '.join(of)} (leakage table): it ran the blind tasks only")
+        elif not v or pd.isna(vdg_value):
             flags.append("no-vdg")
             absent = [c for c in ("orig", "black") if c not in ran]
             if vdg_skipped:
@@ -161,7 +171,7 @@ def summary_table(
         details += cov_details
         core_flags, _ = _coverage_flags(own_coverage[own_coverage["condition"].isin(VDG_ARMS)])
         core = [c for c in ("orig", "black") if c not in ran]
-        if core:
+        if core and not is_backbone:
             flags.append("missing-conditions")
             if "no-vdg" not in flags:  # (with no-vdg, its detail already says so)
                 details.append(f"{' and '.join(core)} not run")

@@ -83,6 +83,20 @@ def _question_set_policy(values: list[str] | str | None) -> str:
     return rules[-1] if rules else "per-model"
 
 
+def _backbones(specs: list[str] | None) -> dict[str, str]:
+    """LVLM label -> backbone label of each --backbone LVLM=BACKBONE; one backbone per LVLM."""
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        model, sep, backbone = spec.partition("=")
+        model, backbone = model.strip(), backbone.strip()
+        if not sep or not model or not backbone:
+            raise ValueError(f"--backbone expects LVLM_LABEL=BACKBONE_LABEL, got {spec!r}")
+        if out.get(model, backbone) != backbone:
+            raise ValueError(f"--backbone {spec}: {model!r} already has the backbone {out[model]!r}")
+        out[model] = backbone
+    return out
+
+
 def _options(args: argparse.Namespace):
     extra = {}
     if getattr(args, "tier_map", None):
@@ -108,6 +122,7 @@ def _options(args: argparse.Namespace):
         mc_se_target=getattr(args, "mc_se_target", 0.002),
         align=getattr(args, "align", "strict"),
         by=tuple(getattr(args, "by", None) or ()),
+        backbones=_backbones(getattr(args, "backbone", None)),
         **extra,
     )
 
@@ -522,6 +537,14 @@ def option_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FIELD",
         help="also stratify VDG, accuracy and the ladder by this question field (repeatable: --by duration "
         "--by domain): tables vdg_by_FIELD, accuracy_by_FIELD, ladder_by_FIELD",
+    )
+    p.add_argument(
+        "--backbone",
+        action="append",
+        metavar="LVLM=BACKBONE",
+        help="pair a model with its language backbone's run (vdg_text_lm on the blind tasks; model labels as the "
+        "report names them; repeatable): table leakage compares them on the same prompts. Without it, a "
+        "vdg_text_lm:NAME run is paired by the naming rule of docs/usage.md",
     )
 
 

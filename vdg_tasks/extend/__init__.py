@@ -35,6 +35,9 @@ video output is checked (decodable; the source's size, duration and frame count 
 refused by the ``vdg`` command and left out, with a logged warning, inside lmms-eval; so is a condition that takes a
 tag of vdg's core tables (``ladder``, ``crf``, ``probe``, ``text``, ``tracking``) or another answer format.
 
+A ``text_condition`` of family ``CIRCULAR`` declaring a positive integer ``params[ROTATION]`` (``k``) is read by
+the report's ``circular`` table as the rotation of the options by ``k`` positions (vdg's own ``options_rotated<k>``).
+
 The cache key holds a digest of the declaring module's source and of the module defining the transform: an edit there
 builds new videos. A helper module they import, or a library's version, is not in it: change ``params`` (part of the
 key) when those change what the transform does.
@@ -47,7 +50,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vdg_tasks.vocabulary.conditions import (
+    CIRCULAR,
     DECLARABLE_MEASURES,
+    ROTATION,
     Change,
     Condition,
     Measure,
@@ -59,7 +64,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "CIRCULAR",
     "DECLARABLE_MEASURES",
+    "ROTATION",
     "Condition",
     "Context",
     "ContainerTransform",

@@ -8,16 +8,27 @@
 - ``mute``: the audio removed, the video stream copied packet for packet (the frames, their timestamps and rotation
   untouched); on benchmarks whose videos have sound. Beside ``black`` it separates what an audio-visual model takes
   from the sound (``orig - mute``) from what it takes from the pictures (``orig - black``, whose sound is kept).
+- ``options_rotated1`` ... ``options_rotated7`` (family ``circular``): circular evaluation's rotations. Rotation
+  ``k`` asks a question with ``N`` options with its option ``i`` at position ``(i + k) mod N``, the labels still
+  A, B, ... in order and the answer letter moved with its option; no seed (the rotation is the same on every machine
+  and in every process). A question with ``N`` options is circular-evaluated on ``orig`` and its own rotations
+  ``1 .. N-1``; under a rotation ``k >= N`` it is asked rotated by ``k mod N`` (``N`` = 4: ``options_rotated4`` asks
+  it as ``orig``, ``options_rotated5`` as ``options_rotated1``), a repeat the report's ``circular`` table leaves out.
+  Tag ``<benchmark>_vdg_circular<N>`` runs the rotations a benchmark of at most ``N`` options needs
+  (``videomme_vdg_circular4``: rotations 1-3), ``<benchmark>_vdg_circular`` all seven (vdg reads at most eight
+  options, A-H).
 
 The re-encode of ``downscale*`` and ``blur`` is ``crf18``'s (``vdg_tasks.extend``): ``crf18`` is their control.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from vdg_tasks.extend import Context, container_condition, frame_condition
+from vdg_tasks.extend import CIRCULAR, ROTATION, Context, container_condition, frame_condition, text_condition
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,6 +95,41 @@ def mute(source: Path, destination: Path, context: Context) -> None:
             writer.mux(packet)
 
 
+#: The option letters vdg reads, in order: a question has at most eight options.
+OPTION_LETTERS = "ABCDEFGH"
+#: The rotations declared: every one a question of at most eight options can need.
+ROTATIONS = tuple(range(1, len(OPTION_LETTERS)))
+#: An option's own letter label ("B. ", "(B) ", "B) ") before its text.
+_LABEL = re.compile(r"^\s*\(?[A-H][.)]\s*")
+
+
+def rotation_order(n: int, k: int) -> list[int]:
+    """Position -> the original position of the option asked there, when ``n`` options are rotated by ``k``: option
+    ``i`` goes to ``(i + k) mod n``, so position ``j`` holds option ``(j - k) mod n``."""
+    return [(j - k) % n for j in range(n)]
+
+
+def rotate_options(doc: dict[str, Any], context: Context) -> Mapping[str, Any]:
+    """The question with its options rotated by ``context.params["rotation"]`` (modulo their number), relabelled
+    A, B, ... in order, and its answer the letter its option now has.
+
+    Raises:
+        ValueError: fewer than two options, or an answer that names none of them (the question's error row).
+    """
+    question = doc.get("question_id", "?")
+    options = [str(o) for o in doc.get("options") or []]
+    n = len(options)
+    if not 2 <= n <= len(OPTION_LETTERS):
+        raise ValueError(f"question {question}: has {n} option(s); a rotation needs 2 to {len(OPTION_LETTERS)}")
+    answer = str(doc.get("answer", ""))
+    if len(answer) != 1 or answer not in OPTION_LETTERS[:n]:
+        raise ValueError(f"question {question}: its answer {answer!r} is none of its {n} options")
+    k = int(context.params[ROTATION])
+    texts = [_LABEL.sub("", option, count=1).strip() for option in options]
+    rotated = [f"{OPTION_LETTERS[j]}. {texts[i]}" for j, i in enumerate(rotation_order(n, k))]
+    return {**doc, "options": rotated, "answer": OPTION_LETTERS[(OPTION_LETTERS.index(answer) + k) % n]}
+
+
 CONDITIONS = [
     *(
         frame_condition(
@@ -112,5 +158,18 @@ CONDITIONS = [
         requires={"audio"},
         beside="black",
         beside_reading="the sound carries {own:+.3f} of the accuracy, the pictures {beside:+.3f} (black keeps it)",
+    ),
+    *(
+        text_condition(
+            f"options_rotated{k}",
+            rotate_options,
+            description=f"Circular evaluation's rotation {k}: option i of a question's N options asked at position "
+            f"(i + {k}) mod N, labels A.. in order, the answer moved with its option (no seed).",
+            family=CIRCULAR,
+            params={ROTATION: k},
+            requires={"options"},
+            protocols=[f"{CIRCULAR}{n}" for n in range(k + 1, len(OPTION_LETTERS) + 1)],
+        )
+        for k in ROTATIONS
     ),
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "idk_letter",
     "option_text",
     "numbered_kwargs",
+    "reordered_from",
     "numbered_prompt",
     "replace_name",
     "shuffle_order",
@@ -325,7 +326,8 @@ def numbered_prompt(prompt: str, question: str, options: Sequence[str]) -> str:
 
 def _declared(doc: Mapping[str, Any], condition: Condition) -> TextChange:
     """A question transform declared through ``vdg_tasks.extend``: its function on a deep copy of the doc, seeded by
-    the question id. An ``answer`` it changes (options it reordered) is the one scored; the question id must stay."""
+    the question id. An ``answer`` it changes (options it reordered) is the one scored, and the letter the
+    benchmark's own "I don't know" option ends up at is the one logged; the question id must stay."""
     assert condition.apply is not None  # Condition checks a doc transform has one
     context = TransformContext(condition.params, stable_seed("vdg", condition.name, _qid(doc)))
     changed = condition.apply(copy.deepcopy(dict(doc)), context)
@@ -335,8 +337,34 @@ def _declared(doc: Mapping[str, Any], condition: Condition) -> TextChange:
         )
     if str(changed.get("question_id", "")) != str(doc.get("question_id", "")):
         raise TextUnavailable(f"question {_qid(doc)}: {condition.name}'s transform changed the question id")
-    moved = changed.get("answer") != doc.get("answer")
-    return TextChange(dict(changed), {"answer": str(changed.get("answer") or "")} if moved else {})
+    details: dict[str, Any] = {}
+    if changed.get("answer") != doc.get("answer"):
+        details["answer"] = str(changed.get("answer") or "")
+    before, after = list(doc.get("options") or []), list(changed.get("options") or [])
+    order = reordered_from(before, after)
+    if order:  # the report reads the answer key in the question's own order through it (as options_shuffled's)
+        details["shuffled_from"] = order
+    idk = idk_letter(after)
+    if idk != idk_letter(before):  # reordered options move the benchmark's own IDK too
+        details["idk_letter"] = idk
+    return TextChange(dict(changed), details)
+
+
+def reordered_from(before: Sequence[str], after: Sequence[str]) -> str:
+    """The original letter of each option of ``after`` in order ("CADB": A is the original C) when ``after`` is
+    ``before``'s options (by their text) in another order; "" when it is the same order, or not a reordering."""
+    texts = [option_text(o) for o in before]
+    if len(after) != len(texts) or len(texts) > len(LETTERS):
+        return ""
+    unused = list(range(len(texts)))
+    order = []
+    for option in after:
+        found = next((i for i in unused if texts[i] == option_text(option)), None)
+        if found is None:
+            return ""
+        unused.remove(found)
+        order.append(found)
+    return "" if order == sorted(order) else "".join(LETTERS[i] for i in order)
 
 
 _TRANSFORMS = {

@@ -729,6 +729,26 @@ def aliases() -> dict[str, str]:
     return {alias: c.name for c in CONDITIONS.values() for alias in c.aliases}
 
 
+#: The family of circular evaluation's rotations (vdg's own ``options_rotated<k>``, ``vdg_tasks.extend.shipped``):
+#: each declares its rotation ``k`` in ``params[ROTATION]`` and asks a question with ``N`` options with option ``i``
+#: at position ``(i + k) mod N``, the answer moved with it. The report's ``circular`` table reads every registered
+#: condition of this family with a positive integer rotation (``circular_rotations``), whoever declares it.
+CIRCULAR = "circular"
+#: The parameter naming a rotation of family ``CIRCULAR``.
+ROTATION = "rotation"
+
+
+def circular_rotations() -> dict[str, int]:
+    """Each registered rotation of family ``CIRCULAR`` (a positive integer ``params[ROTATION]``) -> its ``k``, by
+    ``k``; a second condition declaring a ``k`` already taken is left out (the first in registry order reads it)."""
+    found: dict[int, str] = {}
+    for c in CONDITIONS.values():
+        k = c.params.get(ROTATION)
+        if c.family == CIRCULAR and isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            found.setdefault(k, c.name)
+    return {found[k]: k for k in sorted(found)}
+
+
 def protocol_conditions(protocol: str) -> list[str]:
     """The conditions a protocol tag groups, in declaration order."""
     return [c.name for c in CONDITIONS.values() if protocol in c.protocols and c.tagged]

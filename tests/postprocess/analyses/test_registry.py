@@ -126,6 +126,8 @@ NO_ROWS_ON_SMALL_FRAME = frozenset(
         "tracking_tests",  # no tracking condition: orig against black is no tracking row (tracking_benchmarks)
         "sources",
         "no_vision",  # no blind arm
+        "leakage",  # no backbone run
+        "circular",  # no rotation run
         "shortcut_types",  # no vdg shortcuts scores
         "shortcut_links",
         "vdg_by_shortcut",

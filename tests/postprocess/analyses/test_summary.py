@@ -137,3 +137,15 @@ def test_the_headline_counts_only_flags_about_the_vdg():
     assert rows.loc["clean", "flags"] == "all-unparsed,errors" and rows.loc["clean", "headline_flags"] == ""
     assert rows.loc["broken", "flags"] == "all-unparsed,errors" and rows.loc["broken", "headline_flags"] == "errors"
     assert "video_only: all 40 answers unparsed" in rows.loc["clean", "details"]
+
+
+def test_a_backbone_run_is_flagged_backbone_not_missing_its_vdg():
+    from tests.postprocess.analyses.test_leakage import BACKBONE, LVLM, _frame, _outcomes
+
+    tables = run_all(_frame(_outcomes()), ReportSettings(min_stratum=10, n_resamples=200), workers=1)
+    summary = tables["summary"].set_index("model")
+    assert summary.loc[BACKBONE, "flags"].split(",")[0] == "backbone"
+    assert "no-vdg" not in summary.loc[BACKBONE, "flags"] and "missing-conditions" not in summary.loc[BACKBONE, "flags"]
+    assert summary.loc[BACKBONE, "headline_flags"] == ""
+    assert f"the language backbone of {LVLM}" in summary.loc[BACKBONE, "details"]
+    assert "missing-conditions" in summary.loc[LVLM, "flags"]  # the LVLM ran no black: its own flag stays

@@ -81,6 +81,7 @@ def test_report_options_reach_the_tables(tmp_path, capsys):
         "question_set": "per-model",
         "ci_method": "resample",
         "mc_se_target": 0.0,
+        "backbones": {},
     }
     vdg = pd.read_csv(out / "vdg.csv")
     assert (vdg["missing_policy"] == "incorrect").all() and (vdg["resample_unit"] == "video").all()

@@ -145,7 +145,9 @@ def test_a_text_condition_s_answer_is_the_one_scored_and_its_question_id_stays()
 
     doc = {"question_id": "q1", "question": "Q?", "options": ["A. a", "B. b", "C. c"], "answer": "A"}
     change = apply_text(text_condition("reversed_options", reverse, description="x", family="y"), doc)
-    assert change.doc["options"] == ["A. c", "B. b", "C. a"] and change.details == {"answer": "C"}
+    assert change.doc["options"] == ["A. c", "B. b", "C. a"]
+    # the original letter of each option as asked: the report reads the answer key in the question's own order
+    assert change.details == {"answer": "C", "shuffled_from": "CBA"}
     unchanged = apply_text(text_condition("same", lambda d, c: d, description="x", family="y"), doc)
     assert unchanged.details == {}
     renamed = text_condition("renamed", lambda d, c: {**d, "question_id": "other"}, description="x", family="y")

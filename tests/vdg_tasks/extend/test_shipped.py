@@ -18,7 +18,14 @@ from vdg_tasks.perturb.video import probe, render
 from vdg_tasks.vocabulary.conditions import CONDITIONS, CORE
 
 SEED = 3
-SHIPPED = ("downscale112", "downscale224", "downscale448", "blur", "mute")
+SHIPPED = (
+    "downscale112",
+    "downscale224",
+    "downscale448",
+    "blur",
+    "mute",
+    *(f"options_rotated{k}" for k in range(1, 8)),
+)
 
 
 def test_the_shipped_conditions_are_registered_after_the_core_and_declared_in_their_module():

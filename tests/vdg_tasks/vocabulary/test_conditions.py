@@ -53,6 +53,7 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
         "downscale448",
         "blur",
         "mute",
+        *(f"options_rotated{k}" for k in range(1, 8)),
     ]
     for name in ("single", "shuffled", "ordered"):
         assert CONDITIONS[name].params["k"] == DEFAULT_KEY_FRAMES == 32
@@ -61,7 +62,8 @@ def test_issue_conditions_are_declared_once_with_their_parameters():
     assert CONDITIONS["jpeg50"].family == "crf"
     text = {name for name, c in CONDITIONS.items() if c.modality == "text"}
     probes = {"options_shuffled", "none_option", "no_question", "video_only", "numbered"}
-    assert text == {"nameswap", "open", "abstain", "metadata", "subtitles", *probes}
+    rotations = {f"options_rotated{k}" for k in range(1, 8)}  # circular evaluation (vdg_tasks.extend.shipped)
+    assert text == {"nameswap", "open", "abstain", "metadata", "subtitles", *probes, *rotations}
     assert families()["probe"] == [c for c in CONDITIONS if c in probes]
     assert all(CONDITIONS[p].requires == {"options"} and CONDITIONS[p].tagged for p in probes)
     assert CONDITIONS["none_option"].params_dict() == {"option": "None"}  # lmms-eval's gt_none_option wording
