@@ -59,8 +59,10 @@ demo: venv
 		$$(for f in $(DEMO)/debias/*.json; do printf -- '--question-set %s=%s ' "$$(basename $$f .json)" "$$f"; done) \
 		--judge offline --out $(DEMO)/report
 
+# Every test, on every core (pytest-xdist; a test module stays on one worker, so its module-scoped fixtures are built
+# once): what CI runs (.ci/run).
 test: venv
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 # Every module's logic without lmms-eval runs, video encoding beyond a few frames or venv builds (tests marked `slow`),
 # on every core (pytest-xdist, idle workers take queued tests from busy ones): under 3 minutes on 2 cores.
