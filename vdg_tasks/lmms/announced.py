@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run lmms-eval's command line with ``argv`` (default: this process's arguments)."""
     now = time.monotonic()
     silence = Silence(started=now, last_output=now)
-    real_stdout, real_stderr = sys.stdout, sys.stderr
+    real_stdout, real_stderr, real_argv = sys.stdout, sys.stderr, sys.argv
     sys.stdout = WatchedStream(real_stdout, silence)  # type: ignore[assignment]
     sys.stderr = WatchedStream(real_stderr, silence)  # type: ignore[assignment]
     real_stderr.write(f"lmms-eval: starting; until its first progress bar, a line every {QUIET_S:.0f} s of quiet\n")
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         lmms_eval_main()  # lmms-eval's own SystemExit, message and status pass through unchanged
     finally:
         silence.done.set()
-        sys.stdout, sys.stderr = real_stdout, real_stderr
+        sys.stdout, sys.stderr, sys.argv = real_stdout, real_stderr, real_argv
     return 0
 
 

@@ -43,6 +43,8 @@ OPTIONS_ONLY_CONDITIONS = [
     *("options_shuffled", "none_option", "no_question", "video_only", "numbered"),
     *("downscale112", "downscale224", "downscale448", "blur"),
 ]
+#: Circular evaluation's rotations, declared after mute.
+ROTATIONS = [f"options_rotated{k}" for k in range(1, 8)]
 #: The benchmarks whose videos have sound: they offer mute too.
 WITH_SOUND = ("videomme", "vdgsynth", "infinibench_ga")
 
@@ -125,7 +127,7 @@ def test_every_spec_has_a_one_sentence_description():
 @pytest.mark.parametrize("key", sorted(set(BENCHMARKS) - {"infinibench_ga"}))
 def test_a_multiple_choice_benchmark_offers_the_conditions_that_need_only_options(key):
     with_sound = ["mute"] if key in WITH_SOUND else []
-    assert [c.name for c in BENCHMARKS[key].conditions()] == OPTIONS_ONLY_CONDITIONS + with_sound
+    assert [c.name for c in BENCHMARKS[key].conditions()] == OPTIONS_ONLY_CONDITIONS + with_sound + ROTATIONS
 
 
 def test_infinibench_offers_every_declared_condition_in_declaration_order():
@@ -136,6 +138,7 @@ def test_infinibench_offers_every_declared_condition_in_declaration_order():
         *("metadata", "subtitles"),
         *OPTIONS_ONLY_CONDITIONS[19:],
         "mute",
+        *ROTATIONS,
     ]
 
 

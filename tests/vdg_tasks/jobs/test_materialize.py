@@ -88,8 +88,12 @@ def test_tags_and_names_expand_in_declaration_order_without_duplicates():
     crf = [f"videomme_vdg_crf{c}" for c in (18, 23, 28, 33, 38)]
     assert expand_tasks(["videomme_vdg_crf", " videomme_vdg_crf23 ", ""]) == crf
     added = ["downscale112", "downscale224", "downscale448", "blur", "mute"]  # by their family's tag (vdg_tasks.extend)
-    tagged = [f"vdgsynth_vdg_{c.name}" for c in BENCHMARKS["vdgsynth"].conditions() if c.name not in ("blind", *added)]
+    rotations = [f"options_rotated{k}" for k in range(1, 8)]  # by their family's tags (circular, circular<N>)
+    left_out = ("blind", *added, *rotations)
+    tagged = [f"vdgsynth_vdg_{c.name}" for c in BENCHMARKS["vdgsynth"].conditions() if c.name not in left_out]
     assert expand_tasks(["vdgsynth_vdg"]) == tagged  # blind is run by name
+    assert expand_tasks(["vdgsynth_vdg_circular4"]) == [f"vdgsynth_vdg_{c}" for c in rotations[:3]]
+    assert expand_tasks(["vdgsynth_vdg_circular"]) == [f"vdgsynth_vdg_{c}" for c in rotations]
     assert expand_tasks(["vdgsynth_vdg_detail", "vdgsynth_vdg_audio"]) == [f"vdgsynth_vdg_{c}" for c in added]
     assert expand_tasks(["vdgsynth_vdg_blind"]) == ["vdgsynth_vdg_blind"]
     assert "mvbench_action_count_vdg_blind" in expand_tasks(["mvbench_vdg_blind"])

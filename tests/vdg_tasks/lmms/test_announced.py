@@ -69,6 +69,7 @@ def test_quiet_start_up_is_announced_then_the_bar_and_exit_status_pass_through(m
     assert exit_.value.code == 3
     assert seen_argv == [["lmms-eval", "--model", "vdg_chance", "--tasks", "vdgsynth_vdg_blind"]]
     assert after_bar.is_set()
+    assert sys.argv[0] != "lmms-eval"  # restored: vdg reads it to tell an lmms-eval run (dataset_fields.lmms_eval_run)
     err = capsys.readouterr().err
     assert err.startswith("lmms-eval: starting;")
     before_bar, bar, after = err.partition("\rModel Responding")
