@@ -13,7 +13,12 @@ Then the small size (3 models x orig/black x 500 questions, a prediction file's 
 `vdg report` command, plots included, timed side by side with that bare import, alternating runs,
 medians and their ratio.
 
+With ``--baseline COMMIT``: only the full size, this checkout's report code and COMMIT's (``git archive``d into a
+temporary folder, removed afterwards) on the very same logs, each run in a fresh process, alternating
+``--repeats`` rounds; each run's stages and peak RSS, the medians and their ratio.
+
     python benchmarks/report.py [--workdir DIR] [--models 20] [--questions 3000] [--small-only]
+    python benchmarks/report.py --baseline dcaca1b [--repeats 2]
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -128,26 +134,54 @@ def generate(
 FLOOR = "import pandas, scipy.stats, statsmodels.api, sklearn.linear_model, matplotlib.pyplot"
 
 
-def _measure(root: str, out: str, queue) -> None:
-    """What `vdg report` does, stage by stage: imports, load, analyses, files."""
+def _stages(root: str, out: str) -> tuple[float, float, float, float, float, int, int]:
+    """Imports, load, analyses, files of the report code on ``sys.path``: this tree's, or an older commit's
+    (``--baseline``: its names as they were then; the plot worker, where that commit had one, as it ran it)."""
     start = time.perf_counter()
-    from postprocess.analyses import ReportSettings, worker_count
-    from postprocess.reading.lmms_eval_logs import load_frame
+    try:
+        from postprocess.analyses import ReportSettings as Settings
+        from postprocess.reading.lmms_eval_logs import load_frame
+    except ImportError:  # before the settings and the readers were renamed
+        from postprocess.io import load_frame  # type: ignore[import-not-found,no-redef]
+
+        from postprocess.analyses import Options as Settings  # type: ignore[attr-defined,no-redef]
     from postprocess.report import compute_tables, write_report
 
+    try:
+        from postprocess.plot_worker import PLOT_TABLES, BackgroundPlots  # type: ignore[import-not-found]
+    except ImportError:
+        PLOT_TABLES, BackgroundPlots = None, None
     t0 = time.perf_counter()
     runs = sorted(str(p) for p in Path(root).iterdir() if p.is_dir())
     frame = load_frame(runs)
     t1 = time.perf_counter()
-    tables = compute_tables(frame, ReportSettings(n_resamples=2000), Path(out))
-    t2 = time.perf_counter()
-    write_report(tables, Path(out), kept=True)
+    if BackgroundPlots is None:
+        tables = compute_tables(frame, Settings(n_resamples=2000), Path(out))
+        t2 = time.perf_counter()
+        write_report(tables, Path(out), kept=True)
+    else:
+        with BackgroundPlots() as worker:
+            tables = compute_tables(
+                frame, Settings(n_resamples=2000), Path(out), on_table=worker.offer, first=PLOT_TABLES
+            )
+            t2 = time.perf_counter()
+            write_report(tables, Path(out), plots=worker, kept=True)
     t3 = time.perf_counter()
+    from postprocess.analyses import worker_count
+
+    return start, t0, t1, t2, t3, len(frame), worker_count(frame)
+
+
+def _measure(root: str, out: str, queue, tree: str | None = None) -> None:
+    """What `vdg report` does, stage by stage: imports, load, analyses, files (with ``tree``: its code)."""
+    if tree is not None:
+        sys.path.insert(0, tree)
+    start, t0, t1, t2, t3, rows, workers = _stages(root, out)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     queue.put(
         {
-            "rows": len(frame),
-            "workers": worker_count(frame),
+            "rows": rows,
+            "workers": workers,
             "import_s": t0 - start,
             "load_s": t1 - t0,
             "analyses_s": t2 - t1,
@@ -159,10 +193,11 @@ def _measure(root: str, out: str, queue) -> None:
     )
 
 
-def measure(root: Path, out: Path) -> dict:
+def measure(root: Path, out: Path, tree: Path | None = None) -> dict:
+    """``_measure`` in a fresh process (the report code of ``tree`` when given, else this checkout's)."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_measure, args=(str(root), str(out), queue))
+    proc = ctx.Process(target=_measure, args=(str(root), str(out), queue, None if tree is None else str(tree)))
     proc.start()
     result = queue.get()
     proc.join()
@@ -197,6 +232,48 @@ def small_ratio(workdir: Path, repeats: int = 5) -> dict:
     return out
 
 
+def _tree_of(commit: str, into: Path) -> Path:
+    """The files of ``commit`` (``git archive``: no worktree, the repository untouched) under ``into``."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def side_by_side(workdir: Path, n_models: int, n_questions: int, commit: str, repeats: int) -> dict:
+    """The full-size report of this checkout and of ``commit`` on the very same logs, each run in a fresh process,
+    alternating (the order flipped every round, so that neither always runs on a warmer or quieter machine);
+    every run printed, then the medians and their ratio (this checkout / ``commit``)."""
+    root = generate(workdir, n_models, n_questions)
+    runs: dict[str, list[dict]] = {"this": [], commit: []}
+    with tempfile.TemporaryDirectory(prefix="vdg_baseline_") as tmp:
+        trees: dict[str, Path | None] = {"this": None, commit: _tree_of(commit, Path(tmp) / "tree")}
+        for round_ in range(repeats):
+            order = ["this", commit] if round_ % 2 else [commit, "this"]
+            for label in order:
+                out = workdir / f"report_side_{'this' if label == 'this' else 'baseline'}"
+                r = measure(root, out, trees[label])
+                runs[label].append(r)
+                print(
+                    f"[{label:>10}] round {round_ + 1}: total {r['total_s']:.2f} s (import / load / analyses / write "
+                    f"{r['import_s']:.2f} / {r['load_s']:.2f} / {r['analyses_s']:.2f} / {r['write_s']:.2f}); "
+                    f"peak RSS {r['peak_rss_mb']:.0f} MB, largest worker {r['child_rss_mb']:.0f} MB",
+                    flush=True,
+                )
+    medians = {
+        label: {key: statistics.median(r[key] for r in rs) for key in ("total_s", "analyses_s", "load_s")}
+        for label, rs in runs.items()
+    }
+    this, base = medians["this"], medians[commit]
+    print(
+        f"\n{runs['this'][0]['rows']} rows, medians of {repeats}: this checkout {this['total_s']:.2f} s "
+        f"(analyses {this['analyses_s']:.2f} s), {commit} {base['total_s']:.2f} s "
+        f"(analyses {base['analyses_s']:.2f} s): "
+        f"ratio {this['total_s'] / base['total_s']:.2f} (analyses {this['analyses_s'] / base['analyses_s']:.2f})"
+    )
+    return medians
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", default=str(ROOT / ".bench_report"))
@@ -204,8 +281,16 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3000)
     parser.add_argument("--small-only", action="store_true", help="only the small `vdg report` vs import timing")
     parser.add_argument("--repeats", type=int, default=5, help="alternating runs of the small comparison")
+    parser.add_argument(
+        "--baseline",
+        metavar="COMMIT",
+        help="only the full size, this checkout against the report code of COMMIT, side by side on the same logs",
+    )
     args = parser.parse_args()
     workdir = Path(args.workdir)
+    if args.baseline:
+        side_by_side(workdir, args.models, args.questions, args.baseline, max(1, args.repeats))
+        return
     small = small_ratio(workdir, args.repeats)
     if args.small_only:
         return

@@ -44,7 +44,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from postprocess.analyses._paired import QUESTION_SET_PER_MODEL, condition_sort_key, question_rule, question_set_seed
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
@@ -165,16 +164,43 @@ def cohen_kappa_2x2(both_right: int, a_only: int, b_only: int, both_wrong: int) 
     p_e = float(row @ col)
     if p_e >= 1.0:
         return {**nan, "p_observed": p_o, "p_expected": p_e}
-    with np.errstate(divide="ignore", invalid="ignore"):  # its z test divides by se0, 0 when kappa is 1; unused here
-        result = cohens_kappa(table)
+    kappa, var_kappa, var_kappa0 = _simple_kappa(table)
     return {
-        "kappa": float(result.kappa),
+        "kappa": kappa,
         "p_observed": p_o,
         "p_expected": p_e,
         # a variance of 0 (every question agreed on) comes out a rounding below it, where a square root is NaN
-        "se": math.sqrt(max(float(result.var_kappa), 0.0)),
-        "se0": math.sqrt(max(float(result.var_kappa0), 0.0)),
+        "se": math.sqrt(max(var_kappa, 0.0)),
+        "se0": math.sqrt(max(var_kappa0, 0.0)),
     }
+
+
+def _simple_kappa(table: np.ndarray) -> tuple[float, float, float]:
+    """(kappa, var_kappa, var_kappa0) of a square float table, by the very operations of statsmodels'
+    ``cohens_kappa(table)`` (simple kappa; statsmodels 0.14), without the results object whose frozen normal
+    distributions cost ten times the arithmetic (tests/postprocess/analyses/test_agreement.py checks the two
+    agree to the last bit)."""
+    agree = np.diag(table).sum()
+    nobs = table.sum()
+    probs = table / nobs
+    probs_diag = np.diag(probs)
+    freq_row = table.sum(1) / nobs
+    freq_col = table.sum(0) / nobs
+    prob_exp = freq_col * freq_row[:, None]
+    agree_exp = np.diag(prob_exp).sum()
+    kappa = (agree / nobs - agree_exp) / (1 - agree_exp)
+    term_a = probs_diag * (1 - (freq_row + freq_col) * (1 - kappa)) ** 2
+    term_a = term_a.sum()
+    term_b = probs * (freq_col[:, None] + freq_row) ** 2
+    d_idx = np.arange(table.shape[0])
+    term_b[d_idx, d_idx] = 0
+    term_b = (1 - kappa) ** 2 * term_b.sum()
+    term_c = (kappa - agree_exp * (1 - kappa)) ** 2
+    var_kappa = (term_a + term_b - term_c) / (1 - agree_exp) ** 2 / nobs
+    term_c0 = freq_col * freq_row * (freq_col + freq_row)
+    var_kappa0 = agree_exp + agree_exp**2 - term_c0.sum()
+    var_kappa0 /= (1 - agree_exp) ** 2 * nobs
+    return float(kappa), float(var_kappa), float(var_kappa0)
 
 
 def _check_unique(group: pd.DataFrame, keys: list[str]) -> None:

@@ -306,5 +306,6 @@ ANALYSES = (
         "backbone's text prior over chance, per task type, on the questions every arm answered.",
         COLUMNS,
         leakage_table,
+        shares=(leakage_table,),  # memoized: the run reads it through memo_by_frame
     ),
 )

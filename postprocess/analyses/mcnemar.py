@@ -70,7 +70,7 @@ from postprocess.analyses._paired import (
     question_set_seed,
 )
 from postprocess.analyses.base import Analysis, ReportSettings, conditions_needed, empty, memo_by_frame
-from postprocess.analyses.vdg import CI_COLUMNS, ci_clusters, ci_columns, ci_or_none, conventions
+from postprocess.analyses.vdg import CI_COLUMNS, as_text, ci_clusters, ci_columns, ci_or_none, conventions
 from postprocess.settings import natural_sorted
 from postprocess.stats import (
     BootstrapCI,
@@ -226,7 +226,7 @@ def _wide(group: pd.DataFrame) -> _Wide:
     error[q_idx, c_idx] = (group["status"] == "error").to_numpy()
     video = np.empty(len(qids), dtype=object)
     video[q_idx] = group["video_id"].to_numpy()
-    return _Wide(qids, col, correct, error, video)
+    return _Wide(qids, col, correct, error, as_text(video))
 
 
 @dataclass(frozen=True)
@@ -460,6 +460,8 @@ def _mcnemar_p_vector(b01: np.ndarray, b10: np.ndarray) -> np.ndarray:
 
 #: Joint outcome cell (8 a_orig + 4 b_orig + 2 a_black + b_black) -> the cell with model a and b swapped.
 _SWAP_CELL = np.array([(c & 0b0101) << 1 | (c & 0b1010) >> 1 for c in range(16)])
+#: Joint outcome cell -> its membership of b01 and b10 under orig, then b01 and b10 under black.
+_DISCORDANT = np.array([[c >> 2 == 1, c >> 2 == 2, c & 3 == 1, c & 3 == 2] for c in range(16)], dtype=np.int64)
 
 
 def stability_pvalues(
@@ -494,13 +496,9 @@ def stability_pvalues(
         patterns = per_unit[first]
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(int(freq.sum()), freq / freq.sum(), size=n_resamples)
-    totals = draws @ patterns.astype(float)  # exact: integer counts far below 2**53
-    counts = totals.reshape(n_resamples, 2, 2, 2, 2)  # axes: a_orig, b_orig, a_black, b_black
-    orig = counts.sum(axis=(3, 4))
-    black = counts.sum(axis=(1, 2))
-    p_orig = _mcnemar_p_vector(orig[:, 0, 1], orig[:, 1, 0])
-    p_black = _mcnemar_p_vector(black[:, 0, 1], black[:, 1, 0])
-    return p_orig, p_black
+    # Only the four discordant counts: exact integers (far below 2**53) whatever the order they are summed in.
+    b = draws @ (patterns @ _DISCORDANT).astype(float)
+    return _mcnemar_p_vector(b[:, 0], b[:, 1]), _mcnemar_p_vector(b[:, 2], b[:, 3])
 
 
 def _pattern(orig: bool, black: bool) -> str:

@@ -72,8 +72,9 @@ def question_sets_table(frame: pd.DataFrame, options: ReportSettings = ReportSet
             arm_ids = arm["question_id"].astype(str).to_numpy()
             answered = ~arm["status"].eq("error").to_numpy(dtype=bool, na_value=False)
             right = arm["correct"].fillna(False).to_numpy(dtype=bool)
-            in_kept = np.isin(arm_ids, list(kept))
-            in_dropped = np.isin(arm_ids, list(dropped)) & answered
+            # set look-ups: np.isin on strings sorts both sides, every model and condition over
+            in_kept = np.fromiter((q in kept for q in arm_ids), dtype=bool, count=len(arm_ids))
+            in_dropped = np.fromiter((q in dropped for q in arm_ids), dtype=bool, count=len(arm_ids)) & answered
             k_right, k_n = int(right[in_kept].sum()), int(in_kept.sum())
             d_right, d_n = int(right[in_dropped].sum()), int(in_dropped.sum())
             p = np.nan

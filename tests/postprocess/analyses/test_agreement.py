@@ -287,3 +287,20 @@ def test_kappa_of_the_textbook_example_and_its_standard_errors_by_formula():
     assert got["kappa"] == pytest.approx(0.4, abs=1e-12)
     assert got["se"] == pytest.approx(var**0.5, abs=1e-12)
     assert got["se0"] == pytest.approx(var0**0.5, abs=1e-12)
+
+
+def test_kappa_arithmetic_is_statsmodels_to_the_last_bit():
+    """``cohen_kappa_2x2`` repeats ``cohens_kappa``'s operations without its results object: the same floats."""
+    from postprocess.analyses.agreement import cohen_kappa_2x2
+
+    rng = np.random.default_rng(45)
+    tables = [rng.integers(0, 400, 4) for _ in range(300)] + [np.array(t) for t in ([5, 0, 0, 5], [1, 2, 3, 0])]
+    for cells in tables:
+        got = cohen_kappa_2x2(*(int(c) for c in cells))
+        if np.isnan(got["kappa"]):
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ref = cohens_kappa(cells.reshape(2, 2).astype(float))
+        assert got["kappa"] == float(ref.kappa)
+        assert got["se"] == math.sqrt(max(float(ref.var_kappa), 0.0))
+        assert got["se0"] == math.sqrt(max(float(ref.var_kappa0), 0.0))

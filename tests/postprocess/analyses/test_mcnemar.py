@@ -757,3 +757,37 @@ def test_on_a_graded_benchmark_a_score_of_one_half_or_more_counts_as_correct_and
         b = np.array([scores[("b", condition, q)] >= 0.5 for q in range(30)])
         assert (table.at[condition, "b01"], table.at[condition, "b10"]) == (int((~a & b).sum()), int((a & ~b).sum()))
     assert set(table["scale"]) == {"graded score, correct when at least 0.5"}
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_stability_discordant_counts_are_the_sixteen_cells_summed(clustered):
+    """``stability_pvalues`` reads the four discordant counts off the patterns before multiplying by the draws: the
+    very p-values of totalling all 16 joint cells per resample, then summing out the other arm (bit for bit)."""
+    from postprocess.analyses.mcnemar import _SWAP_CELL, _mcnemar_p_vector
+
+    rng = np.random.default_rng(45)
+    correct = rng.random((300, 4)) < np.array([0.7, 0.5, 0.4, 0.45])
+    clusters = np.array([f"v{i // 3:03d}" for i in range(300)]) if clustered else None
+    p_o, p_b = stability_pvalues(correct, 500, seed=9, clusters=clusters)
+    # the straightforward computation, from the same multinomial draws
+    cell = correct.astype(np.int64) @ np.array([8, 4, 2, 1])
+    swapped = _SWAP_CELL[cell]
+    differ = np.flatnonzero(cell != swapped)
+    if differ.size and swapped[differ[0]] < cell[differ[0]]:
+        cell = swapped
+    if clusters is None:
+        freq = np.bincount(cell, minlength=16)
+        present = np.flatnonzero(freq)
+        patterns, freq = np.eye(16, dtype=np.int64)[present], freq[present]
+    else:
+        _, inverse = np.unique(clusters, return_inverse=True)
+        per_unit = np.zeros((inverse.max() + 1, 16), dtype=np.int64)
+        np.add.at(per_unit, (inverse, cell), 1)
+        rows = np.ascontiguousarray(per_unit).view(np.dtype((np.void, 16 * 8))).ravel()
+        _, first, freq = np.unique(rows, return_index=True, return_counts=True)
+        patterns = per_unit[first]
+    draws = np.random.default_rng(9).multinomial(int(freq.sum()), freq / freq.sum(), size=500)
+    counts = (draws @ patterns.astype(float)).reshape(500, 2, 2, 2, 2)
+    orig, black = counts.sum(axis=(3, 4)), counts.sum(axis=(1, 2))
+    assert np.array_equal(p_o, _mcnemar_p_vector(orig[:, 0, 1], orig[:, 1, 0]))
+    assert np.array_equal(p_b, _mcnemar_p_vector(black[:, 0, 1], black[:, 1, 0]))

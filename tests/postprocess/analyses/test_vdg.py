@@ -151,3 +151,48 @@ def test_vdg_on_a_graded_score_is_the_mean_score_difference_and_says_so(tmp_path
     assert row.correct_orig == (scores[5][0] >= 0.5) and row.scale == "graded score in [0, 1]"
     letter = per_question.loc[("vdgsynth", "l1-0")]
     assert letter.vdg in (-1, 0, 1) and letter.score_orig == float(letter.correct_orig)
+
+
+def _clusters_the_long_way(videos, question_ids, cluster):
+    """``ci_clusters`` as it was written before its shortcuts: every id through pandas, blanks by question."""
+    if cluster == "question" or not len(videos):
+        return None
+    ids = pd.Series(videos, dtype=object)
+    blank = ids.isna().to_numpy() | ids.astype(str).eq("").to_numpy()
+    ids = ids.astype(str).to_numpy(dtype=object)
+    if blank.any():
+        ids[blank] = ["\x00question\x00" + str(q) for q in np.asarray(question_ids, dtype=object)[blank]]
+    if cluster == "auto" and len(pd.unique(ids)) == len(ids):
+        return None
+    return ids
+
+
+@pytest.mark.parametrize("cluster", ["auto", "video", "question"])
+@pytest.mark.parametrize(
+    "videos",
+    [
+        ["v2", "v1", "v2", "v10", "é", "v1"],  # plain ids, shared: the text shortcut
+        ["v2", "v1", "v3"],  # every video once: None under auto
+        ["v2", "", "v2", None, "v1", np.nan],  # blanks: each its own cluster
+        ["v2", 7, "v2", 7.0, "v1", "v1"],  # not str: as text
+        ["v\x00", "v", "v\x00", "v"],  # a trailing NUL NumPy's text would drop: kept as Python strings
+    ],
+)
+def test_ci_clusters_shortcuts_give_the_long_ways_clusters_in_its_order(videos, cluster):
+    """Object ids, and ``as_text``'s fixed-width text of them, cluster as the straightforward pandas pass does:
+    the same clusters, numbered in the same sorted order (what np.unique hands the CIs)."""
+    from postprocess.analyses.vdg import as_text, ci_clusters
+
+    options = ReportSettings(cluster=cluster)
+    videos = np.array(videos, dtype=object)
+    qids = np.array([f"q{i}" for i in range(len(videos))], dtype=object)
+    want = _clusters_the_long_way(videos, qids, cluster)
+    for given in (videos, as_text(videos)):
+        got = ci_clusters(given, qids, options)
+        if want is None:
+            assert got is None
+            continue
+        assert list(got) == list(want)
+        assert np.array_equal(np.unique(got, return_inverse=True)[1], np.unique(want, return_inverse=True)[1])
+    text = as_text(videos)
+    assert (text.dtype.kind == "U") == all(isinstance(v, str) and v and not v.endswith("\x00") for v in videos)
