@@ -15,13 +15,22 @@ tagged ``<benchmark>_vdg_<family>``; ``<benchmark>_vdg``, the audit run by defau
 holding a digest of the module's source, its name and parameters in every logged sample's provenance, and rows in the
 report's ``added_conditions`` table (each against ``orig``, per question).
 
-The three kinds of transform, each called with a ``Context``:
+The four kinds of transform, each called with a ``Context``:
 
+- ``filter_condition``: ``graph(picture, context) -> str`` (or the string itself): an FFmpeg filter chain in ``-vf``
+  syntax (``"gblur=sigma=4:steps=3"``; no labels), run by libavfilter on the frames ``frame_condition`` would give
+  (those ``crf18`` encodes) in the pixel format they are encoded in (``picture``: ``yuv420p`` or ``yuv444p``, 8-bit,
+  the source's range; its size and chroma subsampling), with no RGB round trip and no Python per frame, and
+  re-encoded as ``crf18`` does. The chain must keep the size and format and give one frame per frame; a scaling
+  filter should name the range (``in_range``/``out_range``: ``picture.range_name``) so full-range sources stay full
+  range. On a task that gives frames, it runs on each frame as ``gbrp`` (RGB in planes). The quick kind: use it for
+  anything FFmpeg's filters can do.
 - ``frame_condition``: ``transform(frame, context) -> frame``, an ``(H, W, 3)`` ``uint8`` RGB array in and out, once
-  per frame in order. vdg decodes the video the models read (the stream, frame count and colour range they see; a
-  rotated video's pictures as stored), converts to RGB as their decoders do (BT.601) in the source's range and back,
-  and re-encodes as ``crf18`` does (libx264, CRF 18, the source's rate, duration, frame count, colour tags, rotation
-  and audio): ``crf18`` is the control of the re-encode. On a task that gives frames, each of its frames (a copy).
+  per frame in order (Python per frame, through RGB: for what no FFmpeg filter does). vdg decodes the video the
+  models read (the stream, frame count and colour range they see; a rotated video's pictures as stored), converts to
+  RGB as their decoders do (BT.601) in the source's range and back, and re-encodes as ``crf18`` does (libx264, CRF 18,
+  the source's rate, duration, frame count, colour tags, rotation and audio): ``crf18`` is the control of the
+  re-encode. On a task that gives frames, each of its frames (a copy).
 - ``container_condition``: ``transform(source, destination, context)``: write an mp4 at ``destination`` from the
   video file ``source`` (``context.video_stream``: the stream the models decode).
 - ``text_condition``: ``transform(doc, context) -> doc``: the question in vdg's record layout (``question``,
@@ -56,6 +65,7 @@ from vdg_tasks.vocabulary.conditions import (
     Change,
     Condition,
     Measure,
+    Picture,
     Requirement,
     TransformContext,
 )
@@ -73,7 +83,10 @@ __all__ = [
     "FrameTransform",
     "Measure",
     "TextTransform",
+    "FilterGraph",
+    "Picture",
     "container_condition",
+    "filter_condition",
     "frame_condition",
     "text_condition",
 ]
@@ -88,6 +101,8 @@ Context = TransformContext
 FrameTransform = Callable[["np.ndarray", Context], "np.ndarray"]
 ContainerTransform = Callable[[Path, Path, Context], None]
 TextTransform = Callable[[dict[str, Any], Context], Mapping[str, Any]]
+#: A filter condition's graph: the chain for the frames described by a ``Picture`` (a fixed string is wrapped in one).
+FilterGraph = Callable[[Picture, Context], str]
 
 
 def _declared(
@@ -156,6 +171,48 @@ def frame_condition(
     """
     return _declared(
         name, "video", "frames", transform, description, family, params, requires, protocols, tagged, changes, beside,
+        measure, beside_reading,
+    )  # fmt: skip
+
+
+class _FixedGraph:
+    """A graph that is the same string for every picture."""
+
+    def __init__(self, chain: str) -> None:
+        self.chain = chain
+
+    def __call__(self, picture: Picture, context: Context) -> str:
+        return self.chain
+
+    def __repr__(self) -> str:
+        return f"graph {self.chain!r}"
+
+
+def filter_condition(
+    name: str,
+    graph: str | FilterGraph,
+    *,
+    description: str,
+    family: str,
+    params: Mapping[str, Any] | None = None,
+    requires: Iterable[Requirement] = (),
+    protocols: Iterable[str] = (),
+    tagged: bool = True,
+    beside: str | None = None,
+    measure: Measure = "difference",
+    beside_reading: str = "",
+) -> Condition:
+    """A condition whose frames go through an FFmpeg filter chain: ``graph`` (module docstring), a string or
+    ``graph(picture, context) -> str`` for a chain that depends on the frames' size, format or range; the fields as
+    ``frame_condition``'s (a chain keeps the size: no ``changes``). Put what the chain does in ``params`` (a kernel's
+    version, say): they are part of the cache key, the filter's FFmpeg build is not."""
+    if isinstance(graph, str):
+        # parse_chain (PyAV, ~0.3 s) is left to the first render: the registry reads this module on every vdg command
+        if not graph.strip():
+            raise ValueError(f"condition {name!r}: its filter graph is empty")
+        graph = _FixedGraph(graph)
+    return _declared(
+        name, "video", "filter", graph, description, family, params, requires, protocols, tagged, (), beside,
         measure, beside_reading,
     )  # fmt: skip
 

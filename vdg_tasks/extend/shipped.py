@@ -1,10 +1,12 @@
 """vdg's own conditions written only through the public API (``vdg_tasks.extend``), as a user's module is.
 
 - ``downscale112``, ``downscale224``, ``downscale448``: the detail above a short side of 112 / 224 / 448 px removed
-  (an area average down to that size, bicubic back up to the source's size), so a model gets as many visual tokens as
-  under ``orig``: what the resolution a model is shown carries. A frame whose short side is already at most that size
-  is left as it is.
-- ``blur``: a Gaussian blur of each frame (``sigma`` pixels, the colour channels apart).
+  (swscale's area average down to that size, its Mitchell-Netravali bicubic back up to the source's size, on the
+  frames' YUV planes),
+  so a model gets as many visual tokens as under ``orig``: what the resolution a model is shown carries. A frame
+  whose short side is already at most that size is left as it is.
+- ``blur``: a Gaussian blur of each frame (``sigma`` pixels; libavfilter's ``gblur``, ``steps`` passes of its
+  recursive approximation, on each YUV plane: a 4:2:0 chroma plane by ``sigma / 2`` of its samples).
 - ``mute``: the audio removed, the video stream copied packet for packet (the frames, their timestamps and rotation
   untouched); on benchmarks whose videos have sound. Beside ``black`` it separates what an audio-visual model takes
   from the sound (``orig - mute``) from what it takes from the pictures (``orig - black``, whose sound is kept).
@@ -18,7 +20,8 @@
   (``videomme_vdg_circular4``: rotations 1-3), ``<benchmark>_vdg_circular`` all seven (vdg reads at most eight
   options, A-H).
 
-The re-encode of ``downscale*`` and ``blur`` is ``crf18``'s (``vdg_tasks.extend``): ``crf18`` is their control.
+``downscale*`` and ``blur`` are filter conditions (``vdg_tasks.extend.filter_condition``): their re-encode is
+``crf18``'s, so ``crf18`` is their control.
 """
 
 from __future__ import annotations
@@ -26,12 +29,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from vdg_tasks.extend import CIRCULAR, ROTATION, Context, container_condition, frame_condition, text_condition
-
-if TYPE_CHECKING:
-    import numpy as np
+from vdg_tasks.extend import CIRCULAR, ROTATION, Context, Picture, container_condition, filter_condition, text_condition
 
 #: Short sides ``downscale<N>`` keeps the detail of, from least to most.
 SHORT_SIDES = (112, 224, 448)
@@ -39,32 +39,43 @@ SHORT_SIDES = (112, 224, 448)
 BLUR_SIGMA = 4.0
 
 
-def downscale(frame: np.ndarray, context: Context) -> np.ndarray:
-    """The frame's detail above ``context.params["short_side"]`` px removed, at the frame's own size."""
-    # numpy and Pillow (~0.15 s) only when a frame is changed, not when the registry reads this module (every vdg
-    # command does)
-    import numpy as np
-    from PIL import Image
+#: ``blur``'s Gaussian is libavfilter's ``gblur`` (a recursive approximation): more steps, closer to a true Gaussian.
+BLUR_STEPS = 3
+#: Bumped whenever a graph below changes what it does for the same frames: part of each condition's params, so of its
+#: cache key. 2: FFmpeg filter graphs on the frames as encoded (``gblur``; swscale area and bicubic) replaced the
+#: per-frame Python in RGB (scipy ``gaussian_filter``; Pillow box and bicubic).
+KERNEL_VERSION = 2
+#: The cubic ``downscale*`` scales back up with (Mitchell-Netravali's B and C): the smooth bicubic, without the
+#: overshoot of Keys' (B = 0, C = 0.5: Pillow's, before kernel version 2), whose ringing moves with the picture and
+#: cost the encode 15 % more bits than ``crf18``'s of the same frames.
+UPSCALE_B = 1 / 3
+UPSCALE_C = 1 / 3
 
-    height, width = frame.shape[:2]
+
+def downscale(picture: Picture, context: Context) -> str:
+    """The filter chain removing the frame's detail above ``context.params["short_side"]`` px, at the frame's own size:
+    swscale's area average down to that short side, its bicubic (``UPSCALE_B``, ``UPSCALE_C``) back up (the range
+    named: nothing is converted)."""
+    width, height = picture.width, picture.height
     short = int(context.params["short_side"])
     if min(height, width) <= short:
-        return frame
+        return "null"
     scale = short / min(height, width)
-    small = (max(1, round(width * scale)), max(1, round(height * scale)))
-    picture = Image.fromarray(frame).resize(small, Image.Resampling.BOX)
-    return np.asarray(picture.resize((width, height), Image.Resampling.BICUBIC))
+    small_w, small_h = max(1, round(width * scale)), max(1, round(height * scale))
+    same = f"in_range={picture.range_name}:out_range={picture.range_name}"
+    cubic = f"flags=bicubic:param0={UPSCALE_B:.4g}:param1={UPSCALE_C:.4g}"
+    return f"scale=w={small_w}:h={small_h}:flags=area:{same},scale=w={width}:h={height}:{cubic}:{same}"
 
 
-def blur(frame: np.ndarray, context: Context) -> np.ndarray:
-    """The frame blurred by a Gaussian of ``context.params["sigma"]`` px (edges extended), each channel apart."""
-    # numpy and scipy.ndimage (~0.2 s) only when a frame is changed, not when the registry reads this module
-    import numpy as np
-    from scipy.ndimage import gaussian_filter
-
+def blur(picture: Picture, context: Context) -> str:
+    """The filter chain blurring each plane by a Gaussian of ``context.params["sigma"]`` px of the picture (``gblur``;
+    a subsampled chroma plane by the same distance in its own samples)."""
     sigma = float(context.params["sigma"])
-    out = gaussian_filter(frame.astype(np.float32), sigma=(sigma, sigma, 0), mode="nearest")
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+    steps = int(context.params["steps"])
+    shift_x, shift_y = picture.chroma_shift
+    luma = f"gblur=sigma={sigma:g}:sigmaV={sigma:g}:steps={steps}:planes=1"
+    chroma = f"gblur=sigma={sigma / 2**shift_x:g}:sigmaV={sigma / 2**shift_y:g}:steps={steps}:planes=6"
+    return f"{luma},{chroma}"
 
 
 def mute(source: Path, destination: Path, context: Context) -> None:
@@ -132,22 +143,27 @@ def rotate_options(doc: dict[str, Any], context: Context) -> Mapping[str, Any]:
 
 CONDITIONS = [
     *(
-        frame_condition(
+        filter_condition(
             f"downscale{side}",
             downscale,
             description=f"Each frame's detail above a {side} px short side removed (area average down, bicubic back "
             "up to the source's size: as many visual tokens as orig), re-encoded as crf18.",
             family="detail",
-            params={"short_side": side, "down": "box", "up": "bicubic"},
+            params={
+                "short_side": side,
+                "down": "area",
+                "up": f"bicubic B={UPSCALE_B:.4g} C={UPSCALE_C:.4g}",
+                "kernel_version": KERNEL_VERSION,
+            },
         )
         for side in SHORT_SIDES
     ),
-    frame_condition(
+    filter_condition(
         "blur",
         blur,
         description=f"Each frame blurred by a Gaussian of sigma {BLUR_SIGMA:g} px, re-encoded as crf18.",
         family="detail",
-        params={"sigma": BLUR_SIGMA},
+        params={"sigma": BLUR_SIGMA, "steps": BLUR_STEPS, "kernel_version": KERNEL_VERSION},
     ),
     container_condition(
         "mute",

@@ -34,7 +34,7 @@ from vdg_tasks.perturb.video.layout import hold_order, key_frame_indices, segmen
 from vdg_tasks.vocabulary.conditions import Condition, TransformContext
 
 #: The condition transforms that apply to a list of frames.
-FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none", "jpeg", "frames"})
+FRAME_TRANSFORMS: frozenset[str] = frozenset({"identity", "black", "hold", "none", "jpeg", "frames", "filter"})
 
 
 class FramesUnavailable(ValueError):
@@ -78,7 +78,13 @@ def _declared(condition: Condition, frame: Any, seed: int, index: int) -> Any:
     if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
         raise FramesUnavailable(f"condition {condition.name} takes (H, W, 3) uint8 frames; this frame is "
                                 f"{rgb.dtype} {rgb.shape}")  # fmt: skip
-    out = np.asarray(apply(rgb, TransformContext(condition.params, seed, index)))
+    if condition.transform == "filter":
+        # PyAV's libavfilter (~0.3 s) only when a filter condition changes frames, not when lmms-eval imports the hooks
+        from vdg_tasks.perturb.video.filtergraph import filter_rgb
+
+        out = filter_rgb(condition, rgb, seed, index)
+    else:
+        out = np.asarray(apply(rgb, TransformContext(condition.params, seed, index)))
     same_size = out.shape == rgb.shape or ("size" in condition.changes and out.ndim == 3 and out.shape[2] == 3)
     if out.dtype != np.uint8 or not same_size:
         raise FramesUnavailable(f"condition {condition.name}: frame {index} came back {out.dtype} {out.shape}, "
@@ -137,7 +143,7 @@ def apply_to_frames(condition: Condition, frames: Sequence[Any], seed: int) -> l
         return [_black_like(f) for f in frames]
     if condition.transform == "jpeg":
         return [_jpeg(f, int(condition.params["quality"])) for f in frames]
-    if condition.transform == "frames":
+    if condition.transform in ("frames", "filter"):
         return [_declared(condition, f, seed, i) for i, f in enumerate(frames)]
     params = condition.params_dict()
     positions = held_positions(len(frames), int(params["k"]), str(params["order"]), seed)

@@ -33,8 +33,9 @@ from vdg_tasks.vocabulary.plugins import import_named, named_modules
 Modality = Literal["video", "text"]
 #: The video transform of a condition (``vdg_tasks.perturb.video.transforms``).
 #: ``none``: no visual input at all (``doc_to_visual`` gives an empty list, nothing is built). ``frames`` and
-#: ``container``: a function declared through ``vdg_tasks.extend`` (``Condition.apply``), given each frame or the file.
-Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none", "jpeg", "frames", "container"]
+#: ``container``: a function declared through ``vdg_tasks.extend`` (``Condition.apply``), given each frame or the file;
+#: ``filter``: an FFmpeg filter chain (``Condition.apply`` gives it for a ``Picture``) run on the frames.
+Transform = Literal["identity", "black", "hold", "crf", "hold_at", "none", "jpeg", "frames", "container", "filter"]
 #: The question transform of a condition (``vdg_tasks.perturb.text``); ``none`` leaves the question as it is.
 TextTransform = Literal[
     "none",
@@ -125,6 +126,32 @@ class TransformContext:
 
 
 @dataclass(frozen=True)
+class Picture:
+    """The frames a ``filter`` condition's graph runs on (``vdg_tasks.extend.filter_condition``).
+
+    Attributes:
+        width: in pixels (the luma plane's).
+        height: in pixels.
+        pix_fmt: ``yuv420p`` or ``yuv444p`` (a video's frames as they are encoded: 8-bit, the source's range), or
+            ``gbrp`` (a task that gives frames: RGB in planes G, B, R, full range).
+        chroma_shift: log2 of the chroma planes' subsampling, (horizontal, vertical): ``(1, 1)`` for ``yuv420p``, so a
+            distance of ``d`` pixels is ``d / 2`` samples there; ``(0, 0)`` for ``yuv444p`` and ``gbrp``.
+        full_range: whether the samples are full range (0-255) rather than limited (16-235).
+    """
+
+    width: int
+    height: int
+    pix_fmt: str
+    chroma_shift: tuple[int, int]
+    full_range: bool
+
+    @property
+    def range_name(self) -> str:
+        """FFmpeg's name of the range (``pc`` full, ``tv`` limited), for a filter's ``in_range``/``out_range``."""
+        return "pc" if self.full_range else "tv"
+
+
+@dataclass(frozen=True)
 class Condition:
     """One declared condition.
 
@@ -148,7 +175,7 @@ class Condition:
             ``--tasks <benchmark>_vdg`` run on it.
         in_main_tag: whether ``<benchmark>_vdg`` (the audit run by default) runs it; False: only its family's tag,
             its protocols' and its name do (conditions declared through ``vdg_tasks.extend``).
-        apply: the function of a ``frames``, ``container`` or ``doc`` transform (``vdg_tasks.extend``).
+        apply: the function of a ``frames``, ``container``, ``filter`` or ``doc`` transform (``vdg_tasks.extend``).
         declared_in: the module that declared it through ``vdg_tasks.extend`` ("" for the core declarations here).
         source_digest: sha256 of that module's source and of the module defining ``apply``: part of the cache key, so
             an edit serves no video built before it.
@@ -192,8 +219,10 @@ class Condition:
             raise ValueError(
                 f"condition {self.name!r}: modality {self.modality!r} does not match text transform {self.text!r}"
             )
-        if (self.transform in ("frames", "container") or self.text == "doc") != (self.apply is not None):
-            raise ValueError(f"condition {self.name!r}: a frames, container or doc transform, and only one, has apply")
+        if (self.transform in ("frames", "container", "filter") or self.text == "doc") != (self.apply is not None):
+            raise ValueError(
+                f"condition {self.name!r}: a frames, container, filter or doc transform, and only one, has apply"
+            )
 
     @property
     def in_audit(self) -> bool:

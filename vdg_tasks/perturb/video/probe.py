@@ -8,8 +8,10 @@ a file it cannot open or decode is rejected, and the frame count is the one it p
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -328,16 +330,49 @@ def output_mismatches(
     return problems
 
 
+def _video_packets(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> Iterator[av.Packet]:
+    for packet in container.demux(stream):
+        if packet.size:  # not the demuxer's end-of-stream marker
+            yield packet
+
+
+def copies_video(src: PathLike, dst: PathLike) -> bool:
+    """Whether ``dst``'s video stream (``video_stream``) is ``src``'s packet for packet: as many packets, each the
+    same bytes in the same order, and as many as ``dst``'s container lists. Two demuxes, nothing decoded: such a
+    stream decodes to the frames of ``src``, which ``validate`` has checked (``mute``'s output)."""
+    with _open(src) as source, _open(dst) as output:
+        theirs, ours = video_stream(source, src), video_stream(output, dst)
+        if theirs.codec_context.name != ours.codec_context.name:
+            return False
+        count = 0
+        for a, b in itertools.zip_longest(_video_packets(source, theirs), _video_packets(output, ours)):
+            if a is None or b is None or bytes(a) != bytes(b):
+                return False
+            count += 1
+        return count > 0 and int(ours.frames or count) == count
+    return False  # not reached: mypy's view of av's context managers (they may swallow an exception)
+
+
 def check_output(condition: Condition, src: PathLike, dst: PathLike) -> None:
     """Refuse ``dst`` unless it is a sound video (``validate``) with ``src``'s size, frame count and duration, and is
     shown as ``src`` is (``output_mismatches``: sample aspect ratio, colour tags, rotation), but what the condition
     declares it changes (``Condition.changes``).
 
+    An output whose video stream is the source's packet for packet (``copies_video``; ``mute``) is not decoded again:
+    its packets are those ``validate`` decoded in the source, so it is checked by its metadata (``probe``: size, rate,
+    frame count, duration; decord's count where decord is installed), its packets and its first frame's display
+    properties.
+
     Raises:
         VideoDecodeError: naming the source and the condition, with the reason.
     """
     try:
-        output = validate(dst, decoded=False)  # the models read it as they read orig; nothing is built from it
+        try:
+            copied = copies_video(src, dst)
+        except Exception:  # whatever an unreadable output makes FFmpeg raise: validate names it
+            copied = False
+        # the models read it as they read orig; nothing is built from it
+        output = probe(dst) if copied else validate(dst, decoded=False)
     except VideoDecodeError as exc:
         raise VideoDecodeError(f"{os.fspath(src)}: {condition.name}'s output is refused: {exc}") from exc
     problems = output_problems(probe(src), output, condition.changes)

@@ -55,7 +55,7 @@ import av
 import numpy as np
 from av.video.frame import PictureType
 
-from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, TransformContext
+from vdg_tasks.vocabulary.conditions import DEFAULT_KEY_FRAMES, Picture, TransformContext
 
 from .audio import AudioCarrier, interleave
 from .decode import (
@@ -71,6 +71,7 @@ from .decode import (
     is_full_range,
     sample_aspect_ratio,
 )
+from .filtergraph import FrameFilter, frame_filter, graph_for, picture_of
 from .layout import (
     HOLD_ORDERS,
     HoldOrder,
@@ -100,6 +101,7 @@ __all__ = [
     "set_codec_threads",
     "write_black",
     "write_crf",
+    "write_filtered",
     "write_frames",
     "write_held",
 ]
@@ -615,12 +617,25 @@ def write_frames(src: PathLike, dst: PathLike, change: FrameChange, changes_size
         _reencode(src, dst, FRAMES_ENCODE, change=change, changes_size=changes_size)
 
 
+def write_filtered(src: PathLike, dst: PathLike, condition: Condition, seed: int) -> None:
+    """Every frame ``write_crf`` encodes (8-bit, the source's range, as stored) through ``condition``'s FFmpeg filter
+    chain (``filtergraph``) in its own pixel format, re-encoded as ``crf18``: no RGB round trip, no Python per frame.
+
+    Raises:
+        VideoDecodeError: ``src`` cannot be read, the chain is refused or changes a frame's size, format or count, or
+            the output cannot be written.
+    """
+    with _writing(src, dst, f"{condition.name}'s filter graph"):
+        _reencode(src, dst, FRAMES_ENCODE, graph=lambda picture: graph_for(condition, picture, seed))
+
+
 def _reencode(
     src: PathLike,
     dst: PathLike,
     options: dict[str, str],
     change: FrameChange | None = None,
     changes_size: bool = False,
+    graph: Callable[[Picture], str] | None = None,
 ) -> None:
     info = probe(src)
     with av.open(os.fspath(src), "r") as container, av.open(os.fspath(dst), "w", format="mp4") as out:
@@ -637,10 +652,23 @@ def _reencode(
                 spec = _VideoSpec(width, height, spec.fps, output_pix_fmt(width, height), colour, spec.sar)
             changed = _rgb_round_trip(change, spec, conform_to)
         stream = _add_h264_stream(out, spec, options)
+        time_base = stream.codec_context.time_base
+        run: FrameFilter | None = None
+        if graph is not None:
+            picture = picture_of(spec.width, spec.height, spec.pix_fmt, spec.colour.full_range)
+            run = frame_filter(graph(picture), picture, time_base)
+        encoded = 0
+
+        def encode(frame: av.VideoFrame | None) -> None:
+            nonlocal encoded
+            for picture_out in run(frame) if run is not None else [frame] if frame is not None else []:
+                picture_out.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
+                encoded += 1
+                out.mux(stream.encode(picture_out))
+
         carrier = None
         if container.streams.audio:
             carrier = AudioCarrier(out, container.streams.audio[0], _start_seconds(in_stream))
-        time_base = stream.codec_context.time_base
         index = 0
         matrix: tuple[int, ...] | None = None
         demuxed = container.demux(in_stream, carrier.source) if carrier else container.demux(in_stream)
@@ -657,14 +685,16 @@ def _reencode(
                 last = _conform(frame, conform_to)
                 if changed is not None:
                     last = changed(last, index)
-                last.pict_type = PictureType.NONE  # else the source's I frames become forced key frames
                 last.pts, last.time_base = index, time_base
                 index += 1
-                out.mux(stream.encode(last))
+                encode(last)
         while 0 < index < info.n_frames:  # decord counts a frame an edit list hides: it shows the last again
             last.pts = index
             index += 1
-            out.mux(stream.encode(last))
+            encode(last)
+        encode(None)
+        if encoded != index:
+            raise ValueError(f"the filter graph gave {encoded} frames for {index}")
         out.mux(stream.encode(None))
         if carrier is not None:
             out.mux(carrier.flush())
@@ -679,7 +709,9 @@ def _write_declared(condition: Condition, src: PathLike, dst: PathLike, seed: in
     apply = condition.apply
     assert apply is not None  # Condition checks a frames or container transform has one
     with _writing(src, dst, f"{condition.name}'s transform"):
-        if condition.transform == "frames":
+        if condition.transform == "filter":
+            write_filtered(src, dst, condition, seed)
+        elif condition.transform == "frames":
 
             def change(rgb: np.ndarray, index: int) -> np.ndarray:
                 return apply(rgb, TransformContext(condition.params, seed, index))
@@ -706,12 +738,12 @@ def render(condition: Condition, src: PathLike, dst: PathLike, seed: int) -> Non
         raise ValueError(
             f"Condition {condition.name!r} is the identity: use the source video itself, nothing is rendered."
         )
-    if condition.transform not in ("black", "hold", "crf", "hold_at", "frames", "container"):
+    if condition.transform not in ("black", "hold", "crf", "hold_at", "frames", "container", "filter"):
         raise ValueError(f"Condition {condition.name!r} has no video transform ({condition.transform!r}).")
     if condition.transform == "hold":
         _check_hold_args(int(params["k"]), params["order"])
     try:
-        if condition.transform in ("frames", "container"):
+        if condition.transform in ("frames", "container", "filter"):
             _write_declared(condition, src, dst, seed)
         elif condition.transform == "black":
             write_black(src, dst)
