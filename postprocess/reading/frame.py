@@ -81,8 +81,9 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     _extra("swap_to", "nameswap rows: the name put in the question", "text"),
     _extra("swap_gender", "nameswap rows: same or cross, the replacement's gender against the original's", "text"),
     _extra("abstain_letter", "abstain rows: the letter of the option vdg added", "text"),
-    _extra("shuffled_from", "options_shuffled rows: the original letter of each option as asked, in order (CADB: "
-           "the option asked as A was C); answer and pred are letters as asked", "text", read=True),
+    _extra("shuffled_from", "rows of a condition that reorders the options (options_shuffled, options_rotated*): the "
+           "original letter of each option as asked, in order (CADB: the option asked as A was C); answer and pred "
+           "are letters as asked", "text", read=True),
     _extra("idk_letter", "the letter of the benchmark's own \"I don't know\" option", "text"),
     _extra("question", "open rows (status open, no letter, correct <NA>): the question asked", "text"),
     _extra("response", "open rows: the reply", "text"),

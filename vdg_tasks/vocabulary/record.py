@@ -162,7 +162,8 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     truth: str | _Unset = msgspec.UNSET
     abstain_letter: str | _Unset = msgspec.UNSET
     subtitle_chars: int | _Unset = msgspec.UNSET
-    #: options_shuffled: the original letter of each option as asked, in order ("CADB": A is the original C).
+    #: A condition that reorders the options (options_shuffled, the rotations): the original letter of each option as
+    #: asked, in order ("CADB": A is the original C).
     shuffled_from: str | _Unset = msgspec.UNSET
     #: The letter read from the reply, the parser's verdict and the rule that read it.
     pred: str | None = None
