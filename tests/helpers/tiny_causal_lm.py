@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers.tiny_qwen2vl import SPECIAL_TOKENS
-from tests.helpers.tiny_qwen2vl import _build_tokenizer as build_tokenizer
+from tests.helpers.tiny_qwen2vl import SPECIAL_TOKENS, build_tokenizer
 
 #: Model args of ``vdg_text_lm`` on the CPU; prepend ``pretrained=<dir>,``.
 TINY_LM_MODEL_ARGS = "device=cpu,max_new_tokens=1,dtype=fp32"

@@ -71,7 +71,7 @@ _CORPUS = [
 _SEED = 1234
 
 
-def _build_tokenizer():
+def build_tokenizer():
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import Qwen2TokenizerFast
 
@@ -115,7 +115,7 @@ def build_tiny_qwen2vl(out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    tokenizer = _build_tokenizer()
+    tokenizer = build_tokenizer()
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     vocab_size = len(tokenizer)
 
